@@ -1,0 +1,265 @@
+"""Input checks shared by every public function.
+
+Each check accepts numpy arrays, pandas objects and dask arrays. Checks that need the data's
+values (finiteness) are lazy on dask arrays: they are folded into the blocks so that they run in
+the same pass as the computation and raise :class:`ValueError` from the worker, never leaving a
+partial result behind.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral
+from typing import Any
+
+import dask.array as da
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "as_array",
+    "check_array",
+    "check_consistent_length",
+    "check_labels",
+    "check_n_clusters",
+    "check_sensitive",
+    "is_dask",
+]
+
+
+def is_dask(x: Any) -> bool:
+    """True for dask arrays (and dask collections exposing ``__dask_graph__``)."""
+    return isinstance(x, da.Array)
+
+
+def as_array(x: Any, name: str) -> np.ndarray | da.Array:
+    """Turn pandas objects, lists and dask DataFrames into numpy or dask arrays (no copy)."""
+    if is_dask(x) or isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, pd.DataFrame | pd.Series):
+        return x.to_numpy()
+    if hasattr(x, "to_dask_array"):  # dask DataFrame / Series
+        return x.to_dask_array(lengths=True)
+    if x is None:
+        raise TypeError(f"{name} is None; pass an array of shape (n_samples, ...).")
+    return np.asarray(x)
+
+
+def _check_known_chunks(x: da.Array, name: str) -> None:
+    if any(math.isnan(c) for c in x.shape) or any(
+        math.isnan(c) for chunks in x.chunks for c in chunks
+    ):
+        raise ValueError(
+            f"{name} is a dask array with unknown chunk sizes (shape {x.shape}). "
+            f"Call `{name}.compute_chunk_sizes()` first, or build it with "
+            "`dask_dataframe.to_dask_array(lengths=True)`."
+        )
+
+
+def _finite_block(block: np.ndarray, name: str) -> np.ndarray:
+    if not np.isfinite(block).all():
+        bad = np.flatnonzero(~np.isfinite(block).reshape(len(block), -1).all(axis=1))
+        raise ValueError(
+            f"{name} contains NaN or infinite values ({bad.size} rows in one block, first at "
+            f"block row {bad[0]}). Drop or impute those rows before fitting."
+        )
+    return block
+
+
+def check_array(
+    x: Any,
+    name: str = "X",
+    *,
+    ndim: int = 2,
+    dtype: Any = np.float64,
+    min_samples: int = 1,
+    finite: bool = True,
+) -> np.ndarray | da.Array:
+    """Validate a numeric array of samples.
+
+    Parameters
+    ----------
+    x : array-like, pandas or dask object
+        The input.
+    name : str
+        Name used in error messages.
+    ndim : {1, 2}
+        Required number of dimensions.
+    dtype : dtype or None
+        Dtype to convert to (float64 by default, so that results do not depend on the input
+        precision). ``None`` keeps the input dtype (it must still be numeric).
+    min_samples : int
+        Minimum number of rows.
+    finite : bool
+        Reject NaN and infinite values (lazily for dask arrays).
+
+    Returns
+    -------
+    ndarray or dask.array.Array
+        numpy stays numpy, dask stays dask (rows chunked, one chunk across columns).
+    """
+    x = as_array(x, name)
+    if x.dtype == object or not (
+        np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.bool_)
+    ):
+        raise TypeError(
+            f"{name} must be numeric, got dtype {x.dtype}. Encode categorical columns "
+            "(e.g. `pandas.get_dummies`) before passing them."
+        )
+    if x.ndim != ndim:
+        hint = " Use `x.reshape(-1, 1)` for a single feature." if ndim == 2 and x.ndim == 1 else ""
+        raise ValueError(f"{name} must be {ndim}-D, got shape {x.shape}.{hint}")
+    if is_dask(x):
+        _check_known_chunks(x, name)
+    if x.shape[0] < min_samples:
+        raise ValueError(
+            f"{name} has {x.shape[0]} rows; at least {min_samples} are needed."
+        )
+    if ndim == 2 and x.shape[1] == 0:
+        raise ValueError(f"{name} has no columns (shape {x.shape}).")
+    if dtype is not None and x.dtype != dtype:
+        x = x.astype(dtype)
+    if is_dask(x):
+        if ndim == 2 and x.numblocks[1] != 1:
+            x = x.rechunk({1: -1})
+        if finite:
+            x = x.map_blocks(_finite_block, name, dtype=x.dtype)
+    elif finite:
+        _finite_block(x, name)
+    return x
+
+
+def check_consistent_length(*named: tuple[str, Any]) -> int:
+    """Check that all ``(name, array)`` pairs have the same number of rows; return it."""
+    lengths = {name: arr.shape[0] for name, arr in named if arr is not None}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
+        raise ValueError(f"Inconsistent numbers of rows: {desc}. They must be equal.")
+    return next(iter(lengths.values()))
+
+
+def _encode_block(block: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    codes = np.searchsorted(groups, block)
+    codes = np.clip(codes, 0, len(groups) - 1)
+    if not np.array_equal(groups[codes], block):
+        raise ValueError("sensitive_features has values not seen when the groups were listed.")
+    return codes.astype(np.int64)
+
+
+def check_sensitive(
+    s: Any,
+    n_samples: int | None = None,
+    *,
+    min_groups: int = 2,
+    name: str = "sensitive_features",
+) -> tuple[np.ndarray | da.Array, np.ndarray]:
+    """Encode sensitive groups as integer codes ``0..J-1``.
+
+    Strings, booleans, integers and floats are accepted; groups are the sorted distinct values.
+    For a dask array only the distinct values are computed (a small reduction); the codes stay
+    lazy.
+
+    Parameters
+    ----------
+    s : array-like of shape (n_samples,)
+        Group membership of every row.
+    n_samples : int, optional
+        Required length.
+    min_groups : int
+        Minimum number of distinct groups present (fairness needs at least two).
+    name : str
+        Name used in error messages.
+
+    Returns
+    -------
+    codes : ndarray or dask array of shape (n_samples,), int64
+    groups : ndarray of shape (n_groups,)
+        The original group values; ``groups[codes]`` recovers the input.
+    """
+    s = as_array(s, name)
+    if s.ndim == 2 and s.shape[1] == 1:
+        s = s[:, 0]
+    if s.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D with one group per row, got shape {s.shape}. "
+            "Combine several attributes into one column first (e.g. 'sex_race')."
+        )
+    if is_dask(s):
+        _check_known_chunks(s, name)
+    if n_samples is not None and s.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has {s.shape[0]} entries but X has {n_samples} rows; they must match."
+        )
+    if s.dtype.kind == "f":
+        nan = da.isnan(s).any().compute() if is_dask(s) else np.isnan(s).any()
+        if nan:
+            raise ValueError(f"{name} contains NaN; every row needs a group.")
+    elif s.dtype == object and not is_dask(s) and pd.isna(s).any():
+        raise ValueError(f"{name} contains missing values; every row needs a group.")
+    if is_dask(s):
+        groups = np.asarray(da.unique(s).compute())
+    else:
+        groups = np.unique(s)
+    if groups.size < min_groups:
+        raise ValueError(
+            f"{name} has {groups.size} distinct group(s) ({groups.tolist()}); at least "
+            f"{min_groups} are needed to measure or enforce fairness."
+        )
+    if is_dask(s):
+        codes = s.map_blocks(_encode_block, groups, dtype=np.int64)
+    else:
+        codes = _encode_block(s, groups)
+    return codes, groups
+
+
+def check_labels(
+    labels: Any,
+    n_samples: int | None = None,
+    *,
+    n_labels: int | None = None,
+    name: str = "labels",
+) -> np.ndarray | da.Array:
+    """Validate integer labels ``0..n_labels-1`` (one per row); the range check is lazy on dask."""
+    labels = as_array(labels, name)
+    if labels.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {labels.shape}.")
+    if is_dask(labels):
+        _check_known_chunks(labels, name)
+    if n_samples is not None and labels.shape[0] != n_samples:
+        raise ValueError(f"{name} has {labels.shape[0]} entries but {n_samples} were expected.")
+    if labels.dtype.kind == "f":
+        check_int = labels if not is_dask(labels) else None
+        if check_int is not None and not np.all(np.mod(check_int, 1) == 0):
+            raise ValueError(f"{name} must be integer cluster indices, got non-integer floats.")
+    elif labels.dtype.kind not in "iub":
+        raise TypeError(f"{name} must be integers, got dtype {labels.dtype}.")
+    labels = labels.astype(np.int64)
+    if n_labels is not None:
+        if is_dask(labels):
+            labels = labels.map_blocks(_range_block, n_labels, name, dtype=np.int64)
+        else:
+            _range_block(labels, n_labels, name)
+    return labels
+
+
+def _range_block(block: np.ndarray, n_labels: int, name: str) -> np.ndarray:
+    if block.size and (block.min() < 0 or block.max() >= n_labels):
+        raise ValueError(
+            f"{name} must lie in [0, {n_labels - 1}], found values in "
+            f"[{block.min()}, {block.max()}]."
+        )
+    return block
+
+
+def check_n_clusters(n_clusters: Any, n_samples: int, name: str = "n_clusters") -> int:
+    """A positive integer not larger than the number of samples."""
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, Integral):
+        raise TypeError(f"{name} must be an integer, got {n_clusters!r}.")
+    if n_clusters < 1:
+        raise ValueError(f"{name} must be >= 1, got {n_clusters}.")
+    if n_clusters > n_samples:
+        raise ValueError(
+            f"{name}={n_clusters} is larger than the number of samples ({n_samples}); "
+            "use fewer clusters or more data."
+        )
+    return int(n_clusters)

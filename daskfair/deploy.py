@@ -1,0 +1,167 @@
+"""Where daskfair's work runs: the one place that decides the Dask client.
+
+Order of precedence (DESIGN §5):
+
+1. an explicit ``address`` argument (``--scheduler`` on the command line);
+2. the client already running in this process (``distributed.Client`` you created);
+3. the ``DASK_SCHEDULER_ADDRESS`` environment variable (or dask's ``scheduler-address``
+   configuration key);
+4. otherwise a :class:`distributed.LocalCluster` of processes sized to this machine.
+
+Clusters started here are closed by :func:`close_client` or on leaving :func:`client_context`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import dask
+import distributed
+
+__all__ = ["client_context", "close_client", "dashboard_link", "get_client", "local_cluster_size"]
+
+logger = logging.getLogger(__name__)
+
+# Clusters this module started, keyed by the id of the client that owns them.
+_OWNED: dict[int, distributed.LocalCluster] = {}
+
+
+def local_cluster_size(n_workers: int | None = None) -> dict[str, Any]:
+    """Worker layout for a LocalCluster on this machine: one single-threaded process per core.
+
+    Processes, not threads: the numba and numpy kernels release the GIL, but pandas and
+    Python-level loops do not, and a process per core also isolates worker failures. Memory is
+    split evenly between the workers.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = max(1, cores or 1)
+    if n_workers is None:
+        n_workers = cores
+    if n_workers < 1:
+        raise ValueError(f"n_workers must be >= 1, got {n_workers}.")
+    threads = max(1, cores // n_workers)
+    return {"n_workers": n_workers, "threads_per_worker": threads, "memory_limit": "auto"}
+
+
+def _current_client() -> distributed.Client | None:
+    try:
+        client = distributed.get_client()
+    except ValueError:
+        return None
+    return None if client.status in {"closed", "closing"} else client
+
+
+def _scheduler_address(client: distributed.Client) -> str | None:
+    try:
+        return client.scheduler.address
+    except AttributeError:  # pragma: no cover - client without a scheduler connection
+        return None
+
+
+def get_client(
+    address: str | None = None,
+    *,
+    n_workers: int | None = None,
+    processes: bool = True,
+    dashboard_address: str | None = ":8787",
+    timeout: str = "30s",
+    **cluster_kwargs: Any,
+) -> distributed.Client:
+    """Return the Dask client daskfair should use, starting a LocalCluster if there is none.
+
+    Parameters
+    ----------
+    address : str, optional
+        Scheduler address (``tcp://host:8786``) or a scheduler file path (``*.json``). Wins
+        over everything else.
+    n_workers : int, optional
+        Workers of a LocalCluster started here (default: one per core). Ignored when joining
+        an existing scheduler.
+    processes : bool
+        Start the LocalCluster with worker processes (default) or threads in this process.
+    dashboard_address : str or None
+        Where a LocalCluster started here serves its dashboard (needs ``bokeh``); ``None``
+        disables it. If the port is taken, a free one is chosen.
+    **cluster_kwargs
+        Passed on to :class:`distributed.LocalCluster`.
+
+    Returns
+    -------
+    distributed.Client
+        It is also the process's default client, so ``dask.compute`` runs on it.
+    """
+    current = _current_client()
+    if address is not None:
+        if current is not None and _scheduler_address(current) == address:
+            return current
+        return _connect(address, timeout)
+    if current is not None:
+        return current
+    env = os.environ.get("DASK_SCHEDULER_ADDRESS") or dask.config.get("scheduler-address", None)
+    if env:
+        return _connect(env, timeout)
+    layout = local_cluster_size(n_workers)
+    layout.update(cluster_kwargs)
+    if dashboard_address is None:
+        layout["dashboard_address"] = None
+    else:
+        layout["dashboard_address"] = dashboard_address
+    cluster = distributed.LocalCluster(processes=processes, **layout)
+    client = distributed.Client(cluster)
+    _OWNED[id(client)] = cluster
+    logger.info("started a LocalCluster: %s", cluster)
+    return client
+
+
+def _connect(address: str, timeout: str) -> distributed.Client:
+    try:
+        if address.endswith(".json"):
+            client = distributed.Client(scheduler_file=address, timeout=timeout)
+        else:
+            client = distributed.Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise ConnectionError(
+            f"Could not reach a Dask scheduler at {address!r} ({exc}). Check that the scheduler "
+            "is running and the address is right, or leave the address out to start a local "
+            "cluster."
+        ) from exc
+    logger.info("connected to the Dask scheduler at %s", address)
+    return client
+
+
+def close_client(client: distributed.Client) -> None:
+    """Close ``client`` and, if :func:`get_client` started it, its LocalCluster."""
+    cluster = _OWNED.pop(id(client), None)
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+@contextmanager
+def client_context(address: str | None = None, **kwargs: Any) -> Iterator[distributed.Client]:
+    """``with client_context() as client:`` — :func:`get_client`, closed afterwards if new.
+
+    A client that already existed (yours, or the process's default) is left open.
+    """
+    existing = _current_client()
+    client = get_client(address, **kwargs)
+    try:
+        yield client
+    finally:
+        if client is not existing:
+            close_client(client)
+
+
+def dashboard_link(client: distributed.Client) -> str | None:
+    """The dashboard URL of ``client``'s scheduler, or None when it serves none (no bokeh)."""
+    try:
+        info = client.scheduler_info()
+    except Exception:  # pragma: no cover - scheduler gone
+        return None
+    if "dashboard" not in info.get("services", {}):
+        return None
+    return client.dashboard_link

@@ -1,0 +1,96 @@
+"""Kernels as pure numpy block functions, with scikit-learn's parameter conventions.
+
+Each kernel maps two row blocks ``X (a, d)`` and ``Y (b, d)`` to the block ``K (a, b)``. The
+parameters follow :func:`sklearn.metrics.pairwise_kernels`: ``gamma`` defaults to
+``1 / n_features`` for the polynomial, sigmoid and rbf kernels, ``coef0`` to 1 and ``degree``
+to 3. The FKR-F²E seed's "additive coefficient" c is ``coef0``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["KERNELS", "kernel_block", "kernel_params"]
+
+
+def _linear(X: np.ndarray, Y: np.ndarray, **_: Any) -> np.ndarray:
+    # k(x, y) = x·y
+    return X @ Y.T
+
+
+def _polynomial(
+    X: np.ndarray, Y: np.ndarray, *, gamma: float, degree: float, coef0: float, **_: Any
+) -> np.ndarray:
+    # k(x, y) = (γ x·y + c)^degree
+    K = X @ Y.T
+    K *= gamma
+    K += coef0
+    return K**degree
+
+
+def _sigmoid(
+    X: np.ndarray, Y: np.ndarray, *, gamma: float, coef0: float, **_: Any
+) -> np.ndarray:
+    # k(x, y) = tanh(γ x·y + c)
+    K = X @ Y.T
+    K *= gamma
+    K += coef0
+    return np.tanh(K, out=K)
+
+
+def _rbf(X: np.ndarray, Y: np.ndarray, *, gamma: float, **_: Any) -> np.ndarray:
+    # k(x, y) = exp(-γ ‖x − y‖²), with ‖x − y‖² = ‖x‖² + ‖y‖² − 2 x·y clipped at 0
+    K = X @ Y.T
+    K *= -2.0
+    K += np.einsum("ij,ij->i", X, X)[:, None]
+    K += np.einsum("ij,ij->i", Y, Y)[None, :]
+    np.maximum(K, 0.0, out=K)
+    K *= -gamma
+    return np.exp(K, out=K)
+
+
+#: Registry of kernels by name; each entry is a pure function of two numpy blocks.
+KERNELS: dict[str, Callable[..., np.ndarray]] = {
+    "linear": _linear,
+    "polynomial": _polynomial,
+    "poly": _polynomial,
+    "sigmoid": _sigmoid,
+    "rbf": _rbf,
+}
+
+
+def kernel_params(
+    kernel: str,
+    n_features: int,
+    *,
+    gamma: float | None = None,
+    degree: float = 3,
+    coef0: float = 1.0,
+) -> dict[str, Any]:
+    """Resolve a kernel's parameters (scikit-learn defaults) into a dict for :func:`kernel_block`.
+
+    Parameters
+    ----------
+    kernel : {"linear", "polynomial", "poly", "sigmoid", "rbf"}
+    n_features : int
+        Number of input features (``gamma`` defaults to its inverse).
+    gamma, degree, coef0 : float
+        As in :func:`sklearn.metrics.pairwise_kernels`.
+    """
+    if kernel not in KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}; choose one of {sorted(KERNELS)}.")
+    if gamma is None:
+        gamma = 1.0 / n_features
+    if gamma <= 0 and kernel in ("rbf",):
+        raise ValueError(f"gamma must be positive for the rbf kernel, got {gamma}.")
+    if kernel in ("polynomial", "poly") and (degree < 1 or degree != int(degree)):
+        raise ValueError(f"degree must be a positive integer, got {degree}.")
+    return {"kernel": kernel, "gamma": float(gamma), "degree": degree, "coef0": float(coef0)}
+
+
+def kernel_block(X: np.ndarray, Y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+    """The kernel block ``k(X, Y)`` of shape (len(X), len(Y)) for resolved ``params``."""
+    return KERNELS[params["kernel"]](X, Y, **params)

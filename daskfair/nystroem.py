@@ -1,0 +1,151 @@
+"""Nyström feature maps on row-chunked arrays (DESIGN §2).
+
+With landmarks L (m rows), W = k(L, L) = U Λ Uᵀ and C = k(X, L), the map
+``Z = C T`` with ``T = U_r Λ_r^{-1/2}`` (eigenvalues below ``rcond · max Λ`` dropped) satisfies
+``Z Zᵀ = C W⁺ Cᵀ ≈ K``. With all training points as landmarks it is exact: ``Z Zᵀ = K`` on the
+range of K, which is how daskfair's "exact" mode works.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import dask.array as da
+import numpy as np
+
+from ._random import as_seed_sequence, child_rng
+from ._validation import is_dask
+from .kernels import kernel_block
+
+__all__ = ["LANDMARK_METHODS", "NystroemMap", "fit_nystroem", "select_landmarks", "whitening"]
+
+LANDMARK_METHODS = ("uniform", "kmeans++")
+
+
+def select_landmarks(
+    X: np.ndarray | da.Array,
+    n_landmarks: int,
+    *,
+    method: str = "uniform",
+    random_state: Any = None,
+) -> np.ndarray:
+    """Choose landmark rows of ``X``.
+
+    Parameters
+    ----------
+    X : ndarray or dask array of shape (n_samples, n_features)
+    n_landmarks : int
+        Number of landmarks m; ``m >= n_samples`` returns every row (exact mode).
+    method : {"uniform", "kmeans++"}
+        "uniform": m distinct rows drawn uniformly (the indices depend on the seed and
+        ``n_samples`` only, never on the chunking). "kmeans++": k-means++ seeding
+        (:func:`sklearn.cluster.kmeans_plusplus`) run on a uniform subsample of
+        ``min(n, 20 m)`` rows, which spreads the landmarks over the data.
+    random_state : int, SeedSequence or None
+
+    Returns
+    -------
+    ndarray of shape (m, n_features)
+    """
+    n = X.shape[0]
+    if method not in LANDMARK_METHODS:
+        raise ValueError(f"unknown landmark method {method!r}; choose one of {LANDMARK_METHODS}.")
+    if n_landmarks < 1:
+        raise ValueError(f"n_landmarks must be >= 1, got {n_landmarks}.")
+    if n_landmarks >= n:
+        return np.asarray(X.compute() if is_dask(X) else X)
+    rng = child_rng(as_seed_sequence(random_state), 0)
+    size = n_landmarks if method == "uniform" else min(n, 20 * n_landmarks)
+    idx = np.sort(rng.choice(n, size=size, replace=False))
+    rows = X[idx]
+    rows = np.asarray(rows.compute() if is_dask(rows) else rows)
+    if method == "uniform":
+        return rows
+    from sklearn.cluster import kmeans_plusplus
+
+    _, chosen = kmeans_plusplus(rows, n_landmarks, random_state=int(rng.integers(2**31)))
+    return rows[np.sort(chosen)]
+
+
+def whitening(W: np.ndarray, rcond: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
+    """``T = U_r Λ_r^{-1/2}`` from ``W = U Λ Uᵀ``, keeping eigenvalues above ``rcond · max Λ``.
+
+    Returns
+    -------
+    T : ndarray of shape (m, r)
+    eigenvalues : ndarray of shape (r,)
+        The kept eigenvalues, in decreasing order.
+    """
+    W = 0.5 * (W + W.T)
+    lam, U = np.linalg.eigh(W)
+    lam, U = lam[::-1], U[:, ::-1]
+    if not np.isfinite(lam).all() or lam[0] <= 0:
+        raise ValueError(
+            "the landmark kernel matrix has no positive eigenvalue; the kernel is degenerate on "
+            "these data (check the kernel parameters and the feature scaling)."
+        )
+    keep = lam > rcond * lam[0]
+    return U[:, keep] / np.sqrt(lam[keep]), lam[keep]
+
+
+@dataclass(frozen=True)
+class NystroemMap:
+    """A fitted Nyström map ``z(x) = k(x, L) T``.
+
+    Attributes
+    ----------
+    landmarks : ndarray of shape (m, n_features)
+    whitening : ndarray of shape (m, r)
+    eigenvalues : ndarray of shape (r,)
+    params : dict
+        Resolved kernel parameters (:func:`daskfair.kernels.kernel_params`).
+    """
+
+    landmarks: np.ndarray
+    whitening: np.ndarray
+    eigenvalues: np.ndarray
+    params: dict[str, Any]
+
+    @property
+    def n_components(self) -> int:
+        """r, the dimension of the feature map (rank of the landmark kernel)."""
+        return self.whitening.shape[1]
+
+    def kernel(self, X: np.ndarray) -> np.ndarray:
+        """``C = k(X, L)`` for a numpy block."""
+        return kernel_block(X, self.landmarks, self.params)
+
+    def project(self, X: np.ndarray | da.Array, P: np.ndarray) -> np.ndarray | da.Array:
+        """``k(X, L) @ P`` per row block: numpy in, numpy out; dask in, lazy dask out."""
+        if is_dask(X):
+            return X.map_blocks(
+                _project_block, self.landmarks, self.params, P,
+                dtype=np.float64, chunks=(X.chunks[0], (P.shape[1],)),
+            )
+        return _project_block(X, self.landmarks, self.params, P)
+
+    def transform(self, X: np.ndarray | da.Array) -> np.ndarray | da.Array:
+        """Features ``Z = k(X, L) T`` of shape (n_samples, r)."""
+        return self.project(X, self.whitening)
+
+
+def _project_block(
+    X: np.ndarray, landmarks: np.ndarray, params: dict[str, Any], P: np.ndarray
+) -> np.ndarray:
+    return kernel_block(X, landmarks, params) @ P
+
+
+def fit_nystroem(
+    X: np.ndarray | da.Array,
+    params: dict[str, Any],
+    *,
+    n_landmarks: int,
+    method: str = "uniform",
+    rcond: float = 1e-10,
+    random_state: Any = None,
+) -> NystroemMap:
+    """Choose landmarks and compute the clipped whitening ``W^{-1/2}``."""
+    L = select_landmarks(X, n_landmarks, method=method, random_state=random_state)
+    T, lam = whitening(kernel_block(L, L, params), rcond)
+    return NystroemMap(landmarks=L, whitening=T, eigenvalues=lam, params=params)

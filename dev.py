@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Set up a virtual environment for daskfair if needed, then run the demo or the tests.
+
+Needs nothing but Python >= 3.11::
+
+    python3 dev.py run      # daskfair demo on a LocalCluster it starts itself
+    python3 dev.py test     # the test suite (pytest); extra arguments go to pytest
+
+The environment lives in ``.venv`` next to this file (``DASKFAIR_VENV`` overrides) and is
+reinstalled whenever ``pyproject.toml`` changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = Path(os.environ.get("DASKFAIR_VENV", ROOT / ".venv"))
+EXTRAS = "test,plot,dashboard"
+
+
+def _bin(name: str) -> Path:
+    return VENV / ("Scripts" if os.name == "nt" else "bin") / name
+
+
+def ensure_venv() -> None:
+    """Create the environment and install the package when missing or out of date."""
+    if sys.version_info < (3, 11):
+        sys.exit(f"daskfair needs Python >= 3.11, this is {sys.version.split()[0]}")
+    stamp = VENV / ".daskfair-install"
+    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + EXTRAS.encode()).hexdigest()
+    if stamp.exists() and stamp.read_text() == want and _bin("python").exists():
+        return
+    if not _bin("python").exists():
+        print(f"[dev] creating virtual environment in {VENV}", flush=True)
+        venv.create(VENV, with_pip=True)
+    print("[dev] installing daskfair and its dependencies", flush=True)
+    pip = [str(_bin("python")), "-m", "pip", "--disable-pip-version-check"]
+    subprocess.run([*pip, "install", "-q", "--upgrade", "pip"], check=True)
+    subprocess.run([*pip, "install", "-q", "-e", f"{ROOT}[{EXTRAS}]"], check=True)
+    stamp.write_text(want)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in {"run", "test"}:
+        print(__doc__)
+        return 2
+    ensure_venv()
+    if argv[0] == "run":
+        cmd = [str(_bin("daskfair")), "demo", *argv[1:]]
+    else:
+        cmd = [str(_bin("python")), "-m", "pytest", *argv[1:]]
+    return subprocess.run(cmd, cwd=ROOT).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

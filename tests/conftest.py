@@ -1,0 +1,30 @@
+"""Shared fixtures: the real data directory and a small in-process Dask client."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+DATA = Path(
+    os.environ.get("DASKFAIR_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    if not (DATA / "SHA256SUMS").exists():
+        pytest.skip(f"real data not found at {DATA}; set DASKFAIR_DATA")
+    return DATA
+
+
+@pytest.fixture
+def client():
+    """A function-scoped in-process cluster (DESIGN §6: session scope breaks gen_cluster)."""
+    import distributed
+
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as c:
+        yield c

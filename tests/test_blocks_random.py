@@ -1,0 +1,53 @@
+import dask.array as da
+import numpy as np
+import pytest
+
+from daskfair._blocks import align_rows, block_sum
+from daskfair._random import as_seed_sequence, child_rng, spawn_seeds
+
+
+def _stats(x, s):
+    # per-group count, row sums and Gram matrix: a typical one-pass statistic
+    counts = np.bincount(s, minlength=2).astype(float)
+    sums = np.stack([x[s == g].sum(axis=0) for g in range(2)])
+    return counts, sums, x.T @ x
+
+
+@pytest.mark.parametrize("chunks", [1, 7, 50, 200])
+def test_block_sum_matches_single_block(chunks):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 3))
+    s = rng.integers(0, 2, size=200)
+    ref = _stats(x, s)
+    out = block_sum(_stats, da.from_array(x, chunks=(chunks, 3)), s)
+    for a, b in zip(ref, out, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(out[0], np.bincount(s, minlength=2))
+
+
+def test_block_sum_delayed_and_kwargs():
+    x = da.arange(10, chunks=3)
+    total = block_sum(lambda b, k: b.sum() * k, x, compute=False, k=2)
+    assert total.compute() == 90
+
+
+def test_align_rows_rechunks_to_first_dask():
+    x = da.ones((10, 4), chunks=(3, 2))
+    y = np.arange(10)
+    ax, ay = align_rows(x, y)
+    assert ax.chunks == ((3, 3, 3, 1), (4,))
+    assert ay.chunks == ((3, 3, 3, 1),)
+
+
+def test_seeds_reproducible_and_independent():
+    a = child_rng(as_seed_sequence(5), 3).random(4)
+    b = child_rng(as_seed_sequence(5), 3).random(4)
+    c = child_rng(as_seed_sequence(5), 4).random(4)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+    assert spawn_seeds(1, 3) == spawn_seeds(1, 3)
+    assert len(set(spawn_seeds(1, 50))) == 50
+    with pytest.raises(ValueError, match="non-negative"):
+        as_seed_sequence(-1)
+    with pytest.raises(TypeError, match="random_state must be"):
+        as_seed_sequence("x")
