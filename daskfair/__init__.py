@@ -1,10 +1,40 @@
-"""daskfair: fair machine learning at any scale with Dask."""
+"""daskfair: fair machine learning at any scale with Dask.
 
+Public names are imported lazily, so ``import daskfair`` is cheap and computes nothing.
+"""
+
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 try:
     __version__ = version("daskfair")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
-__all__ = ["__version__"]
+_PUBLIC = {
+    "FairKernelRegressor": "regression",
+    "FairKernelClassifier": "regression",
+    "FairKernelRidge": "regression",
+    "FairClusteringEnsemble": "ensemble",
+    "base_clusterings": "ensemble",
+    "load_dataset": "datasets",
+    "load_fce_pool": "datasets",
+    "make_fair_blobs": "datasets",
+    "make_fair_regression": "datasets",
+    "clustering_report": "metrics",
+    "get_client": "deploy",
+    "open_run": "store",
+}
+
+__all__ = ["__version__", *_PUBLIC]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        return getattr(import_module(f".{_PUBLIC[name]}", __name__), name)
+    raise AttributeError(f"module 'daskfair' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -46,6 +46,6 @@ def child_rng(seed: np.random.SeedSequence, *index: int) -> np.random.Generator:
 
 
 def spawn_seeds(random_state: Any, n: int) -> list[int]:
-    """``n`` independent 63-bit integer seeds, e.g. for scikit-learn estimators run as tasks."""
+    """``n`` independent 32-bit integer seeds (scikit-learn's range) for tasks, by index."""
     seed = as_seed_sequence(random_state)
-    return [int(child_rng(seed, i).integers(2**63)) for i in range(n)]
+    return [int(child_rng(seed, i).integers(2**32)) for i in range(n)]

@@ -9,12 +9,14 @@ partial result behind.
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Integral
 from typing import Any
 
 import dask.array as da
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import DataConversionWarning
 
 __all__ = [
     "as_array",
@@ -23,6 +25,7 @@ __all__ = [
     "check_labels",
     "check_n_clusters",
     "check_sensitive",
+    "column_or_1d",
     "is_dask",
 ]
 
@@ -42,7 +45,25 @@ def as_array(x: Any, name: str) -> np.ndarray | da.Array:
         return x.to_dask_array(lengths=True)
     if x is None:
         raise TypeError(f"{name} is None; pass an array of shape (n_samples, ...).")
+    if hasattr(x, "tocsr") or hasattr(x, "todense"):  # scipy.sparse matrices and arrays
+        raise TypeError(
+            f"{name} is a sparse matrix; sparse input is not supported. Convert it with "
+            f"`{name}.toarray()` (or use dask arrays for data that do not fit in memory)."
+        )
     return np.asarray(x)
+
+
+def column_or_1d(x: Any, name: str) -> Any:
+    """Ravel a column vector (n, 1) to (n,) with a DataConversionWarning, as scikit-learn does."""
+    if x.ndim == 2 and x.shape[1] == 1:
+        warnings.warn(
+            f"A column-vector {name} was passed when a 1d array was expected; it is raveled. "
+            f"Pass {name} of shape (n_samples,) (e.g. `{name}.ravel()`) to silence this.",
+            DataConversionWarning,
+            stacklevel=4,
+        )
+        return x[:, 0]
+    return x
 
 
 def _check_known_chunks(x: da.Array, name: str) -> None:
@@ -99,24 +120,42 @@ def check_array(
         numpy stays numpy, dask stays dask (rows chunked, one chunk across columns).
     """
     x = as_array(x, name)
+    if x.dtype == object and not is_dask(x):
+        try:  # object arrays holding numbers (e.g. from mixed pandas frames) are fine
+            x = x.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
+    if np.issubdtype(x.dtype, np.complexfloating):
+        raise ValueError(f"{name} is complex: Complex data not supported.")
     if x.dtype == object or not (
         np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.bool_)
     ):
         raise TypeError(
-            f"{name} must be numeric, got dtype {x.dtype}. Encode categorical columns "
-            "(e.g. `pandas.get_dummies`) before passing them."
+            f"{name} must be numeric, got dtype {x.dtype} (every value's float() argument "
+            "must be a string or a number). Encode categorical columns (e.g. "
+            "`pandas.get_dummies`) before passing them."
         )
+    if ndim == 1:
+        x = column_or_1d(x, name)
     if x.ndim != ndim:
-        hint = " Use `x.reshape(-1, 1)` for a single feature." if ndim == 2 and x.ndim == 1 else ""
+        hint = (
+            " Reshape your data with `x.reshape(-1, 1)` for a single feature."
+            if ndim == 2 and x.ndim == 1
+            else ""
+        )
         raise ValueError(f"{name} must be {ndim}-D, got shape {x.shape}.{hint}")
     if is_dask(x):
         _check_known_chunks(x, name)
     if x.shape[0] < min_samples:
         raise ValueError(
-            f"{name} has {x.shape[0]} rows; at least {min_samples} are needed."
+            f"{name} has {x.shape[0]} rows (n_samples={x.shape[0]}); at least {min_samples} "
+            "are needed."
         )
     if ndim == 2 and x.shape[1] == 0:
-        raise ValueError(f"{name} has no columns (shape {x.shape}).")
+        raise ValueError(
+            f"{name} has no columns: 0 feature(s) (shape={x.shape}) while a minimum of 1 is "
+            "required."
+        )
     if dtype is not None and x.dtype != dtype:
         x = x.astype(dtype)
     if is_dask(x):

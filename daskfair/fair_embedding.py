@@ -96,21 +96,24 @@ def _block_stats(
     landmarks: np.ndarray,
     params: dict[str, Any],
 ) -> tuple[np.ndarray, ...]:
-    # Pure per-block kernel: C = k(X_b, L) and its per-group moments.
-    C = kernel_block(X, landmarks, params)
+    # Pure per-block kernel: C = k(X_b, L) and its per-group moments. The (small) X block is
+    # sorted by group before the kernel is evaluated, so each group's rows of C are a
+    # contiguous view and no copy of C is ever made.
+    order = np.argsort(s, kind="stable")
+    n0 = int(np.count_nonzero(s == 0))
+    C = kernel_block(X[order], landmarks, params)
     m = C.shape[1]
-    counts = np.zeros(2)
+    counts = np.array([n0, C.shape[0] - n0], dtype=np.float64)
     sums = np.zeros((2, m))
     grams = np.zeros((2, m, m))
-    for g in (0, 1):
-        Cg = C[s == g]
-        counts[g] = Cg.shape[0]
+    for g, rows in enumerate((slice(0, n0), slice(n0, None))):
+        Cg = C[rows]
         if Cg.shape[0]:
             sums[g] = Cg.sum(axis=0)
             grams[g] = Cg.T @ Cg  # numpy uses syrk for AᵀA: half the flops of a product
     if y is None:
         return counts, sums, grams, np.zeros(m), np.zeros(1)
-    return counts, sums, grams, C.T @ y, np.array([y.sum()])
+    return counts, sums, grams, C.T @ y[order], np.array([y.sum()])
 
 
 def group_statistics(

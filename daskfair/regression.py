@@ -14,7 +14,13 @@ import dask.array as da
 import numpy as np
 import pandas as pd
 import scipy.linalg
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    RegressorMixin,
+    TransformerMixin,
+)
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
@@ -22,6 +28,7 @@ from ._validation import (
     check_array,
     check_consistent_length,
     check_sensitive,
+    column_or_1d,
     is_dask,
 )
 from .fair_embedding import OBJECTIVES, GroupStats, fair_directions, group_statistics
@@ -94,6 +101,10 @@ class _KernelFitMixin:
         self, X: Any, y: Any, sensitive_features: Any
     ) -> tuple[Any, GroupStats]:
         self._check_params()
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
         X = check_array(X, "X", min_samples=2)
         y = check_array(y, "y", ndim=1)
         n = check_consistent_length(("X", X), ("y", y))
@@ -118,19 +129,29 @@ class _KernelFitMixin:
             )
         return X, raw.change_basis(fmap.whitening)
 
-    def _decision(self, X: Any) -> Any:
+    def _check_X(self, X: Any) -> Any:
         check_is_fitted(self, "dual_coef_")
         X = check_array(X, "X")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with "
-                f"{self.n_features_in_}."
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input."
             )
+        return X
+
+    def _decision(self, X: Any) -> Any:
+        X = self._check_X(X)
         out = self.feature_map_.project(X, self.dual_coef_[:, None])[:, 0]
         return out + self.intercept_
 
 
-class FairKernelRegressor(_KernelFitMixin, RegressorMixin, BaseEstimator):
+class FairKernelRegressor(
+    _KernelFitMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    RegressorMixin,
+    TransformerMixin,
+    BaseEstimator,
+):
     """Fair kernel regression via fair feature embedding (FKR-F²E).
 
     Learns the k directions η in kernel space whose group means differ least (the seed's
@@ -223,6 +244,13 @@ class FairKernelRegressor(_KernelFitMixin, RegressorMixin, BaseEstimator):
         self.rcond = rcond
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Fair features are chosen for equal group means, not for fit: on data where the
+        # target follows the group, a low training score is the intended outcome.
+        tags.regressor_tags.poor_score = True
+        return tags
+
     def fit(self, X: Any, y: Any, *, sensitive_features: Any) -> FairKernelRegressor:
         """Fit on ``X`` (n_samples, n_features), ``y`` (n_samples,) and the binary groups.
 
@@ -239,7 +267,7 @@ class FairKernelRegressor(_KernelFitMixin, RegressorMixin, BaseEstimator):
         self.projection_ = self.feature_map_.whitening @ W
         self.dual_coef_ = self.projection_ @ self.coef_
         self.eigenvalues_ = values
-        self.n_components_ = k
+        self.n_components_ = self._n_features_out = k
         return self
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
@@ -248,8 +276,7 @@ class FairKernelRegressor(_KernelFitMixin, RegressorMixin, BaseEstimator):
 
     def transform(self, X: Any) -> np.ndarray | da.Array:
         """The k fair features ``φ_FS(x)`` (eq. 14), shape (n_samples, k); lazy for dask."""
-        check_is_fitted(self, "projection_")
-        X = check_array(X, "X")
+        X = self._check_X(X)
         return self.feature_map_.project(X, self.projection_)
 
 
@@ -262,7 +289,11 @@ class FairKernelClassifier(ClassifierMixin, FairKernelRegressor):
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any) -> FairKernelClassifier:
         """Fit on two classes; ``classes_[1]`` is coded 1."""
-        y = as_array(y, "y")
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
+        y = column_or_1d(as_array(y, "y"), "y")
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D class labels, got shape {y.shape}.")
         if not is_dask(y) and pd.isna(y).any():
@@ -270,12 +301,19 @@ class FairKernelClassifier(ClassifierMixin, FairKernelRegressor):
         classes = np.asarray(da.unique(y).compute() if is_dask(y) else np.unique(y))
         if classes.size != 2:
             raise ValueError(
-                f"FairKernelClassifier needs exactly two classes in y, got {classes.size} "
-                f"({classes.tolist()[:10]}). Use FairKernelRegressor for a continuous target."
+                "Only binary classification is supported: FairKernelClassifier needs exactly "
+                f"two classes in y, got {classes.size} class(es) ({classes.tolist()[:10]}). "
+                "Use FairKernelRegressor for a continuous target."
             )
         self.classes_ = classes
         return super().fit(X, (y == classes[1]).astype(np.float64),
                            sensitive_features=sensitive_features)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.poor_score = True
+        return tags
 
     def decision_function(self, X: Any) -> np.ndarray | da.Array:
         """Regression output minus the threshold 1/2; positive means ``classes_[1]``."""

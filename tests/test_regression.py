@@ -176,7 +176,7 @@ def test_bad_inputs(data):
     with pytest.raises(ValueError, match="approximation must be one of"):
         FairKernelRegressor(approximation="rff").fit(X, y, sensitive_features=s)
     est.fit(X, y, sensitive_features=s)
-    with pytest.raises(ValueError, match="X has 4 features, but FairKernelRegressor"):
+    with pytest.raises(ValueError, match="X has 4 features, but FairKernelRegressor is expecting"):
         est.predict(Xt[:, :4])
     with pytest.raises(ValueError, match="exactly two classes"):
         FairKernelClassifier().fit(X, np.arange(len(X)) % 3, sensitive_features=s)

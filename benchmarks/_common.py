@@ -1,0 +1,51 @@
+"""Shared pieces of the benchmark scripts: results folder, JSON output, machine facts."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from daskfair.store import to_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def machine() -> dict[str, Any]:
+    """Facts that make a timing interpretable."""
+    import dask
+    import numpy as np
+
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": len(os.sched_getaffinity(0)),
+        "numpy": np.__version__,
+        "dask": dask.__version__,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+def write_result(name: str, payload: dict[str, Any]) -> Path:
+    """Write ``benchmarks/results/<name>.json`` and print it."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    payload = {"benchmark": name, "machine": machine(), **payload}
+    text = json.dumps(to_json(payload), indent=2)
+    path = RESULTS / f"{name}.json"
+    path.write_text(text + "\n")
+    print(text)
+    return path
+
+
+def pyplot():
+    """matplotlib's pyplot with a file-only backend (the ``plot`` extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt

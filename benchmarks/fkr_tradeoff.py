@@ -1,0 +1,95 @@
+"""SD / error trade-off curves of all FKR methods, one plot per data set.
+
+On the authors' splits (the first ``--trials``), the test SD and error of: FKR-F²E (paper
+objective) over k; FKR-F²E (mean_discrepancy) over k and over its fairness parameter γ;
+FKRR over μ; unconstrained kernel ridge; the constant predictor. Each point is a mean over
+the trials; each (data set, method, setting, trial) is a task on the cluster.
+
+    python benchmarks/fkr_tradeoff.py [--trials 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from _common import RESULTS, pyplot, write_result
+from daskfair.datasets import load_dataset
+from daskfair.deploy import client_context
+from daskfair.fkr_protocol import SEED_KERNELS, run_method
+
+K_FACTORS = (250, 100, 50, 20)  # k = n_train / factor
+GAMMAS = (0.0, 0.1, 1.0, 10.0, 100.0, 1000.0, None)  # None: exact constraint
+MUS = (0.0, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+
+
+def settings() -> list[tuple[str, dict]]:
+    out = [("constant", {})]
+    out += [("FKR-F2E (paper)", {"k_factor": f}) for f in K_FACTORS]
+    out += [("FKR-F2E (mean_discrepancy) over k", {"k_factor": f}) for f in K_FACTORS]
+    out += [("FKR-F2E (mean_discrepancy) over γ", {"k_factor": 250, "fairness": g})
+            for g in GAMMAS]
+    out += [("FKRR over μ", {"mu": mu}) for mu in MUS]
+    out += [("kernel ridge", {})]
+    return out
+
+
+def run(data, name, method, setting, trial, n_landmarks):
+    """One (data set, method, setting, split) as a task."""
+    train = data["splits"][trial]
+    k_factor = setting.get("k_factor", 250)
+    base = method.split(" over ")[0]
+    out = run_method(base, data["X"], data["y"], data["s"], train, kernel=SEED_KERNELS[name],
+                     n_components=max(1, len(train) // k_factor),
+                     fairness=setting.get("fairness"), mu=setting.get("mu", 0.0),
+                     n_landmarks=n_landmarks, random_state=trial)
+    return out["sd"], out["error"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--landmarks", type=int, default=1000)
+    ap.add_argument("--workers", type=int, default=None)
+    args = ap.parse_args()
+    grid = settings()
+    t0 = time.perf_counter()
+    with client_context(n_workers=args.workers, dashboard_address=None) as client:
+        futures = {}
+        for name in SEED_KERNELS:
+            ds = load_dataset(name)
+            data = client.scatter({"X": ds.X, "y": ds.y.astype(int), "s": ds.sensitive,
+                                   "splits": ds.splits}, broadcast=True)
+            for i, (method, setting) in enumerate(grid):
+                for t in range(args.trials):
+                    futures[(name, i, t)] = client.submit(
+                        run, data, name, method, setting, t, args.landmarks,
+                        key=f"tradeoff-{name}-{i}-{t}")
+        results = dict(zip(futures, client.gather(list(futures.values())), strict=True))
+    curves = {}
+    for name in SEED_KERNELS:
+        curves[name] = []
+        for i, (method, setting) in enumerate(grid):
+            vals = np.array([results[(name, i, t)] for t in range(args.trials)])
+            curves[name].append({"method": method, "setting": setting,
+                                 "sd": vals[:, 0].mean(), "error": vals[:, 1].mean()})
+    write_result("fkr_tradeoff", {"trials": args.trials, "landmarks": args.landmarks,
+                                  "wall_seconds": time.perf_counter() - t0, "curves": curves})
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(curves), figsize=(5.5 * len(curves), 4.5))
+    for ax, (name, pts) in zip(axes, curves.items(), strict=True):
+        for method in dict.fromkeys(p["method"] for p in pts):
+            sel = [p for p in pts if p["method"] == method]
+            style = "k*" if method == "constant" else "o-"
+            ax.plot([p["error"] for p in sel], [p["sd"] for p in sel], style, label=method,
+                    markersize=9 if method == "constant" else 4)
+        ax.set(title=name, xlabel="test error", ylabel="statistical disparity")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "fkr_tradeoff.png", dpi=120)
+
+
+if __name__ == "__main__":
+    main()

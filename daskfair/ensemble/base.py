@@ -1,0 +1,163 @@
+"""Base clusterings for the ensemble: every run a task on the cluster (DESIGN §4).
+
+Each run fits a clustering on a seeded sample of the rows (all rows when there are at most
+``sample_size``), as one task; a single pass over the row blocks then assigns every row for
+all runs at once, so the (n, m) label matrix is built without moving X more than once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import dask.array as da
+import numpy as np
+
+from .._random import as_seed_sequence, child_rng, spawn_seeds
+from .._validation import check_array, check_n_clusters, is_dask
+from ..kernels import kernel_params
+from ..nystroem import fit_nystroem
+
+__all__ = ["BASE_METHODS", "assign_block", "base_clusterings", "fit_run"]
+
+BASE_METHODS = ("kmeans", "minibatch", "spectral", "agglomerative")
+
+
+def _nearest(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    # argmin_k ‖x − c_k‖² = argmin_k (‖c_k‖² − 2 x·c_k)
+    return np.argmin((centers**2).sum(axis=1) - 2.0 * X @ centers.T, axis=1)
+
+
+def fit_run(sample: np.ndarray, method: str, n_clusters: int, seed: int) -> dict[str, Any]:
+    """Fit one base clustering on ``sample``; returns a small picklable model."""
+    from sklearn.cluster import AgglomerativeClustering, KMeans, MiniBatchKMeans
+
+    rng = np.random.default_rng(seed)
+    if method == "kmeans":
+        km = KMeans(n_clusters, n_init=1, random_state=seed).fit(sample)
+        return {"method": method, "centers": km.cluster_centers_}
+    if method == "minibatch":
+        km = MiniBatchKMeans(n_clusters, n_init=1, batch_size=1024, random_state=seed)
+        return {"method": method, "centers": km.fit(sample).cluster_centers_}
+    if method == "agglomerative":
+        rows = sample[np.sort(rng.choice(len(sample), min(len(sample), 2000), replace=False))]
+        labels = AgglomerativeClustering(n_clusters, linkage="ward").fit_predict(rows)
+        centers = np.stack([rows[labels == k].mean(axis=0) for k in range(n_clusters)])
+        return {"method": method, "centers": centers}
+    if method == "spectral":
+        # Spectral clustering on a Nyström rbf embedding: the top-c kernel principal
+        # directions, rows normalised to unit length, then k-means.
+        gamma = 1.0 / (sample.shape[1] * max(sample.var(), 1e-12))
+        params = kernel_params("rbf", sample.shape[1], gamma=gamma)
+        fmap = fit_nystroem(sample, params, n_landmarks=min(300, len(sample)),
+                            random_state=seed)
+        Z = fmap.transform(sample)
+        mean = Z.mean(axis=0)
+        _, vecs = np.linalg.eigh(np.cov(Z - mean, rowvar=False))
+        V = vecs[:, ::-1][:, :n_clusters]
+        E = _unit_rows((Z - mean) @ V)
+        km = KMeans(n_clusters, n_init=1, random_state=seed).fit(E)
+        return {"method": method, "centers": km.cluster_centers_, "feature_map": fmap,
+                "mean": mean, "directions": V}
+    raise ValueError(f"unknown base clustering method {method!r}; choose from {BASE_METHODS}.")
+
+
+def _unit_rows(E: np.ndarray) -> np.ndarray:
+    return E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
+
+
+def assign_block(X: np.ndarray, models: Sequence[dict[str, Any]]) -> np.ndarray:
+    """Labels of the rows of ``X`` under every model: shape (n_block, n_runs)."""
+    out = np.empty((X.shape[0], len(models)), dtype=np.int64)
+    for r, model in enumerate(models):
+        if model["method"] == "spectral":
+            Z = model["feature_map"].transform(X)
+            out[:, r] = _nearest(_unit_rows((Z - model["mean"]) @ model["directions"]),
+                                 model["centers"])
+        else:
+            out[:, r] = _nearest(X, model["centers"])
+    return out
+
+
+def _cluster_numbers(n_clusters: int, n_runs: int, n: int, random: bool,
+                     seed: np.random.SeedSequence) -> list[int]:
+    if not random:
+        return [n_clusters] * n_runs
+    hi = max(n_clusters, min(2 * n_clusters, int(np.sqrt(n))))
+    rng = child_rng(seed, 2)
+    return [int(c) for c in rng.integers(n_clusters, hi + 1, size=n_runs)]
+
+
+def base_clusterings(
+    X: Any,
+    *,
+    n_clusters: int,
+    n_runs: int = 100,
+    methods: Sequence[str] = ("kmeans",),
+    random_cluster_numbers: bool = False,
+    sample_size: int = 100_000,
+    random_state: Any = None,
+    client: Any = None,
+) -> np.ndarray | da.Array:
+    """Run ``n_runs`` base clusterings of ``X``, each as a task on the Dask cluster.
+
+    Parameters
+    ----------
+    X : array-like or dask array of shape (n_samples, n_features)
+    n_clusters : int
+        Clusters per run (the lower end when ``random_cluster_numbers``).
+    n_runs : int
+        m, the number of base clusterings.
+    methods : sequence of str
+        Run r uses ``methods[r % len(methods)]``: "kmeans" (k-means, one seeded
+        initialisation per run), "minibatch" (MiniBatch k-means), "spectral" (k-means on the
+        normalised top kernel principal directions of a Nyström rbf embedding),
+        "agglomerative" (Ward linkage on a 2,000-row subsample, rows then assigned to the
+        nearest cluster mean). A mix gives the "diverse" pools of the FCE seed.
+    random_cluster_numbers : bool
+        Draw each run's number of clusters uniformly from [c, min(2c, √n)] (with at least c),
+        for more diverse pools.
+    sample_size : int
+        Runs are fitted on one seeded sample of this many rows (all rows when n is smaller);
+        every row is then assigned to its nearest cluster.
+    random_state : int, SeedSequence or None
+    client : distributed.Client, optional
+        Default: :func:`daskfair.deploy.get_client`.
+
+    Returns
+    -------
+    ndarray or dask array of shape (n_samples, n_runs)
+        dask (lazy, row-chunked like X) for dask input, numpy otherwise.
+    """
+    from ..deploy import get_client
+
+    X = check_array(X, "X", min_samples=2)
+    n = X.shape[0]
+    n_clusters = check_n_clusters(n_clusters, n)
+    unknown = sorted(set(methods) - set(BASE_METHODS))
+    if unknown or not methods:
+        raise ValueError(f"unknown base clustering methods {unknown}; choose from "
+                         f"{BASE_METHODS}.")
+    if n_runs < 1:
+        raise ValueError(f"n_runs must be >= 1, got {n_runs}.")
+    seed = as_seed_sequence(random_state)
+    if n > sample_size:
+        idx = np.sort(child_rng(seed, 0).choice(n, size=sample_size, replace=False))
+        sample = X[idx]
+    else:
+        sample = X
+    sample = np.asarray(sample.compute() if is_dask(sample) else sample)
+    cs = _cluster_numbers(n_clusters, n_runs, len(sample), random_cluster_numbers, seed)
+    seeds = spawn_seeds(int(child_rng(seed, 1).integers(2**63)), n_runs)
+    client = client or get_client()
+    sample_f = client.scatter(sample, broadcast=True)
+    futures = [
+        client.submit(fit_run, sample_f, methods[r % len(methods)], cs[r], seeds[r],
+                      key=f"daskfair-base-{r}-{seeds[r]:x}-{sample_f.key}")
+        for r in range(n_runs)
+    ]
+    models = client.gather(futures)
+    if is_dask(X):
+        return X.map_blocks(assign_block, models, dtype=np.int64,
+                            chunks=(X.chunks[0], (n_runs,)))
+    return assign_block(X, models)

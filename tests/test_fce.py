@@ -1,0 +1,262 @@
+import itertools
+
+import dask.array as da
+import numpy as np
+import pytest
+
+from daskfair.ensemble import FairClusteringEnsemble, auto_fairness, base_clusterings
+from daskfair.ensemble._kernels import b_rows, sweep_block
+from daskfair.ensemble.consensus import consensus_step, init_state, polar
+from daskfair.ensemble.estimator import check_base_labels, select_n_clusters
+
+
+def _random_orthogonal(rng, a, b):
+    q, _ = np.linalg.qr(rng.normal(size=(max(a, b), max(a, b))))
+    return q[:a, :b]
+
+
+def test_polar_maximises_trace_against_brute_force():
+    rng = np.random.default_rng(0)
+    for shape in [(3, 3), (4, 3), (2, 3)]:
+        M = rng.normal(size=shape)
+        best = np.trace(M.T @ polar(M))
+        for _ in range(2000):
+            assert np.trace(M.T @ _random_orthogonal(rng, *shape)) <= best + 1e-12
+        # Hungarian: the best partial permutation, checked over all of them
+        a, b = shape
+        if a <= b:
+            brute = max(sum(M[i, j] for i, j in enumerate(cols))
+                        for cols in itertools.permutations(range(b), a))
+        else:
+            brute = max(sum(M[i, j] for j, i in enumerate(rows))
+                        for rows in itertools.permutations(range(a), b))
+        assert np.trace(M.T @ polar(M, "hungarian")) == pytest.approx(brute)
+
+
+def test_h_step_is_the_best_orthonormal_h():
+    rng = np.random.default_rng(1)
+    B = rng.normal(size=(12, 3))
+    H = polar(B)
+    np.testing.assert_allclose(H.T @ H, np.eye(3), atol=1e-12)
+    for _ in range(2000):
+        assert np.trace(_random_orthogonal(rng, 12, 3).T @ B) <= np.trace(H.T @ B) + 1e-12
+
+
+def _dense_y_objective(Y_labels, HR, groups, lam2, c, T):
+    Y = np.eye(c)[Y_labels]
+    G = np.eye(T)[groups]
+    return ((Y - HR) ** 2).sum() + lam2 * ((G.T @ Y) ** 2).sum()
+
+
+def test_sweep_row_choices_are_exact_minimisers():
+    rng = np.random.default_rng(2)
+    n, m, c, T = 9, 3, 3, 2
+    base = rng.integers(0, c, size=(n, m))
+    groups = rng.integers(0, T, size=n)
+    labels = rng.integers(0, c, size=n)
+    R_all = rng.normal(size=(m * c, c))
+    offsets = np.arange(m) * c
+    alpha2 = rng.random(m)
+    R_h, R = _random_orthogonal(rng, c, c), _random_orthogonal(rng, c, c)
+    Q = rng.normal(size=(c, c))
+    Q = Q @ Q.T
+    lam1, lam2 = 0.3, 0.7
+    counts = np.bincount(groups * c + labels, minlength=T * c).reshape(T, c)
+    new, out_counts, trace = sweep_block(base, groups, labels, counts, R_all, offsets, alpha2,
+                                         R_h, Q, R, lam1, lam2)
+    HR = b_rows(base, labels, R_all, offsets, alpha2, R_h, lam1) @ Q @ R
+    # replay: each row's label minimises the dense objective given all the others
+    current = labels.copy()
+    for j in range(n):
+        costs = []
+        for k in range(c):
+            trial = current.copy()
+            trial[j] = k
+            costs.append(_dense_y_objective(trial, HR, groups, lam2, c, T))
+        assert costs[new[j]] == pytest.approx(min(costs), abs=1e-12)
+        current[j] = new[j]
+    np.testing.assert_array_equal(out_counts,
+                                  np.bincount(groups * c + new, minlength=T * c).reshape(T, c))
+    assert trace == pytest.approx(HR[np.arange(n), new].sum())
+    assert (_dense_y_objective(new, HR, groups, lam2, c, T)
+            <= _dense_y_objective(labels, HR, groups, lam2, c, T) + 1e-12)
+
+
+@pytest.fixture
+def pool():
+    rng = np.random.default_rng(3)
+    n, c = 600, 4
+    truth = rng.integers(0, c, size=n)
+    groups = (rng.random(n) < 0.3 + 0.15 * truth).astype(int)  # unfair: group follows class
+    base = np.column_stack([np.where(rng.random(n) < 0.75, truth, rng.integers(0, c, n))
+                            for _ in range(8)])
+    base[:, 3] = rng.permutation(c)[base[:, 3]]  # permuted labels must not matter
+    return base, groups, truth, c
+
+
+def test_objective_is_monotone_and_alpha_is_optimal(pool):
+    base, groups, _, c = pool
+    est = FairClusteringEnsemble(c, fairness=auto_fairness(len(groups), c, 2), tol=0,
+                                 max_iter=15, random_state=0)
+    est.fit(base, sensitive_features=groups)
+    obj = est.objective_
+    # tol=0 stops only at an exact fixed point (no change at all) or at max_iter
+    assert len(obj) == 15 or obj[-1] == obj[-2]
+    assert np.all(np.diff(obj) <= 1e-10 * np.abs(obj[:-1]))
+    assert est.weights_.sum() == pytest.approx(1.0) and (est.weights_ > 0).all()
+
+
+def test_alpha_step_minimises_on_the_simplex():
+    rng = np.random.default_rng(4)
+    err = rng.random(6) + 0.1
+    alpha = (1 / err) / (1 / err).sum()
+    for _ in range(2000):
+        a = rng.dirichlet(np.ones(6))
+        assert (a**2 * err).sum() >= (alpha**2 * err).sum() - 1e-15
+
+
+@pytest.mark.parametrize("chunks", [600, 97, 1])
+def test_blockwise_sweep_equals_single_block(pool, chunks):
+    base, groups, _, c = pool
+    sizes = base.max(axis=0) + 1
+    state0 = init_state(base, groups, base[:, 0], c, sizes, 2)
+    ref = consensus_step(base, groups, state0, lambda1=1e-3, lambda2=1e-3)
+    dbase = da.from_array(base, chunks=(chunks, -1))
+    dgroups = da.from_array(groups, chunks=chunks)
+    dstate = init_state(dbase, dgroups, dbase[:, 0], c, sizes, 2)
+    out = consensus_step(dbase, dgroups, dstate, lambda1=1e-3, lambda2=1e-3)
+    np.testing.assert_array_equal(out.labels.compute(), ref.labels)
+    np.testing.assert_array_equal(out.counts, ref.counts)
+    np.testing.assert_allclose(out.objective, ref.objective, rtol=1e-12)
+
+
+def test_dask_estimator_gives_dask_labels(pool):
+    base, groups, _, c = pool
+    ref = FairClusteringEnsemble(c, random_state=0).fit(base, sensitive_features=groups)
+    est = FairClusteringEnsemble(c, random_state=0).fit(
+        da.from_array(base, chunks=(150, -1)), sensitive_features=da.from_array(groups, 200))
+    assert isinstance(est.labels_, da.Array)
+    np.testing.assert_array_equal(est.labels_.compute(), ref.labels_)
+
+
+def test_fair_balanced_input_stays_optimal():
+    # Every base clustering is the same labeling, balanced and perfectly fair:
+    # 4 clusters × 2 groups × 25 rows each.
+    labels = np.repeat(np.arange(4), 50)
+    groups = np.tile(np.repeat([0, 1], 25), 4)
+    base = np.column_stack([labels, (labels + 1) % 4, labels, (labels + 3) % 4])
+    for fairness in (0.0, "auto", 1.0):
+        est = FairClusteringEnsemble(4, fairness=fairness, random_state=0)
+        out = est.fit_predict(base, sensitive_features=groups)
+        # the same partition (up to renaming the clusters)
+        assert len(set(zip(out, labels, strict=True))) == 4
+        D = np.zeros((2, 4))
+        np.add.at(D, (groups, out), 1)
+        assert (D == 25).all()
+
+
+def test_fairness_term_improves_balance(pool):
+    base, groups, _, c = pool
+    plain = FairClusteringEnsemble(c, fairness=0.0, random_state=0).fit(
+        base, sensitive_features=groups)
+    fair = FairClusteringEnsemble(c, fairness="auto", random_state=0).fit(
+        base, sensitive_features=groups)
+
+    def balance(counts):
+        return (counts.min(axis=0) / counts.max(axis=0)).min()
+
+    assert balance(fair.group_counts_) > balance(plain.group_counts_) + 0.1
+    assert fair.fairness_ == pytest.approx(auto_fairness(len(groups), c, 2))
+
+
+def test_auto_fairness_is_size_free(pool):
+    base, groups, _, c = pool
+    one = FairClusteringEnsemble(c, random_state=0).fit(base, sensitive_features=groups)
+    two = FairClusteringEnsemble(c, random_state=0).fit(
+        np.vstack([base, base]), sensitive_features=np.concatenate([groups, groups]))
+    # doubling every row leaves the auto-weighted problem's answer (nearly) unchanged
+    agree = (two.labels_[: len(groups)] == one.labels_).mean()
+    assert agree > 0.97
+    assert two.fairness_ == pytest.approx(one.fairness_ / 2**1.5)
+
+
+def test_hungarian_alignment_uses_permutations(pool):
+    base, groups, _, c = pool
+    est = FairClusteringEnsemble(c, alignment="hungarian", random_state=0).fit(
+        base, sensitive_features=groups)
+    for R in [*est.rotations_, est.rotation_]:
+        assert set(np.unique(R)) <= {0.0, 1.0}
+    assert np.all(np.diff(est.objective_) <= 1e-10 * np.abs(est.objective_[:-1]))
+
+
+def test_different_cluster_numbers_per_base(pool):
+    base, groups, _, c = pool
+    extra = np.column_stack([base, (base[:, 0] * 2 + (groups > 0)) % 7])  # c_i = 7
+    est = FairClusteringEnsemble(c, random_state=0).fit(extra, sensitive_features=groups)
+    assert est.rotations_[-1].shape == (7, c)
+    assert est.labels_.max() < c
+
+
+def test_select_n_clusters_finds_the_structure():
+    rng = np.random.default_rng(5)
+    truth = rng.integers(0, 5, 1000)
+    base = np.column_stack([rng.permutation(5)[truth] for _ in range(6)])
+    best, scores = select_n_clusters(base, range(2, 9), random_state=0)
+    assert best == 5 and max(scores, key=scores.get) == 5
+    est = FairClusteringEnsemble(None, random_state=0).fit(base,
+                                                           sensitive_features=truth % 2)
+    assert est.n_clusters_ == 5
+
+
+def test_bad_inputs(pool):
+    base, groups, _, c = pool
+    with pytest.raises(ValueError, match="different lengths"):
+        FairClusteringEnsemble(c).fit([base[:, 0], base[:-1, 1]], sensitive_features=groups)
+    with pytest.raises(ValueError, match="1 distinct group"):
+        FairClusteringEnsemble(c).fit(base, sensitive_features=np.zeros(len(groups)))
+    with pytest.raises(ValueError, match="larger than the number of samples"):
+        FairClusteringEnsemble(len(groups) + 1).fit(base, sensitive_features=groups)
+    bad = base.copy()
+    bad[3, 2] = -1
+    with pytest.raises(ValueError, match="column 2 has negative labels"):
+        FairClusteringEnsemble(c).fit(bad, sensitive_features=groups)
+    with pytest.raises(ValueError, match="has 600 entries but X has 599"):
+        FairClusteringEnsemble(c).fit(base[:-1], sensitive_features=groups)
+    with pytest.raises(TypeError, match="must be integers"):
+        check_base_labels(np.array([["a", "b"]]))
+    with pytest.raises(ValueError, match="fairness must be 'auto' or a number >= 0"):
+        FairClusteringEnsemble(c, fairness=-1).fit(base, sensitive_features=groups)
+    with pytest.raises(ValueError, match="alignment must be one of"):
+        FairClusteringEnsemble(c, alignment="greedy").fit(base, sensitive_features=groups)
+
+
+def test_base_clusterings_as_tasks(client):
+    rng = np.random.default_rng(6)
+    centers = rng.normal(scale=6, size=(3, 4))
+    truth = rng.integers(0, 3, 900)
+    X = centers[truth] + rng.normal(size=(900, 4))
+    labels = base_clusterings(X, n_clusters=3, n_runs=8,
+                              methods=("kmeans", "minibatch", "spectral", "agglomerative"),
+                              random_state=0, client=client)
+    assert labels.shape == (900, 8) and labels.max() < 3
+    from sklearn.metrics import adjusted_rand_score
+
+    for r in range(8):  # well separated blobs: every method finds them
+        assert adjusted_rand_score(truth, labels[:, r]) > 0.9
+    again = base_clusterings(X, n_clusters=3, n_runs=8,
+                             methods=("kmeans", "minibatch", "spectral", "agglomerative"),
+                             random_state=0, client=client)
+    np.testing.assert_array_equal(again, labels)
+    lazy = base_clusterings(da.from_array(X, chunks=(200, 4)), n_clusters=3, n_runs=8,
+                            methods=("kmeans", "minibatch", "spectral", "agglomerative"),
+                            random_state=0, sample_size=900, client=client)
+    assert isinstance(lazy, da.Array)
+    np.testing.assert_array_equal(lazy.compute(), labels)
+    rnd = base_clusterings(X, n_clusters=3, n_runs=20, random_cluster_numbers=True,
+                           random_state=1, client=client)
+    ks = rnd.max(axis=0) + 1
+    assert ks.min() >= 3 and ks.max() <= 6 and len(set(ks)) > 1
+    with pytest.raises(ValueError, match="unknown base clustering methods"):
+        base_clusterings(X, n_clusters=3, methods=("dbscan",), client=client)
+    with pytest.raises(ValueError, match="larger than the number of samples"):
+        base_clusterings(X[:2], n_clusters=3, client=client)
