@@ -2,8 +2,10 @@
 
 Part 1 audits the FCE authors' six base-clustering pools: the seven FCE metrics of each of the
 100 k-means base clusterings of every pool, computed as tasks on the cluster and reduced to the
-"KM" rows of the FCE paper. Part 2 runs FKR-F²E and its baselines on the FKR-F²E authors'
-Credit Default split, each method a task. Later methods add their parts here.
+"KM" rows of the FCE paper. Part 2 finds the FCE consensus of the HAR and MNIST-USPS pools
+(10 subsets of 10 base clusterings, one task each) and sets its row against the KM row.
+Part 3 runs FKR-F²E and its baselines on the FKR-F²E authors' Credit Default split, each
+method a task. Later methods add their parts here.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import distributed
 
 from .audit import audit_labelings, subset_summary
 from .datasets import FCE_POOL_NAMES, FCE_POOLS, load_dataset, load_fce_pool
+from .ensemble.protocol import VARIANTS, pool_rows
 from .fkr_protocol import METHODS, SEED_KERNELS, run_method
 from .metrics import REPORT_COLUMNS
 from .store import create_run
@@ -55,6 +58,50 @@ def format_table(rows: dict[str, dict[str, tuple[float, float]]]) -> str:
     return "\n".join(lines)
 
 
+#: The FCE rows the FCE paper prints for the pools of part 2 (data README).
+PAPER_FCE_ROWS: dict[str, dict[str, float]] = {
+    "har": {"ACC": .648, "NMI": .557, "Bal": .149, "MNCE": .977, "CCE": .731, "NE": .997,
+            "f_CCE": .331},
+    "mnist_usps": {"ACC": .419, "NMI": .385, "Bal": .105, "MNCE": .445, "CCE": .703,
+                   "NE": .997, "f_CCE": .190},
+}
+
+
+def fce_section(
+    client: distributed.Client,
+    pools: Sequence[str] = ("har", "mnist_usps"),
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> dict[str, dict[str, tuple[float, float]]]:
+    """FCE consensus rows (mean ± sample std over 10 subsets of 10) for ``pools``."""
+    out = {}
+    for pool in pools:
+        base, y, groups = load_fce_pool(pool, data_dir)
+        rows = pool_rows(client, base, y, groups, variants={"FCE": VARIANTS["FCE"]}, key=pool)
+        mean, std = rows["FCE"].mean(axis=0), rows["FCE"].std(axis=0, ddof=1)
+        out[pool] = {c: (float(mean[i]), float(std[i])) for i, c in enumerate(REPORT_COLUMNS)}
+    return out
+
+
+def format_fce_table(km: dict, fce: dict) -> str:
+    """KM row, FCE row and the paper's FCE row per pool."""
+    head = f"{'pool':<22}" + "".join(f"{c:>12}" for c in REPORT_COLUMNS)
+    lines = [head, "-" * len(head)]
+    for pool, row in fce.items():
+        name = FCE_POOL_NAMES[pool]
+        for label, vals in ((f"KM {name}", km.get(pool)), (f"FCE {name}", row)):
+            if vals is None:
+                continue
+            cells = "".join(f"{_fmt(m) + '±' + _fmt(s):>12}"
+                            for m, s in (vals[c] for c in REPORT_COLUMNS))
+            lines.append(f"{label:<22}{cells}")
+        if pool in PAPER_FCE_ROWS:
+            ref = PAPER_FCE_ROWS[pool]
+            lines.append(f"{'  paper FCE':<22}"
+                         + "".join(f"{_fmt(ref[c]):>12}" for c in REPORT_COLUMNS))
+    return "\n".join(lines)
+
+
 def fkr_section(
     client: distributed.Client,
     *,
@@ -85,6 +132,7 @@ def run_demo(
     *,
     store: str | os.PathLike[str] = "daskfair-demo.zarr",
     pools: Sequence[str] = FCE_POOLS,
+    fce_pools: Sequence[str] = ("har", "mnist_usps"),
     fkr: bool = True,
     data_dir: str | os.PathLike[str] | None = None,
     client: distributed.Client | None = None,
@@ -99,8 +147,10 @@ def run_demo(
         Zarr store of the run (replaced if it exists).
     pools : sequence of str
         Pool names (see :data:`daskfair.datasets.FCE_POOLS`).
+    fce_pools : sequence of str
+        Pools of part 2 (FCE consensus against the KM row); empty to skip.
     fkr : bool
-        Also run part 2 (FKR-F²E on the authors' Credit Default split 0).
+        Also run part 3 (FKR-F²E on the authors' Credit Default split 0).
     data_dir : path-like, optional
         Data directory (default: see :func:`daskfair.datasets.data_dir`).
     client : distributed.Client, optional
@@ -113,11 +163,12 @@ def run_demo(
     Returns
     -------
     dict
-        ``{"km": {pool: {metric: (mean, std)}}, "fkr": {method: {"sd", "error"}}}``.
+        ``{"km": {pool: {metric: (mean, std)}}, "fce": {pool: {metric: (mean, std)}},
+        "fkr": {method: {"sd", "error"}}}``.
     """
     from .deploy import get_client
 
-    unknown = sorted(set(pools) - set(FCE_POOLS))
+    unknown = sorted((set(pools) | set(fce_pools)) - set(FCE_POOLS))
     if unknown:
         raise ValueError(f"unknown pool(s) {unknown}; choose from {list(FCE_POOLS)}.")
     client = client or get_client()
@@ -144,6 +195,16 @@ def run_demo(
     echo("mean ± sample std over 10 disjoint subsets of 10 (the paper's printed means below).")
     echo(format_table(rows))
     echo(f"\n{len(pools) * 100} labelings audited in {elapsed:.1f} s")
+    fce_rows: dict[str, dict[str, tuple[float, float]]] = {}
+    if fce_pools:
+        t0 = time.perf_counter()
+        fce_rows = fce_section(client, fce_pools, data_dir=data_dir)
+        run.set_attrs(fce_table={p: {c: list(v) for c, v in r.items()}
+                                 for p, r in fce_rows.items()},
+                      fce_seconds=time.perf_counter() - t0)
+        echo("\nFCE consensus (fairness='auto') of 10 subsets of 10 base clusterings per pool")
+        echo("against the base clusterings (KM), mean ± sample std over the subsets:")
+        echo(format_fce_table(rows, fce_rows))
     fkr_rows: dict[str, dict[str, float]] = {}
     if fkr:
         t0 = time.perf_counter()
@@ -154,4 +215,4 @@ def run_demo(
         echo(format_fkr_table(fkr_rows))
     run.mark_complete()
     echo(f"\nwritten to {run.path}")
-    return {"km": rows, "fkr": fkr_rows}
+    return {"km": rows, "fce": fce_rows, "fkr": fkr_rows}

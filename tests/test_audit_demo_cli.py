@@ -57,12 +57,12 @@ def test_audit_bad_input(client):
 
 def test_demo_command_writes_the_store(client, data_dir, tmp_path, capsys):
     store = tmp_path / "demo.zarr"
-    code = main(["demo", "--pools", "yale", "jaffe", "--store", str(store), "--no-progress",
-                 "--data-dir", str(data_dir)])
+    code = main(["demo", "--pools", "yale", "jaffe", "--fce-pools", "yale", "--store",
+                 str(store), "--no-progress", "--data-dir", str(data_dir)])
     out = capsys.readouterr().out
     assert code == 0
     assert "Dask dashboard:" in out and "KM Yale" in out and "KM JAFFE" in out
-    assert "FKR-F2E (paper)" in out and "constant" in out
+    assert "FKR-F2E (paper)" in out and "constant" in out and "FCE Yale" in out
     run = open_run(store)
     assert run.kind == "demo" and run.is_complete
     assert set(run.attrs["km_table"]) == {"yale", "jaffe"}
@@ -70,6 +70,8 @@ def test_demo_command_writes_the_store(client, data_dir, tmp_path, capsys):
     assert reports.shape == (100, 7) and np.isfinite(reports).all()
     mean = run.attrs["km_table"]["yale"]["ACC"][0]
     assert mean == pytest.approx(reports[:, 0].mean())
+    fce = run.attrs["fce_table"]["yale"]
+    assert set(fce) == set(REPORT_COLUMNS) and 0 <= fce["Bal"][0] <= 1
     fkr = run.attrs["fkr_table"]
     # the constant predictor has SD 0 and the majority-class error (data README: 0.229)
     assert fkr["constant"]["sd"] == 0.0
@@ -97,7 +99,7 @@ def test_console_script_on_a_process_cluster(data_dir, tmp_path):
     env.pop("DASK_SCHEDULER_ADDRESS", None)
     proc = subprocess.run(
         [sys.executable, "-m", "daskfair.cli", "demo", "--workers", "2", "--pools", "yale",
-         "--no-fkr", "--no-progress", "--store", str(store)],
+         "--fce-pools", "--no-fkr", "--no-progress", "--store", str(store)],
         capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]

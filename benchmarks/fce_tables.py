@@ -1,0 +1,109 @@
+"""The FCE seed's tables from the authors' six base-clustering pools.
+
+For every pool, the 100 base clusterings are split into 10 disjoint subsets of 10; FCE
+(rotations, fairness="auto"), FCE-f (fairness = 0) and FCE-a (Hungarian alignment) find a
+consensus of each subset (one task per pool × variant × subset) and the seven FCE metrics are
+reported as mean ± sample std over the 10 subsets, next to the rows the data README prints.
+The KM row (the base clusterings themselves) is included for reference.
+
+    python benchmarks/fce_tables.py [--fairness auto|FLOAT] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from _common import RESULTS, pyplot, write_result
+from daskfair.audit import subset_summary
+from daskfair.datasets import FCE_POOL_NAMES, FCE_POOLS, load_fce_pool
+from daskfair.deploy import client_context
+from daskfair.ensemble.protocol import VARIANTS, pool_rows
+from daskfair.metrics import REPORT_COLUMNS, clustering_report
+
+# Rows printed in the data README (FCE paper, k-means pools).
+PAPER = {
+    "mnist_usps": {"ACC": .419, "NMI": .385, "Bal": .105, "MNCE": .445, "CCE": .703,
+                   "NE": .997, "f_CCE": .190},
+    "har": {"ACC": .648, "NMI": .557, "Bal": .149, "MNCE": .977, "CCE": .731, "NE": .997,
+            "f_CCE": .331},
+    "ds": {"ACC": .425, "NMI": .482, "Bal": .222, "MNCE": .920, "CCE": .387, "NE": .985,
+           "f_CCE": .374},
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--fairness", default="auto", help='"auto" or the λ2 to use')
+    ap.add_argument("--workers", type=int, default=None)
+    args = ap.parse_args()
+    fairness = args.fairness if args.fairness == "auto" else float(args.fairness)
+    t0 = time.perf_counter()
+    with client_context(n_workers=args.workers, dashboard_address=None) as client:
+        km, results = {}, {}
+        for name in FCE_POOLS:
+            base, y, groups = load_fce_pool(name)
+            c = int(np.unique(y).size)
+            km[name] = np.array([
+                [clustering_report(y, base[:, j], sensitive_features=groups,
+                                   n_clusters=c)[k] for k in REPORT_COLUMNS]
+                for j in range(base.shape[1])])
+            results[name] = pool_rows(client, base, y, groups, fairness=fairness, key=name)
+    table = {}
+    for name in FCE_POOLS:
+        mean, std = subset_summary(km[name])
+        table[name] = {"KM": {c: [m, s] for c, m, s in zip(REPORT_COLUMNS, mean, std,
+                                                           strict=True)}}
+        for variant in VARIANTS:
+            rows = results[name][variant]
+            mean, std = rows.mean(axis=0), rows.std(axis=0, ddof=1)
+            entry = {c: [mean[i], std[i]] for i, c in enumerate(REPORT_COLUMNS)}
+            entry["iterations"] = mean[-2]
+            entry["lambda2"] = mean[-1]
+            if variant in ("FCE",) and name in PAPER:
+                entry["paper"] = PAPER[name]
+                entry["max_abs_diff_to_paper"] = max(
+                    abs(mean[i] - PAPER[name][c]) for i, c in enumerate(REPORT_COLUMNS))
+            table[name][variant] = entry
+    write_result("fce_tables", {"fairness": fairness, "wall_seconds": time.perf_counter() - t0,
+                                "table": table})
+    print_table(table)
+    plot(table)
+
+
+def print_table(table: dict) -> None:
+    print(f"{'pool':<14}{'row':<7}" + "".join(f"{c:>13}" for c in REPORT_COLUMNS))
+    for name, rows in table.items():
+        for variant, entry in rows.items():
+            cells = "".join(f"{entry[c][0]:>7.3f}±{entry[c][1]:.3f}" for c in REPORT_COLUMNS)
+            print(f"{FCE_POOL_NAMES[name]:<14}{variant:<7}{cells}")
+            if "paper" in entry:
+                cells = "".join(f"{entry['paper'][c]:>13.3f}" for c in REPORT_COLUMNS)
+                print(f"{'':<14}{'paper':<7}{cells}")
+
+
+def plot(table: dict) -> None:
+    plt = pyplot()
+    fig, axes = plt.subplots(2, 3, figsize=(16, 8))
+    for ax, (name, rows) in zip(axes.ravel(), table.items(), strict=True):
+        width = 0.2
+        for i, (variant, entry) in enumerate(rows.items()):
+            x = np.arange(len(REPORT_COLUMNS)) + (i - 1.5) * width
+            ax.bar(x, [entry[c][0] for c in REPORT_COLUMNS], width,
+                   yerr=[entry[c][1] for c in REPORT_COLUMNS], label=variant)
+        if "paper" in rows["FCE"]:
+            ax.plot(np.arange(len(REPORT_COLUMNS)) - 0.5 * width,
+                    [rows["FCE"]["paper"][c] for c in REPORT_COLUMNS], "k_", markersize=14,
+                    label="paper FCE")
+        ax.set_xticks(np.arange(len(REPORT_COLUMNS)), REPORT_COLUMNS)
+        ax.set_title(FCE_POOL_NAMES[name])
+        ax.set_ylim(0, 1.05)
+    axes[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "fce_tables.png", dpi=110)
+
+
+if __name__ == "__main__":
+    main()

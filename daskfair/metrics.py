@@ -1,0 +1,378 @@
+"""Fairness and clustering metrics of the three seeds, for numpy, pandas or dask inputs.
+
+Every metric reads its inputs once: a pure per-block function counts (a contingency table,
+per-cluster sums), the counts are tree-summed over the row blocks
+(:func:`daskfair._blocks.block_sum`), and the metric is a formula on the small table. Dask
+inputs therefore never leave the workers; the result is a Python float.
+
+Notation: D_tk = |G_t ∩ π_k| (groups × clusters), |π_k| cluster sizes, n rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.optimize
+
+from ._blocks import block_sum
+from ._validation import (
+    as_array,
+    check_array,
+    check_consistent_length,
+    check_labels,
+    check_sensitive,
+    is_dask,
+)
+
+__all__ = [
+    "REPORT_COLUMNS",
+    "balance",
+    "cce",
+    "clustering_accuracy",
+    "clustering_report",
+    "contingency",
+    "error_rate",
+    "fairness_cce",
+    "hypervolume_2d",
+    "kmeans_cost",
+    "mnce",
+    "nmi",
+    "normalized_entropy",
+    "statistical_disparity",
+]
+
+#: Columns of :func:`clustering_report`, in the FCE paper's order.
+REPORT_COLUMNS = ("ACC", "NMI", "Bal", "MNCE", "CCE", "NE", "f_CCE")
+
+
+# -- counting ------------------------------------------------------------------------------
+
+def _n_labels(labels: Any) -> int:
+    hi = labels.max()
+    return int(hi.compute() if is_dask(hi) else hi) + 1
+
+
+def _count_block(*codes: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+    # a joint bincount of aligned integer code vectors
+    flat = np.ravel_multi_index(tuple(codes), sizes)
+    return np.bincount(flat, minlength=int(np.prod(sizes))).reshape(sizes)
+
+
+def _table(*codes: Any, sizes: tuple[int, ...]) -> np.ndarray:
+    """Joint counts of aligned integer code vectors (numpy or dask), shape ``sizes``."""
+    return block_sum(_count_block, *codes, sizes=sizes).astype(np.int64)
+
+
+def _labels(x: Any, name: str, n: int | None = None) -> Any:
+    x = check_labels(x, n, name=name)
+    if x.shape[0] == 0:
+        raise ValueError(f"{name} is empty; metrics need at least one row.")
+    lo = x.min()
+    lo = lo.compute() if is_dask(lo) else lo
+    if lo < 0:
+        raise ValueError(
+            f"{name} has negative values ({int(lo)}); labels must be 0, 1, 2, ... "
+            "(encode them with numpy.unique(..., return_inverse=True))."
+        )
+    return x
+
+
+def contingency(a: Any, b: Any, *, n_a: int | None = None, n_b: int | None = None) -> np.ndarray:
+    """Counts table ``T[i, j] = |{rows: a = i, b = j}|`` of two label vectors.
+
+    Parameters
+    ----------
+    a, b : array-like or dask array of shape (n_samples,)
+        Non-negative integer labels.
+    n_a, n_b : int, optional
+        Number of categories (default: max label + 1, a small reduction for dask).
+
+    Returns
+    -------
+    ndarray of shape (n_a, n_b), int64
+    """
+    a = _labels(a, "a")
+    b = _labels(b, "b", a.shape[0])
+    n_a = _n_labels(a) if n_a is None else n_a
+    n_b = _n_labels(b) if n_b is None else n_b
+    return _table(check_labels(a, n_labels=n_a, name="a"),
+                  check_labels(b, n_labels=n_b, name="b"), sizes=(n_a, n_b))
+
+
+def _group_cluster(labels: Any, sensitive_features: Any, n_clusters: int | None) -> np.ndarray:
+    """D of shape (n_groups, n_clusters)."""
+    labels = _labels(labels, "labels")
+    groups, names = check_sensitive(sensitive_features, labels.shape[0])
+    c = _n_labels(labels) if n_clusters is None else n_clusters
+    labels = check_labels(labels, n_labels=c, name="labels")
+    return _table(groups, labels, sizes=(len(names), c))
+
+
+# -- FKR-F²E seed (Okray, Hu & Lan 2019) ----------------------------------------------------
+
+def statistical_disparity(
+    y_pred: Any, *, sensitive_features: Any, positive_label: Any = 1
+) -> float:
+    """Statistical disparity of binary predictions (the FKR-F²E seed's eq. 16).
+
+    SD = |P(ŷ = 1 | s = 1) − P(ŷ = 1 | s = 0)|; with more than two groups, the largest gap
+    between any two groups, max_g P(ŷ = 1 | g) − min_g P(ŷ = 1 | g). Every group listed in
+    ``sensitive_features`` has at least one row, so every rate is defined.
+
+    Parameters
+    ----------
+    y_pred : array-like of shape (n_samples,)
+        Predictions; "positive" means ``y_pred == positive_label``.
+    sensitive_features : array-like of shape (n_samples,)
+        Group of every row (at least two groups).
+    positive_label : scalar
+        The favourable outcome.
+    """
+    y_pred = as_array(y_pred, "y_pred")
+    if y_pred.ndim != 1 or y_pred.shape[0] == 0:
+        raise ValueError(f"y_pred must be a non-empty 1-D array, got shape {y_pred.shape}.")
+    groups, names = check_sensitive(sensitive_features, y_pred.shape[0])
+    positive = (y_pred == positive_label).astype(np.int64)
+    table = _table(groups, positive, sizes=(len(names), 2))
+    rate = table[:, 1] / table.sum(axis=1)
+    return float(rate.max() - rate.min())
+
+
+def error_rate(y_true: Any, y_pred: Any) -> float:
+    """Fraction of rows where ``y_pred != y_true`` (the seeds' classification error)."""
+    y_true, y_pred = as_array(y_true, "y_true"), as_array(y_pred, "y_pred")
+    n = check_consistent_length(("y_true", y_true), ("y_pred", y_pred))
+    if n == 0:
+        raise ValueError("y_true is empty; the error rate needs at least one row.")
+    wrong = (y_true != y_pred).sum()
+    return float(wrong.compute() if is_dask(wrong) else wrong) / n
+
+
+# -- SAfairKM seed (Liu & Vicente), eq. (2) --------------------------------------------------
+
+def _cost_block(X: np.ndarray, labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, ...]:
+    counts = np.bincount(labels, minlength=n_clusters).astype(np.float64)
+    sums = np.zeros((n_clusters, X.shape[1]))
+    np.add.at(sums, labels, X)
+    sq = np.bincount(labels, weights=np.einsum("ij,ij->i", X, X), minlength=n_clusters)
+    return counts, sums, sq
+
+
+def kmeans_cost(X: Any, labels: Any) -> float:
+    """k-means cost with exact cluster means (the SAfairKM seed's f1, eq. 2).
+
+    f1 = (1/N) Σ_k Σ_{p ∈ C_k} ‖x_p − c̄_k‖², c̄_k the mean of the points assigned to k,
+    computed in one pass as (1/N) Σ_k (Σ_{p∈k} ‖x_p‖² − ‖Σ_{p∈k} x_p‖² / n_k).
+
+    Parameters
+    ----------
+    X : array-like or dask array of shape (n_samples, n_features)
+    labels : array-like or dask array of shape (n_samples,)
+    """
+    X = check_array(X, "X")
+    labels = _labels(labels, "labels", X.shape[0])
+    k = _n_labels(labels)
+    counts, sums, sq = block_sum(_cost_block, X, labels, n_clusters=k)
+    used = counts > 0
+    within = sq[used] - (sums[used] ** 2).sum(axis=1) / counts[used]
+    return float(max(within.sum(), 0.0) / counts.sum())
+
+
+def balance(labels: Any, *, sensitive_features: Any, n_clusters: int | None = None) -> float:
+    """Balance (the SAfairKM seed's f2; the FCE seed's "Bal").
+
+    Bal = min_k min_{j ≠ j'} |C_k ∩ V_j| / |C_k ∩ V_j'| = min_k (min_j D_jk / max_j D_jk),
+    over the clusters that have points (an empty cluster constrains nothing). A cluster that
+    misses a group gives 0; perfectly proportional clusters with equal groups give 1.
+    """
+    return _balance(_group_cluster(labels, sensitive_features, n_clusters))
+
+
+def _balance(D: np.ndarray) -> float:
+    D = D[:, D.sum(axis=0) > 0].astype(np.float64)
+    return float((D.min(axis=0) / D.max(axis=0)).min())
+
+
+# -- FCE seed (Zhou et al., TPAMI 2025) -------------------------------------------------------
+
+def _accuracy(C: np.ndarray) -> float:
+    rows, cols = scipy.optimize.linear_sum_assignment(C, maximize=True)
+    return float(C[rows, cols].sum() / C.sum())
+
+
+def _entropy(p: np.ndarray) -> float:
+    p = p[p > 0]
+    p = p / p.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def _nmi(C: np.ndarray) -> float:
+    n = C.sum()
+    h_true, h_pred = _entropy(C.sum(axis=1)), _entropy(C.sum(axis=0))
+    if h_true == 0 and h_pred == 0:
+        return 1.0  # both constant: identical partitions (scikit-learn's convention)
+    nz = C > 0
+    outer = np.outer(C.sum(axis=1), C.sum(axis=0))
+    mi = float((C[nz] / n * np.log(C[nz] * n / outer[nz])).sum())
+    return max(mi, 0.0) / max(h_true, h_pred)
+
+
+def _mnce(D: np.ndarray) -> float:
+    h = _entropy(D.sum(axis=1))
+    if h == 0:
+        return 1.0
+    return min(_entropy(D[:, k]) for k in range(D.shape[1]) if D[:, k].sum()) / h
+
+
+def _cce(sizes: np.ndarray) -> float:
+    return float(sizes.min() / sizes.max())
+
+
+def _ne(sizes: np.ndarray, c: int) -> float:
+    return _entropy(sizes) / np.log(c) if c > 1 else 1.0
+
+
+def _fairness_cce(D: np.ndarray) -> float:
+    c = D.shape[1]
+    gamma = D / D.sum(axis=1, keepdims=True)  # γ_tk = D_tk / |G_t|
+    with np.errstate(divide="ignore"):
+        ratio = np.minimum(c * gamma, 1.0 / (c * gamma))
+    return float(np.nan_to_num(ratio, nan=0.0).min())
+
+
+def clustering_accuracy(y_true: Any, labels: Any) -> float:
+    """ACC: accuracy after the best one-to-one matching of clusters to classes (Hungarian).
+
+    ACC = max over matchings m of Σ_k |π_k ∩ class m(k)| / n; with more clusters than classes
+    (or the reverse) the unmatched ones count as errors.
+    """
+    return _accuracy(contingency(y_true, labels))
+
+
+def nmi(y_true: Any, labels: Any) -> float:
+    """NMI = I(Y; Ŷ) / max(H(Y), H(Ŷ)) (natural log; the FCE seed's normalisation).
+
+    Equals ``sklearn.metrics.normalized_mutual_info_score(..., average_method="max")``.
+    """
+    return _nmi(contingency(y_true, labels))
+
+
+def mnce(labels: Any, *, sensitive_features: Any) -> float:
+    """MNCE = min_k H(G | π_k) / H(G) (FCE seed): the least mixed cluster's group entropy.
+
+    Entropies in natural log over the group proportions inside cluster k and in the whole
+    data; empty clusters are skipped. Always in [0, 1]; 1 when every cluster has the groups in
+    the data's proportions.
+    """
+    return _mnce(_group_cluster(labels, sensitive_features, None))
+
+
+def cce(labels: Any, *, n_clusters: int | None = None) -> float:
+    """CCE = min_k |π_k| / max_k |π_k| (cluster capacity equality, FCE seed, Definition 2).
+
+    With ``n_clusters`` given, a label that never occurs is an empty cluster and gives 0.
+    """
+    labels = _labels(labels, "labels")
+    c = _n_labels(labels) if n_clusters is None else n_clusters
+    return _cce(_table(check_labels(labels, n_labels=c, name="labels"), sizes=(c,)))
+
+
+def normalized_entropy(labels: Any, *, n_clusters: int | None = None) -> float:
+    """NE = −(1/log c) Σ_k p_k log p_k, p_k = |π_k| / n (FCE seed).
+
+    c is ``n_clusters`` if given (the FCE seed uses the number of true classes), else the
+    number of distinct labels. 1 for equal cluster sizes.
+    """
+    labels = _labels(labels, "labels")
+    k = _n_labels(labels)
+    sizes = _table(labels, sizes=(k,))
+    c = n_clusters if n_clusters is not None else int((sizes > 0).sum())
+    return _ne(sizes, c)
+
+
+def fairness_cce(
+    labels: Any, *, sensitive_features: Any, n_clusters: int | None = None
+) -> float:
+    """fairness_CCE = min_{t,k} min(c γ_tk, 1 / (c γ_tk)), γ_tk = D_tk / |G_t| (FCE seed, Def. 3).
+
+    1 when every group is spread evenly over the c clusters (|π_k ∩ G_t| = |G_t| / c), which
+    implies both fairness and equal capacity; a cluster missing a group gives 0.
+    """
+    return _fairness_cce(_group_cluster(labels, sensitive_features, n_clusters))
+
+
+def clustering_report(
+    y_true: Any, labels: Any, *, sensitive_features: Any, n_clusters: int | None = None
+) -> dict[str, float]:
+    """All seven FCE columns (ACC, NMI, Bal, MNCE, CCE, NE, f_CCE) from one pass.
+
+    One classes × clusters × groups count table is built over the row blocks; every metric is
+    computed from it.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True classes (non-negative integers).
+    labels : array-like of shape (n_samples,)
+        Cluster labels (non-negative integers).
+    sensitive_features : array-like of shape (n_samples,)
+        Protected group of every row.
+    n_clusters : int, optional
+        c of CCE, NE and f_CCE; default: the number of true classes, as in the FCE paper
+        (labels ≥ c are an error then).
+    """
+    y_true = _labels(y_true, "y_true")
+    labels = _labels(labels, "labels", y_true.shape[0])
+    groups, names = check_sensitive(sensitive_features, y_true.shape[0])
+    n_classes = _n_labels(y_true)
+    c = n_classes if n_clusters is None else n_clusters
+    labels = check_labels(labels, n_labels=c, name="labels")
+    table = _table(y_true, labels, groups, sizes=(n_classes, c, len(names)))
+    C = table.sum(axis=2)  # classes × clusters
+    D = table.sum(axis=0).T  # groups × clusters
+    sizes = C.sum(axis=0)
+    return {
+        "ACC": _accuracy(C),
+        "NMI": _nmi(C),
+        "Bal": _balance(D),
+        "MNCE": _mnce(D),
+        "CCE": _cce(sizes),
+        "NE": _ne(sizes, c),
+        "f_CCE": _fairness_cce(D),
+    }
+
+
+# -- fronts ----------------------------------------------------------------------------------
+
+def hypervolume_2d(cost: Any, balance: Any, reference: tuple[float, float]) -> float:
+    """Area dominated by a front when minimising cost and maximising balance.
+
+    The region {(f1, f2): some point has cost ≤ f1 and balance ≥ f2, f1 ≤ r_cost,
+    f2 ≥ r_balance}; points outside the reference box add nothing. O(L log L): sort by cost,
+    sweep keeping the best balance so far.
+
+    Parameters
+    ----------
+    cost, balance : array-like of shape (n_points,)
+    reference : (r_cost, r_balance)
+        A cost no point should exceed and a balance no point should fall below.
+    """
+    f1 = np.asarray(cost, dtype=np.float64).ravel()
+    f2 = np.asarray(balance, dtype=np.float64).ravel()
+    if f1.shape != f2.shape:
+        raise ValueError(f"cost and balance have different lengths ({f1.size}, {f2.size}).")
+    if not (np.isfinite(f1).all() and np.isfinite(f2).all()):
+        raise ValueError("cost and balance must be finite.")
+    r1, r2 = map(float, reference)
+    inside = (f1 < r1) & (f2 > r2)
+    order = np.lexsort((-f2[inside], f1[inside]))
+    xs, ys = f1[inside][order], f2[inside][order]
+    area, best = 0.0, r2
+    for i, (x, y) in enumerate(zip(xs, ys, strict=True)):
+        if y > best:
+            best = y
+        nxt = xs[i + 1] if i + 1 < len(xs) else r1
+        area += (nxt - x) * (best - r2)
+    return float(area)
+

@@ -1,0 +1,172 @@
+"""Metrics against hand-computed cases, scikit-learn/scipy, and brute force."""
+
+import itertools
+from pathlib import Path
+
+import dask.array as da
+import numpy as np
+import pytest
+import scipy.io
+from sklearn.metrics import normalized_mutual_info_score
+
+from daskfair.metrics import (
+    REPORT_COLUMNS,
+    balance,
+    cce,
+    clustering_accuracy,
+    clustering_report,
+    contingency,
+    error_rate,
+    fairness_cce,
+    hypervolume_2d,
+    kmeans_cost,
+    mnce,
+    nmi,
+    normalized_entropy,
+    statistical_disparity,
+)
+
+# A toy clustering written out by hand: 8 rows, 2 classes, 3 clusters, 2 groups.
+Y = np.array([0, 0, 0, 1, 1, 1, 1, 0])
+L = np.array([0, 0, 1, 1, 2, 2, 2, 0])
+G = np.array([0, 1, 0, 1, 0, 1, 1, 0])
+# clusters: 0 = rows {0,1,7} (classes 0,0,0; groups 0,1,0), 1 = {2,3} (0,1; 0,1),
+#           2 = {4,5,6} (1,1,1; 0,1,1)
+
+
+def test_hand_computed_clustering_metrics():
+    # ACC: cluster 0 -> class 0 (3 right), cluster 2 -> class 1 (3 right); cluster 1 unmatched
+    assert clustering_accuracy(Y, L) == pytest.approx(6 / 8)
+    # Bal: cluster 0 has groups (2, 1) -> 1/2; cluster 1 (1, 1) -> 1; cluster 2 (1, 2) -> 1/2
+    assert balance(L, sensitive_features=G) == pytest.approx(0.5)
+    # CCE: sizes (3, 2, 3)
+    assert cce(L) == pytest.approx(2 / 3)
+    assert cce(L, n_clusters=4) == 0.0  # an empty fourth cluster
+    # NE with c = 3: p = (3/8, 2/8, 3/8)
+    p = np.array([3, 2, 3]) / 8
+    assert normalized_entropy(L) == pytest.approx(-(p * np.log(p)).sum() / np.log(3))
+    # MNCE: H(G) with (4, 4) = log 2; least mixed clusters have (2, 1): H = H(2/3, 1/3)
+    h = -(2 / 3 * np.log(2 / 3) + 1 / 3 * np.log(1 / 3))
+    assert mnce(L, sensitive_features=G) == pytest.approx(h / np.log(2))
+    # f_CCE with c = 3: |G_0| = |G_1| = 4, D = [[2, 1, 1], [1, 1, 2]] -> c·γ in {1.5, .75}
+    assert fairness_cce(L, sensitive_features=G) == pytest.approx(min(0.75, 1 / 1.5))
+
+
+def test_report_equals_the_single_metrics():
+    rep = clustering_report(Y, L, sensitive_features=G, n_clusters=3)
+    assert list(rep) == list(REPORT_COLUMNS)
+    assert rep["ACC"] == clustering_accuracy(Y, L)
+    assert rep["NMI"] == pytest.approx(nmi(Y, L))
+    assert rep["Bal"] == balance(L, sensitive_features=G)
+    assert rep["MNCE"] == pytest.approx(mnce(L, sensitive_features=G))
+    assert rep["CCE"] == cce(L)
+    assert rep["NE"] == pytest.approx(normalized_entropy(L, n_clusters=3))
+    assert rep["f_CCE"] == fairness_cce(L, sensitive_features=G, n_clusters=3)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_nmi_and_accuracy_against_sklearn_and_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 4, 60)
+    lab = rng.integers(0, 4, 60)
+    assert nmi(y, lab) == pytest.approx(
+        normalized_mutual_info_score(y, lab, average_method="max"), abs=1e-12)
+    brute = max(np.mean(np.asarray(perm)[lab] == y) for perm in itertools.permutations(range(4)))
+    assert clustering_accuracy(y, lab) == pytest.approx(brute)
+    assert nmi(np.zeros(5, int), np.zeros(5, int)) == 1.0
+
+
+def test_statistical_disparity_and_error_by_hand():
+    pred = np.array([1, 1, 0, 0, 1, 0, 0, 0])
+    s = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    assert statistical_disparity(pred, sensitive_features=s) == pytest.approx(0.5 - 0.25)
+    s3 = np.array(["a", "a", "b", "b", "c", "c", "c", "c"])
+    assert statistical_disparity(pred, sensitive_features=s3) == pytest.approx(1.0 - 0.0)
+    labels = np.array(["yes", "no", "no", "yes"])
+    assert statistical_disparity(labels, sensitive_features=[0, 0, 1, 1],
+                                 positive_label="yes") == 0.0
+    assert error_rate([1, 0, 1, 1], [1, 1, 1, 0]) == 0.5
+
+
+def test_kmeans_cost_against_direct_computation():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3)) * 10 + 50
+    lab = rng.integers(0, 7, 500)
+    direct = sum(((X[lab == k] - X[lab == k].mean(0)) ** 2).sum() for k in range(7)) / 500
+    assert kmeans_cost(X, lab) == pytest.approx(direct, rel=1e-10)
+    for chunks in (7, 50):
+        assert kmeans_cost(da.from_array(X, chunks=(chunks, 3)),
+                           da.from_array(lab, chunks=chunks)) == pytest.approx(direct, rel=1e-10)
+
+
+def test_dask_inputs_match_numpy():
+    rng = np.random.default_rng(1)
+    y, lab, g = rng.integers(0, 3, 200), rng.integers(0, 4, 200), rng.integers(0, 2, 200)
+    ref = clustering_report(y, lab, sensitive_features=g, n_clusters=4)
+    for chunks in (7, 50):
+        d = [da.from_array(a, chunks=chunks) for a in (y, lab, g)]
+        out = clustering_report(d[0], d[1], sensitive_features=d[2], n_clusters=4)
+        for k in REPORT_COLUMNS:
+            assert out[k] == pytest.approx(ref[k], abs=1e-14)
+        assert balance(d[1], sensitive_features=d[2]) == balance(lab, sensitive_features=g)
+        assert statistical_disparity(d[1] > 1, sensitive_features=d[2],
+                                     positive_label=True) == pytest.approx(
+            statistical_disparity(lab > 1, sensitive_features=g, positive_label=True))
+        np.testing.assert_array_equal(contingency(d[0], d[1]), contingency(y, lab))
+
+
+def test_hypervolume_by_hand_and_brute_force():
+    # staircase: (1, .5), (2, .8); reference (3, 0): [1,2]×[0,.5] + [2,3]×[0,.8] = .5 + .8
+    assert hypervolume_2d([1, 2], [0.5, 0.8], (3, 0)) == pytest.approx(1.3)
+    # a dominated point and one outside the box add nothing
+    assert hypervolume_2d([1, 2, 2.5, 4], [0.5, 0.8, 0.6, 0.9], (3, 0)) == pytest.approx(1.3)
+    rng = np.random.default_rng(2)
+    f1, f2 = rng.random(30), rng.random(30)
+    # brute force: exact area on the grid of all coordinates
+    xs = np.unique(np.append(f1, 1.0))
+    ys = np.unique(np.append(f2, 0.0))
+    area = 0.0
+    for x0, x1 in itertools.pairwise(xs):
+        for y0, y1 in itertools.pairwise(ys):
+            if np.any((f1 <= x0) & (f2 >= y1)):
+                area += (x1 - x0) * (y1 - y0)
+    assert hypervolume_2d(f1, f2, (1.0, 0.0)) == pytest.approx(area, rel=1e-12)
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="is empty"):
+        cce(np.array([], dtype=int))
+    with pytest.raises(ValueError, match="negative values"):
+        clustering_accuracy([0, 1], [0, -1])
+    with pytest.raises(ValueError, match="Inconsistent numbers of rows"):
+        error_rate([0, 1], [0])
+    with pytest.raises(ValueError, match="1 distinct group"):
+        balance([0, 1, 1], sensitive_features=[2, 2, 2])
+    with pytest.raises(ValueError, match="contains NaN"):
+        statistical_disparity([0, 1, 1], sensitive_features=[0.0, np.nan, 1.0])
+    with pytest.raises(ValueError, match="has 2 entries but X has 3 rows"):
+        mnce([0, 1, 1], sensitive_features=[0, 1])
+    with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
+        clustering_report([0, 1, 1], [0, 2, 1], sensitive_features=[0, 1, 0])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        kmeans_cost([[0.0], [np.nan]], [0, 1])
+    with pytest.raises(ValueError, match="different lengths"):
+        hypervolume_2d([1, 2], [0.5], (3, 0))
+
+
+POOLS = Path(__file__).resolve().parents[2] / "shared" / "data" / "fce_pools"
+PAPER_KM = {  # the FCE paper's KM rows (means), data README
+    "har": {"ACC": 0.579, "NMI": 0.571, "Bal": 0.000, "MNCE": 0.812, "CCE": 0.241, "NE": 0.940},
+    "mnist_usps": {"ACC": 0.371, "NMI": 0.343, "CCE": 0.320, "NE": 0.966},
+}
+
+
+@pytest.mark.skipif(not POOLS.exists(), reason=f"FCE pools not found at {POOLS}")
+@pytest.mark.parametrize("pool", sorted(PAPER_KM))
+def test_paper_km_rows_from_the_raw_pool_files(pool):
+    mat = scipy.io.loadmat(POOLS / f"bc_pool_{pool}.mat")
+    y, g = mat["y"].ravel().astype(int) - 1, mat["g"].ravel().astype(int) - 1
+    rows = [clustering_report(y, mat["bac_Y"][0, j].argmax(axis=1), sensitive_features=g)
+            for j in range(mat["bac_Y"].shape[1])]
+    for metric, printed in PAPER_KM[pool].items():
+        assert np.mean([r[metric] for r in rows]) == pytest.approx(printed, abs=0.002)
