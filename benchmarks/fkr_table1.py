@@ -61,8 +61,11 @@ def main() -> None:
         for name in SEED_KERNELS:
             ds = load_dataset(name)
             sizes[name] = {"n": len(ds.y), "n_train": len(ds.splits[0]), "d": ds.X.shape[1]}
-            data = client.scatter({"X": ds.X, "y": ds.y.astype(int), "s": ds.sensitive,
-                                   "splits": ds.splits}, broadcast=True)
+            # a list, not a dict: scattering a dict would use its keys as task keys and
+            # every data set would share the first one's "X"
+            X, y, s, splits = client.scatter([ds.X, ds.y.astype(int), ds.sensitive, ds.splits],
+                                             broadcast=True, hash=False)
+            data = {"X": X, "y": y, "s": s, "splits": splits}
             for method in METHODS:
                 for trial in range(args.trials):
                     futures.append(client.submit(

@@ -78,8 +78,9 @@ def audit_labelings(
     if n_clusters is None:
         n_clusters = int(np.unique(y).size)
     client = client or get_client()
-    # Scatter the pool once; every task reads its column from the worker's copy.
-    pool_f, y_f, g_f = client.scatter([base_labels, y, groups], broadcast=True)
+    # Scatter the pool once (fresh keys: re-scattering equal data under its content hash
+    # races with the release of an earlier scatter); every task reads its column from it.
+    pool_f, y_f, g_f = client.scatter([base_labels, y, groups], broadcast=True, hash=False)
     futures = client.map(
         _report_row,
         [pool_f] * base_labels.shape[1],

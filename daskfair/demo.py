@@ -111,7 +111,8 @@ def fkr_section(
 ) -> dict[str, dict[str, float]]:
     """FKR-F²E and its baselines on one of the authors' splits, one task per method."""
     data = load_dataset(dataset, data_dir)
-    X, y, s = client.scatter([data.X, data.y, data.sensitive], broadcast=True)
+    X, y, s = client.scatter([data.X, data.y, data.sensitive], broadcast=True,
+                             hash=False)
     futures = [
         client.submit(run_method, method, X, y, s, data.splits[split],
                       kernel=SEED_KERNELS[dataset], random_state=split,

@@ -204,7 +204,7 @@ def _accuracy(C: np.ndarray) -> float:
 def _entropy(p: np.ndarray) -> float:
     p = p[p > 0]
     p = p / p.sum()
-    return float(-(p * np.log(p)).sum())
+    return max(float(-(p * np.log(p)).sum()), 0.0)  # no −0.0 for a single category
 
 
 def _nmi(C: np.ndarray) -> float:

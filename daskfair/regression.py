@@ -168,7 +168,9 @@ class FairKernelRegressor(
     coef0 : float
         Additive constant of the polynomial and sigmoid kernels (the seed's c).
     n_components : int, optional
-        Number of fair features k; default ``max(1, n_samples // 250)`` as in the seed.
+        Number of fair features k; default ``max(1, n_samples // 250)`` as in the seed,
+        capped at the rank r of the kernel feature map (r − 1 for the exact mean-discrepancy
+        constraint). An explicit value above that is an error.
     alpha : float
         Ridge penalty (the seed's γ in eq. 13).
     fit_intercept : bool
@@ -259,7 +261,16 @@ class FairKernelRegressor(
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}.")
         _, stats = self._fit_statistics(X, y, sensitive_features)
-        k = self.n_components if self.n_components is not None else max(1, stats.n // 250)
+        k = self.n_components
+        if k is None:
+            # The seed's default n/250, capped at what the feature map can give (an explicit
+            # n_components above the rank is an error instead).
+            r = stats.grams.shape[1] - (self.objective == "mean_discrepancy"
+                                         and self.fairness is None)
+            k = min(max(1, stats.n // 250), r)
+            if k < stats.n // 250:
+                logger.info("n_components: n/250 = %d exceeds the rank %d; using %d",
+                            stats.n // 250, r, k)
         W, values = fair_directions(stats, k, self.objective, self.fairness)
         self.coef_, self.intercept_ = ridge_solve(
             stats.change_basis(W), self.alpha, self.fit_intercept

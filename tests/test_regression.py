@@ -182,3 +182,42 @@ def test_bad_inputs(data):
         FairKernelClassifier().fit(X, np.arange(len(X)) % 3, sensitive_features=s)
     with pytest.raises(TypeError, match="sensitive_features"):
         est.fit(X, y)
+
+
+@pytest.mark.parametrize("objective", ["paper", "mean_discrepancy"])
+def test_exact_on_real_data_matches_dense_and_nystroem(data_dir, objective):
+    """The authors' Communities & Crime file: 600 training rows, polynomial degree 4."""
+    from daskfair.datasets import load_dataset
+    from daskfair.fkr_protocol import minmax_scale
+
+    data = load_dataset("ffe_crime", data_dir)
+    train, test = data.splits[0][:600], data.splits[1][-200:]
+    X = minmax_scale(data.X, train)
+    y, s = data.y.astype(float), data.sensitive
+    kernel = {"kernel": "polynomial", "degree": 4, "coef0": 0.1}
+    exact = FairKernelRegressor(**kernel, n_components=12, objective=objective,
+                                approximation="exact").fit(X[train], y[train],
+                                                           sensitive_features=s[train])
+    if objective == "paper":
+        ref = dense_fkr_predict(X[train], y[train], s[train], X[test], 12, 1.0,
+                                metric="poly", degree=4, coef0=0.1, gamma=1 / X.shape[1])
+        assert _rel(exact.predict(X[test]), ref) < 1e-6
+    nys = FairKernelRegressor(**kernel, n_components=12, objective=objective,
+                              n_landmarks=600, random_state=0)
+    nys.fit(da.from_array(X[train], chunks=(128, -1)), y[train], sensitive_features=s[train])
+    assert _rel(nys.predict(X[test]), exact.predict(X[test])) < 1e-6
+
+
+def test_default_k_is_capped_at_the_rank():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(3000, 2))  # linear kernel: rank 2, while n/250 = 12
+    s = rng.integers(0, 2, 3000)
+    est = FairKernelRegressor("linear", n_landmarks=100, random_state=0).fit(
+        X, X[:, 0], sensitive_features=s)
+    assert est.n_components_ == 2
+    md = FairKernelRegressor("linear", objective="mean_discrepancy", n_landmarks=100,
+                             random_state=0).fit(X, X[:, 0], sensitive_features=s)
+    assert md.n_components_ == 1
+    with pytest.raises(ValueError, match="n_components=12 is larger than the rank"):
+        FairKernelRegressor("linear", n_components=12, n_landmarks=100).fit(
+            X, X[:, 0], sensitive_features=s)

@@ -150,7 +150,7 @@ def base_clusterings(
     cs = _cluster_numbers(n_clusters, n_runs, len(sample), random_cluster_numbers, seed)
     seeds = spawn_seeds(int(child_rng(seed, 1).integers(2**63)), n_runs)
     client = client or get_client()
-    sample_f = client.scatter(sample, broadcast=True)
+    sample_f = client.scatter(sample, broadcast=True, hash=False)
     futures = [
         client.submit(fit_run, sample_f, methods[r % len(methods)], cs[r], seeds[r],
                       key=f"daskfair-base-{r}-{seeds[r]:x}-{sample_f.key}")

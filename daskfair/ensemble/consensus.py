@@ -33,7 +33,7 @@ from .._validation import is_dask
 from ._kernels import block_moments, sweep_block
 
 __all__ = ["ALIGNMENTS", "ConsensusState", "auto_fairness", "consensus_step", "init_state",
-           "polar"]
+           "polar", "run_consensus"]
 
 logger = logging.getLogger(__name__)
 

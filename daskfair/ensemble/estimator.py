@@ -16,7 +16,6 @@ from sklearn.exceptions import ConvergenceWarning
 from .._random import as_seed_sequence, child_rng
 from .._validation import (
     as_array,
-    check_consistent_length,
     check_n_clusters,
     check_sensitive,
     is_dask,
@@ -213,7 +212,6 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         base, sizes = check_base_labels(base_labels)
         n = base.shape[0]
         groups, self.groups_ = check_sensitive(sensitive_features, n)
-        check_consistent_length(("base_labels", base), ("sensitive_features", groups))
         if self.n_clusters is None:
             c, _ = select_n_clusters(base, range(2, 2 * int(sizes.max()) + 1),
                                      random_state=self.random_state)

@@ -68,7 +68,7 @@ def pool_rows(
     dict
         ``{variant: ndarray of shape (n_subsets, 9)}`` (see :func:`subset_report`).
     """
-    pool = client.scatter([base, y, groups], broadcast=True)
+    pool = client.scatter([base, y, groups], broadcast=True, hash=False)
     futures = {
         (variant, s): client.submit(
             subset_report, *pool, s, n_subsets=n_subsets,
