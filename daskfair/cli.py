@@ -126,8 +126,14 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``daskfair`` console script."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    # Configure daskfair's own logger only: a root handler would also print distributed's
+    # INFO messages (its loggers are set to INFO by dask's configuration).
+    log = logging.getLogger("daskfair")
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        log.addHandler(handler)
+    log.setLevel(logging.INFO if args.verbose else logging.WARNING)
     commands = {"demo": _cmd_demo, "datasets": _cmd_datasets}
     try:
         return commands[args.command](args)

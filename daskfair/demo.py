@@ -44,17 +44,17 @@ def _fmt(x: float) -> str:
 
 def format_table(rows: dict[str, dict[str, tuple[float, float]]]) -> str:
     """Text table of ``{pool: {metric: (mean, std)}}`` with the paper's rows where known."""
-    head = f"{'pool':<15}" + "".join(f"{c:>12}" for c in REPORT_COLUMNS)
+    head = f"{'pool':<18}" + "".join(f"{c:>12}" for c in REPORT_COLUMNS)
     lines = [head, "-" * len(head)]
     for pool, metrics in rows.items():
         cells = "".join(
             f"{_fmt(m) + '±' + _fmt(s):>12}" for m, s in (metrics[c] for c in REPORT_COLUMNS)
         )
-        lines.append(f"{'KM ' + FCE_POOL_NAMES[pool]:<15}{cells}")
+        lines.append(f"{'KM ' + FCE_POOL_NAMES[pool]:<18}{cells}")
         if pool in PAPER_KM_ROWS:
             ref = PAPER_KM_ROWS[pool]
             cells = "".join(f"{_fmt(ref[c]) if c in ref else '':>12}" for c in REPORT_COLUMNS)
-            lines.append(f"{'  paper':<15}{cells}")
+            lines.append(f"{'  paper':<18}{cells}")
     return "\n".join(lines)
 
 
