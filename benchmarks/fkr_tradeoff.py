@@ -2,7 +2,8 @@
 
 On the authors' splits (the first ``--trials``), the test SD and error of: FKR-F²E (paper
 objective) over k; FKR-F²E (mean_discrepancy) over k and over its fairness parameter γ
-(at the default k = n/250 capped at the rank);
+(at the default k = n/250 capped at the rank); and FKR-F²E (both objectives) and kernel ridge
+over the ridge penalty α on the seed's grid [1e-3, 1e2];
 FKRR over μ; unconstrained kernel ridge; the constant predictor. Each point is a mean over
 the trials; each (data set, method, setting, trial) is a task on the cluster.
 
@@ -24,6 +25,7 @@ from daskfair.fkr_protocol import SEED_KERNELS, run_method
 K_VALUES = (1, 2, 5, 10, 20, 30)  # within the kernels' numerical ranks (≥ 36 here)
 GAMMAS = (0.0, 0.1, 1.0, 10.0, 100.0, 1000.0, None)  # None: exact constraint
 MUS = (0.0, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+ALPHAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)  # the seed's grid for the ridge penalty
 
 
 def settings() -> list[tuple[str, dict]]:
@@ -33,6 +35,9 @@ def settings() -> list[tuple[str, dict]]:
     out += [("FKR-F2E (mean_discrepancy) over γ", {"fairness": g}) for g in GAMMAS]
     out += [("FKRR over μ", {"mu": mu}) for mu in MUS]
     out += [("kernel ridge", {})]
+    out += [(f"{m} over α", {"alpha": a}) for m in ("FKR-F2E (paper)",
+                                                   "FKR-F2E (mean_discrepancy)",
+                                                   "kernel ridge") for a in ALPHAS]
     return out
 
 
@@ -43,6 +48,7 @@ def run(data, name, method, setting, trial, n_landmarks):
     out = run_method(base, data["X"], data["y"], data["s"], train, kernel=SEED_KERNELS[name],
                      n_components=setting.get("k"),
                      fairness=setting.get("fairness"), mu=setting.get("mu", 0.0),
+                     alpha=setting.get("alpha", 1.0),
                      n_landmarks=n_landmarks, random_state=trial)
     return out["sd"], out["error"]
 

@@ -267,9 +267,10 @@ def check_labels(
     if n_samples is not None and labels.shape[0] != n_samples:
         raise ValueError(f"{name} has {labels.shape[0]} entries but {n_samples} were expected.")
     if labels.dtype.kind == "f":
-        check_int = labels if not is_dask(labels) else None
-        if check_int is not None and not np.all(np.mod(check_int, 1) == 0):
-            raise ValueError(f"{name} must be integer cluster indices, got non-integer floats.")
+        if is_dask(labels):
+            labels = labels.map_blocks(_integral_block, name, dtype=labels.dtype)
+        else:
+            _integral_block(labels, name)
     elif labels.dtype.kind not in "iub":
         raise TypeError(f"{name} must be integers, got dtype {labels.dtype}.")
     labels = labels.astype(np.int64)
@@ -279,6 +280,12 @@ def check_labels(
         else:
             _range_block(labels, n_labels, name)
     return labels
+
+
+def _integral_block(block: np.ndarray, name: str) -> np.ndarray:
+    if not np.all(np.mod(block, 1) == 0):
+        raise ValueError(f"{name} must be integer cluster indices, got non-integer floats.")
+    return block
 
 
 def _range_block(block: np.ndarray, n_labels: int, name: str) -> np.ndarray:

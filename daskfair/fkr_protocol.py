@@ -46,6 +46,7 @@ def run_method(
     n_components: int | None = None,
     fairness: float | None = None,
     mu: float = 1.0,
+    alpha: float = 1.0,
     n_landmarks: int = 1000,
     random_state: Any = 0,
 ) -> dict[str, float]:
@@ -71,6 +72,8 @@ def run_method(
         γ of the mean-discrepancy objective.
     mu : float
         FKRR's fairness penalty.
+    alpha : float
+        Ridge penalty of every kernel method (the seed's eq. 13 γ).
     n_landmarks : int
         Nyström landmarks; a training set no larger than this is fitted exactly.
     random_state : int
@@ -95,10 +98,10 @@ def run_method(
     elif method.startswith("FKR-F2E"):
         objective = "paper" if "paper" in method else "mean_discrepancy"
         clf = FairKernelClassifier(**kernel, n_components=n_components, objective=objective,
-                                   fairness=fairness, **approx)
+                                   fairness=fairness, alpha=alpha, **approx)
         pred = clf.fit(Xs[train], y[train], sensitive_features=s[train]).predict(Xs[test])
     else:
-        reg = FairKernelRidge(mu if method == "FKRR" else 0.0, **kernel, **approx)
+        reg = FairKernelRidge(mu if method == "FKRR" else 0.0, **kernel, alpha=alpha, **approx)
         reg.fit(Xs[train], y[train], sensitive_features=s[train])
         pred = (reg.predict(Xs[test]) >= 0.5).astype(int)
     return {

@@ -100,6 +100,9 @@ def test_check_labels():
         check_labels(da.from_array(np.array([0, -1, 1]), chunks=2), n_labels=2).compute()
     with pytest.raises(ValueError, match="non-integer"):
         check_labels([0.5, 1.0])
+    with pytest.raises(ValueError, match="non-integer"):
+        check_labels(da.from_array(np.array([0.0, 1.5, 2.0]), chunks=2)).compute()
+    np.testing.assert_array_equal(check_labels(np.array([2.0, 0.0])), [2, 0])
     with pytest.raises(TypeError, match="must be integers"):
         check_labels(["a", "b"])
 

@@ -221,7 +221,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         lambda2 = auto_fairness(n, c, T) if self.fairness == "auto" else float(self.fairness)
         return base, groups, sizes, c, lambda2
 
-    def initial_state(self, base: Any, groups: Any, sizes: np.ndarray, c: int) -> ConsensusState:
+    def _initial_state(self, base: Any, groups: Any, sizes: np.ndarray, c: int) -> ConsensusState:
         """Start from a base clustering with c clusters (chosen by ``random_state``).
 
         When no base clustering has c clusters, the one with the closest number is folded
@@ -244,7 +244,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         are accepted; with dask the labels stay distributed and ``labels_`` is a dask array.
         """
         base, groups, sizes, c, lambda2 = self._prepare(base_labels, sensitive_features)
-        state = self.initial_state(base, groups, sizes, c)
+        state = self._initial_state(base, groups, sizes, c)
         state, converged = run_consensus(
             base, groups, state, lambda1=self.lambda1, lambda2=lambda2,
             alignment=self.alignment, max_iter=self.max_iter, tol=self.tol,
