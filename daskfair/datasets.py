@@ -37,7 +37,9 @@ columns of ``X``; features are not scaled — scaling belongs to the estimator o
                    published — they were drawn with replacement, so each repeats about 40
                    rows (14,950–14,970 distinct).
 ``ffe_crime``      their 1,993 × 102 file: col 0 (minority) sensitive, col 101 the
-                   binarised crime rate, X = cols 1–100. Their index file holds 50
+                   binarised crime rate, X = cols 1–99. Col 100 is dropped: it is the
+                   continuous crime rate itself (the label equals col 100 ≥ 0.5 on every
+                   row), a target leak in the published file. Their index file holds 50
                    permutations of the rows (1-based); the training set of a trial is the
                    first 1,495 rows (75 %, the seed's split ratio) of its permutation.
 ``ffe_compas``     compas/compas.csv inside compas.zip (16,000 × 16): col 15 is the label
@@ -363,7 +365,7 @@ def _ffe_crime(root: Path, sensitive: str | None) -> Dataset:
     df = pd.read_csv(_file(root, "ffe_splits/communitycrime/crimecommunity.csv"), header=None)
     idx = pd.read_csv(_file(root, "ffe_splits/communitycrime/crimecommunity_index.csv"),
                       header=None).to_numpy(np.int64)
-    X = df.iloc[:, 1:101]
+    X = df.iloc[:, 1:100]  # col 100 is the target before binarisation (a leak): dropped
     return _make("ffe_crime", X.to_numpy(np.float64), df[101].to_numpy(np.int64),
                  df[0].astype(int), "minority", [f"col{c}" for c in X.columns],
                  "FKR-F²E authors' Communities and Crime (1,993 rows)",

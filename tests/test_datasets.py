@@ -108,6 +108,9 @@ def test_ffe_files(data_dir, name, n, n_train, majority_error):
         else:  # the first 75 % of a permutation
             assert distinct == n_train
     assert not np.array_equal(d.splits[0], d.splits[1])
+    # no column of X determines the label (the authors' crime file has the target as col 100)
+    for j in range(d.X.shape[1]):
+        assert np.mean((d.X[:, j] >= 0.5) == d.y) < 0.99
 
 
 def test_safairkm_arrays(data_dir):
