@@ -22,21 +22,14 @@ import time
 import numpy as np
 
 from _common import RESULTS, pyplot, write_result
-from daskfair.audit import subset_summary
+from daskfair.audit import audit_labelings, subset_summary
 from daskfair.datasets import FCE_POOL_NAMES, FCE_POOLS, load_fce_pool
+from daskfair.demo import PAPER_FCE_ROWS
 from daskfair.deploy import client_context
 from daskfair.ensemble.protocol import VARIANTS, pool_rows
-from daskfair.metrics import REPORT_COLUMNS, clustering_report
+from daskfair.metrics import REPORT_COLUMNS
 
-# Rows printed in the data README (FCE paper, k-means pools).
-PAPER = {
-    "mnist_usps": {"ACC": .419, "NMI": .385, "Bal": .105, "MNCE": .445, "CCE": .703,
-                   "NE": .997, "f_CCE": .190},
-    "har": {"ACC": .648, "NMI": .557, "Bal": .149, "MNCE": .977, "CCE": .731, "NE": .997,
-            "f_CCE": .331},
-    "ds": {"ACC": .425, "NMI": .482, "Bal": .222, "MNCE": .920, "CCE": .387, "NE": .985,
-           "f_CCE": .374},
-}
+PAPER = PAPER_FCE_ROWS
 
 
 def main() -> None:
@@ -52,10 +45,8 @@ def main() -> None:
         for name in FCE_POOLS:
             base, y, groups = load_fce_pool(name)
             c = int(np.unique(y).size)
-            km[name] = np.array([
-                [clustering_report(y, base[:, j], sensitive_features=groups,
-                                   n_clusters=c)[k] for k in REPORT_COLUMNS]
-                for j in range(base.shape[1])])
+            km[name] = audit_labelings(base, y, sensitive_features=groups, n_clusters=c,
+                                       client=client)
             results[name] = pool_rows(client, base, y, groups, fairness=fairness, key=name)
             if args.tune and name in PAPER:
                 tuned[name] = tune(client, name, base, y, groups)

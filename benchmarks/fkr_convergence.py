@@ -21,6 +21,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 from _common import RESULTS, pyplot, write_result
 from daskfair.datasets import load_dataset
+from daskfair.fkr_protocol import minmax_scale
 from daskfair.regression import FairKernelRegressor
 
 KERNEL = {"kernel": "polynomial", "degree": 4, "coef0": 0.1}
@@ -28,9 +29,7 @@ KERNEL = {"kernel": "polynomial", "degree": 4, "coef0": 0.1}
 
 def credit(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ds = load_dataset("ffe_credit")
-    X = ds.X[:n]
-    span = np.where(X.max(0) > X.min(0), X.max(0) - X.min(0), 1.0)
-    return (X - X.min(0)) / span, ds.y[:n].astype(float), ds.sensitive[:n]
+    return minmax_scale(ds.X[:n], np.arange(n)), ds.y[:n].astype(float), ds.sensitive[:n]
 
 
 def authors_dense(X, y, s, k, alpha=1.0):

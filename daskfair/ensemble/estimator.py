@@ -90,10 +90,18 @@ def select_n_clusters(
     scores : dict
         Silhouette per candidate.
     """
+    base, sizes = check_base_labels(base_labels)
+    return _select_n_clusters(base, sizes, candidates, sample_size, random_state)
+
+
+def _select_n_clusters(
+    base: Any, sizes: np.ndarray, candidates: Sequence[int], sample_size: int,
+    random_state: Any,
+) -> tuple[int, dict[int, float]]:
+    # select_n_clusters on labels that check_base_labels has already validated
     from sklearn.cluster import KMeans
     from sklearn.metrics import silhouette_score
 
-    base, sizes = check_base_labels(base_labels)
     n = base.shape[0]
     rng = child_rng(as_seed_sequence(random_state), 0)
     idx = np.sort(rng.choice(n, size=min(n, sample_size), replace=False))
@@ -213,8 +221,8 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         n = base.shape[0]
         groups, self.groups_ = check_sensitive(sensitive_features, n)
         if self.n_clusters is None:
-            c, _ = select_n_clusters(base, range(2, 2 * int(sizes.max()) + 1),
-                                     random_state=self.random_state)
+            c, _ = _select_n_clusters(base, sizes, range(2, 2 * int(sizes.max()) + 1),
+                                      3000, self.random_state)
         else:
             c = check_n_clusters(self.n_clusters, n)
         T = len(self.groups_)
