@@ -1,0 +1,15 @@
+"""SAfairKM: stochastic alternating balance fair k-means and its Pareto front (Liu & Vicente)."""
+
+from .estimator import SAFairKMeans
+from .front import DEFAULT_PAIRS, ParetoFront, nondominated, pareto_front
+from .vfairkm import VFairKMeans, vfairkm_front
+
+__all__ = [
+    "DEFAULT_PAIRS",
+    "ParetoFront",
+    "SAFairKMeans",
+    "VFairKMeans",
+    "nondominated",
+    "pareto_front",
+    "vfairkm_front",
+]

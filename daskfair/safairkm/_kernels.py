@@ -1,0 +1,358 @@
+"""Per-label numba kernels of SAfairKM (the seed's Algorithm 2; DESIGN §3).
+
+A label vector carries a small state: per-cluster feature sums ``sums`` (K × d) and the
+cluster × group counts ``counts`` (K × J). With the constant T = Σ_p ‖x_p‖²,
+
+    f1 = (1/N) Σ_k Σ_{p∈k} ‖x_p − c̄_k‖² = (T − Σ_k ‖sums_k‖² / n_k) / N     (seed eq. 2)
+    f2 = min_k min_j counts[k, j] / max_j counts[k, j]                      (seed eq. 2)
+
+so both objectives cost O(K·d + K·J) after any move and a move costs O(d): the centers are
+always the exact means c̄_k = sums_k / n_k of the current assignment.
+
+Randomness comes from a splitmix64 stream per (seed, iteration, member, pair), so a member's
+moves do not depend on where or with whom it runs.
+
+Group membership is static: ``grp_idx[grp_ptr[j]:grp_ptr[j + 1]]`` lists the rows of group j,
+which is what the swap step samples from (rejection on the cluster label).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = [
+    "balance_of",
+    "cost_of",
+    "expand_batch",
+    "init_state",
+    "run_member",
+    "select_nondominated",
+]
+
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_S11 = np.uint64(11)
+_TWO53 = 1.0 / 9007199254740992.0
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _mix(z: np.uint64) -> np.uint64:
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@numba.njit(nogil=True, cache=True)
+def stream_seed(base: np.uint64, t: np.int64, member: np.int64, pair: np.int64) -> np.uint64:
+    """A 64-bit seed for (iteration, member rank, pair) under ``base`` (hash, not a counter)."""
+    h = _mix(base + _GAMMA)
+    h = _mix(h ^ (np.uint64(t) + _GAMMA))
+    h = _mix(h ^ (np.uint64(member) * _M2 + _GAMMA))
+    return _mix(h ^ (np.uint64(pair) * _M1 + _GAMMA))
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _uniform(state: np.ndarray) -> float:
+    state[0] += _GAMMA
+    return float(_mix(state[0]) >> _S11) * _TWO53
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _randint(state: np.ndarray, n: int) -> int:
+    return min(int(_uniform(state) * n), n - 1)
+
+
+@numba.njit(nogil=True, cache=True)
+def init_state(
+    X: np.ndarray, groups: np.ndarray, labels: np.ndarray, n_clusters: int, n_groups: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster sums (K × d) and cluster × group counts (K × J) of one label vector."""
+    n, d = X.shape
+    sums = np.zeros((n_clusters, d))
+    counts = np.zeros((n_clusters, n_groups), dtype=np.int64)
+    for p in range(n):
+        k = labels[p]
+        for f in range(d):
+            sums[k, f] += X[p, f]
+        counts[k, groups[p]] += 1
+    return sums, counts
+
+
+@numba.njit(nogil=True, cache=True)
+def cost_of(sums: np.ndarray, counts: np.ndarray, total_sq: float, n: int) -> float:
+    """f1 from the state (seed eq. 2), exact up to rounding."""
+    within = total_sq
+    for k in range(sums.shape[0]):
+        size = counts[k].sum()
+        if size > 0:
+            within -= (sums[k] ** 2).sum() / size
+    return max(within, 0.0) / n
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _cluster_balance(row: np.ndarray) -> float:
+    lo = row.min()
+    hi = row.max()
+    return lo / hi if hi > 0 else 1.0
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _key(row: np.ndarray, out: np.ndarray) -> None:
+    # a cluster's counts as sorted ratios to its largest group: out[0] is its balance.
+    # (Equal rationals give equal doubles: division is correctly rounded.)
+    hi = row.max()
+    if hi > 0:
+        out[:] = np.sort(row) / hi
+    else:
+        out[:] = 1.0
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _less(a: np.ndarray, b: np.ndarray) -> bool:
+    for i in range(a.shape[0]):
+        if a[i] != b[i]:
+            return a[i] < b[i]
+    return False
+
+
+@numba.njit(nogil=True, cache=True)
+def balance_of(counts: np.ndarray) -> float:
+    """f2 from the cluster × group counts (an empty cluster constrains nothing)."""
+    best = 1.0
+    for k in range(counts.shape[0]):
+        b = _cluster_balance(counts[k])
+        if b < best:
+            best = b
+    return best
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _move(
+    X: np.ndarray, p: int, g: int, src: int, dst: int, labels: np.ndarray,
+    sums: np.ndarray, counts: np.ndarray, sizes: np.ndarray, centers: np.ndarray,
+) -> None:
+    # the seed's c_k ← c_k + (x_p − c_k)/N_k (Algorithm 2, line 8) with N_k the cluster's size,
+    # together with the reverse step for the cluster the point leaves: centers stay exact means
+    labels[p] = dst
+    sizes[src] -= 1
+    sizes[dst] += 1
+    counts[src, g] -= 1
+    counts[dst, g] += 1
+    for f in range(X.shape[1]):
+        x = X[p, f]
+        sums[src, f] -= x
+        sums[dst, f] += x
+        centers[src, f] = sums[src, f] / sizes[src] if sizes[src] > 0 else 0.0
+        centers[dst, f] = sums[dst, f] / sizes[dst]
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _sqdist(X: np.ndarray, p: int, centers: np.ndarray, k: int) -> float:
+    s = 0.0
+    for f in range(X.shape[1]):
+        diff = X[p, f] - centers[k, f]
+        s += diff * diff
+    return s
+
+
+@numba.njit(nogil=True, cache=True)
+def _kmeans_updates(
+    X: np.ndarray, groups: np.ndarray, labels: np.ndarray, sums: np.ndarray,
+    counts: np.ndarray, sizes: np.ndarray, centers: np.ndarray, n_a: int, state: np.ndarray,
+) -> None:
+    # Algorithm 2, lines 5-8: draw n_a points; each goes to its closest center. A cluster's
+    # last point is never moved out, so no cluster becomes empty.
+    n = X.shape[0]
+    K = centers.shape[0]
+    for _ in range(n_a):
+        p = _randint(state, n)
+        best, best_d = 0, np.inf
+        for k in range(K):
+            dist = _sqdist(X, p, centers, k)
+            if dist < best_d:
+                best, best_d = k, dist
+        src = labels[p]
+        if best != src and sizes[src] > 1:
+            _move(X, p, groups[p], src, best, labels, sums, counts, sizes, centers)
+
+
+@numba.njit(nogil=True, cache=True)
+def _pick(
+    X: np.ndarray, labels: np.ndarray, grp_idx: np.ndarray, start: int, stop: int,
+    cluster: int, in_cluster: int, centers: np.ndarray, towards: int, n_candidates: int,
+    state: np.ndarray,
+) -> int:
+    # the seed's "increasingly accurate" swap (§3.2): among n_candidates random points of
+    # C_cluster ∩ V_group take the one closest to the receiving center. When the set is a
+    # small part of the group, rejection sampling would be slow: scan it whole instead.
+    size = stop - start
+    best, best_d = -1, np.inf
+    if in_cluster < 4 * n_candidates or size <= 4 * n_candidates:
+        for i in range(start, stop):
+            p = grp_idx[i]
+            if labels[p] == cluster:
+                dist = _sqdist(X, p, centers, towards)
+                if dist < best_d:
+                    best, best_d = p, dist
+        return best
+    found = 0
+    while found < n_candidates:
+        p = grp_idx[start + _randint(state, size)]
+        if labels[p] == cluster:
+            found += 1
+            dist = _sqdist(X, p, centers, towards)
+            if dist < best_d:
+                best, best_d = p, dist
+    return best
+
+
+@numba.njit(nogil=True, cache=True)
+def _swap_update(
+    X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
+    labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, sizes: np.ndarray,
+    centers: np.ndarray, global_target: bool, n_candidates: int, state: np.ndarray,
+) -> bool:
+    """One swap (Algorithm 2, lines 10-14); False when no swap can raise the balance."""
+    K, J = counts.shape
+    # least balanced cluster C_l and its critical pair: V1 the scarcest, V2 the most
+    # frequent group in C_l, so b_l = |C_l ∩ V1| / |C_l ∩ V2| (eq. 3). Ties in b_l (several
+    # clusters at 0, say) go to the cluster whose next-scarcest group is scarcer: clusters
+    # are ordered by their sorted count ratios ("keys"), b_k being the first.
+    key = np.empty((K, J))
+    for k in range(K):
+        _key(counts[k], key[k])
+    low = 0
+    for k in range(1, K):
+        if _less(key[k], key[low]):
+            low = k
+    v1 = np.argmin(counts[low])
+    v2 = np.argmax(counts[low])
+    if counts[low, v2] - counts[low, v1] < 2:
+        return False  # a swap would overshoot: C_l is as balanced as its size allows
+    # target C_h: needs a V1 point to give, and its key after giving it must stay above C_l's
+    # key now. C_l's own key rises with the swap, so the smallest key rises or fewer
+    # clusters share it: f2 never falls and no later swap can undo this one (with the plain
+    # balance as key, two clusters at balance 0 can trade the same points forever, and with
+    # J ≥ 3 a cluster missing two groups could never be helped)
+    high, score_best = -1, np.inf
+    after = np.empty(J, dtype=np.int64)
+    after_key = np.empty(J)
+    for k in range(K):
+        if k == low or counts[k, v1] == 0:
+            continue
+        after[:] = counts[k]
+        after[v1] -= 1
+        after[v2] += 1
+        _key(after, after_key)
+        if not _less(key[low], after_key):
+            continue
+        if global_target:  # eq. (4): the cluster richest in V1 relative to V2
+            score = -counts[k, v1] / counts[k, v2] if counts[k, v2] > 0 else -np.inf
+        else:  # eq. (5): the center nearest to c_l
+            score = 0.0
+            for f in range(X.shape[1]):
+                diff = centers[k, f] - centers[low, f]
+                score += diff * diff
+        if score < score_best:
+            high, score_best = k, score
+    if high < 0:
+        return False
+    p = _pick(X, labels, grp_idx, grp_ptr[v2], grp_ptr[v2 + 1], low, counts[low, v2],
+              centers, high, n_candidates, state)
+    q = _pick(X, labels, grp_idx, grp_ptr[v1], grp_ptr[v1 + 1], high, counts[high, v1],
+              centers, low, n_candidates, state)
+    _move(X, p, v2, low, high, labels, sums, counts, sizes, centers)
+    _move(X, q, v1, high, low, labels, sums, counts, sizes, centers)
+    return True
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def n_candidates_at(t: int, max_candidates: int) -> int:
+    """Swap candidates sampled at iteration t: 1 + ⌊√t⌋, capped (the growing batch of §3.2)."""
+    return min(max_candidates, 1 + int(np.sqrt(t)))
+
+
+@numba.njit(nogil=True, cache=True)
+def run_member(
+    X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
+    labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, n_a: int, n_b: int,
+    n_iter: int, t0: int, global_target: bool, max_candidates: int, seed: np.uint64,
+    total_sq: float, history: np.ndarray,
+) -> None:
+    """``n_iter`` iterations of Algorithm 2 on one label vector, in place.
+
+    ``history`` (n_iter × 2, or 0 rows to skip) receives (f1, f2) after every iteration.
+    """
+    K = sums.shape[0]
+    sizes = counts.sum(axis=1)
+    centers = np.zeros_like(sums)
+    for k in range(K):
+        if sizes[k] > 0:
+            centers[k] = sums[k] / sizes[k]
+    state = np.empty(1, dtype=np.uint64)
+    state[0] = seed
+    n = X.shape[0]
+    for i in range(n_iter):
+        _kmeans_updates(X, groups, labels, sums, counts, sizes, centers, n_a, state)
+        m = n_candidates_at(t0 + i, max_candidates)
+        for _ in range(n_b):
+            if not _swap_update(X, groups, grp_idx, grp_ptr, labels, sums, counts, sizes,
+                                centers, global_target, m, state):
+                break
+        if history.shape[0] > 0:
+            history[i, 0] = cost_of(sums, counts, total_sq, n)
+            history[i, 1] = balance_of(counts)
+
+
+@numba.njit(nogil=True, cache=True)
+def expand_batch(
+    X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
+    labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, ranks: np.ndarray,
+    pairs: np.ndarray, q: int, t: int, global_target: bool, max_candidates: int,
+    base_seed: np.uint64, total_sq: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One iteration of Algorithm 3 for a batch: every member × every pair (n_a, n_b).
+
+    Returns the children (B·P label vectors, states, f1, f2), child b·P + w coming from
+    member b and pair w, its randomness keyed by (t, ranks[b], w).
+    """
+    B, n = labels.shape
+    P = pairs.shape[0]
+    out_labels = np.empty((B * P, n), dtype=labels.dtype)
+    out_sums = np.empty((B * P, *sums.shape[1:]))
+    out_counts = np.empty((B * P, *counts.shape[1:]), dtype=np.int64)
+    f1 = np.empty(B * P)
+    f2 = np.empty(B * P)
+    no_history = np.empty((0, 2))
+    for b in range(B):
+        for w in range(P):
+            c = b * P + w
+            out_labels[c] = labels[b]
+            out_sums[c] = sums[b]
+            out_counts[c] = counts[b]
+            run_member(X, groups, grp_idx, grp_ptr, out_labels[c], out_sums[c],
+                       out_counts[c], pairs[w, 0], pairs[w, 1], q, t * q, global_target,
+                       max_candidates, stream_seed(base_seed, t, ranks[b], w), total_sq,
+                       no_history)
+            f1[c] = cost_of(out_sums[c], out_counts[c], total_sq, n)
+            f2[c] = balance_of(out_counts[c])
+    return out_labels, out_sums, out_counts, f1, f2
+
+
+def select_nondominated(f1: np.ndarray, f2: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Indices of the non-dominated points, in increasing cost (O(L log L)).
+
+    Minimise f1, maximise f2. A point is dropped when another has f1 ≤ and f2 ≥ with one
+    strict, and of points with equal (f1, f2) only the one with the smallest ``key`` stays,
+    so the result does not depend on the input order. Sort by (f1 ↑, f2 ↓, key ↑), then keep
+    each point whose f2 beats every f2 before it.
+    """
+    order = np.lexsort((key, -f2, f1))
+    g = f2[order]
+    before = np.maximum.accumulate(np.concatenate([[-np.inf], g[:-1]]))
+    return order[g > before].astype(np.int64)

@@ -1,0 +1,447 @@
+"""The SAfairKM Pareto front (the seed's Algorithm 3) with its list spread over the cluster.
+
+The list of label vectors lives on the workers in batches (futures of :class:`Members`). An
+iteration submits one task per batch that keeps the batch's survivors and adds, for every
+survivor and every pair (n_a, n_b), the result of q iterations of Algorithm 2; only the
+objectives (f1, f2) come back to the client, which computes the global non-dominated set
+(O(L log L)) and tells each batch which members to keep. Batches are rebalanced when their
+sizes drift apart. Label vectors reach the client only when asked for.
+
+Determinism: members are ranked by (f1, f2) after every filter and a child's randomness is
+keyed by (seed, iteration, parent rank, pair), so the front does not depend on the number of
+workers or batches.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+
+from .._random import as_seed_sequence
+from ..metrics import hypervolume_2d
+from ..store import create_run, open_run, to_json
+from ._kernels import expand_batch, select_nondominated
+from .problem import Members, Problem, make_problem, start_members
+
+__all__ = ["DEFAULT_PAIRS", "ParetoFront", "nondominated", "pareto_front"]
+
+logger = logging.getLogger(__name__)
+
+#: The seed's four pairs (n_a k-means updates, n_b swap updates) per iteration (Figure 1).
+DEFAULT_PAIRS = ((25, 0), (20, 4), (15, 3), (5, 2))
+
+#: Where the list is kept between iterations: (batch future, member indices, member ranks).
+Piece = tuple[Any, np.ndarray]
+
+
+def nondominated(cost: Any, balance: Any) -> np.ndarray:
+    """Indices of the non-dominated points (minimise cost, maximise balance), by cost.
+
+    Of points with equal (cost, balance) the first one stays.
+    """
+    f1 = np.asarray(cost, dtype=np.float64).ravel()
+    f2 = np.asarray(balance, dtype=np.float64).ravel()
+    if f1.shape != f2.shape:
+        raise ValueError(f"cost and balance have different lengths ({f1.size}, {f2.size}).")
+    return select_nondominated(f1, f2, np.arange(f1.size))
+
+
+@dataclass
+class ParetoFront:
+    """A cost/balance trade-off: non-dominated clusterings sorted by increasing cost.
+
+    Attributes
+    ----------
+    cost : ndarray of shape (n_points,)
+        f1 of each point (increasing).
+    balance : ndarray of shape (n_points,)
+        f2 of each point (increasing along the front).
+    history : list of dict
+        Per iteration: ``iteration``, ``n_points``, ``seconds`` since the start.
+    params : dict
+        The parameters of the run.
+    """
+
+    cost: np.ndarray
+    balance: np.ndarray
+    history: list[dict[str, Any]] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    _labels: Any = None
+    _client: Any = None
+
+    def __len__(self) -> int:
+        return len(self.cost)
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Label vectors, one row per point (gathered from the workers on first access)."""
+        if isinstance(self._labels, da.Array):
+            try:
+                self._labels = self._client.compute(self._labels).result()
+            except Exception as exc:
+                raise RuntimeError(
+                    "the label vectors of this front were kept on a Dask cluster that is no "
+                    f"longer reachable ({type(exc).__name__}). Read front.labels before closing "
+                    "the client, or pass store= to keep them in a zarr store."
+                ) from exc
+            self._client = None
+        return self._labels
+
+    def labels_dask(self) -> da.Array:
+        """The label vectors as a dask array, without gathering them."""
+        if isinstance(self._labels, da.Array):
+            return self._labels
+        return da.from_array(self._labels, chunks=(64, -1))
+
+    def hypervolume(self, reference: tuple[float, float]) -> float:
+        """Area dominated by the front inside the box (cost ≤ r_cost, balance ≥ r_balance)."""
+        return hypervolume_2d(self.cost, self.balance, reference)
+
+    def plot(self, ax: Any = None, *, label: str = "SAfairKM", **kwargs: Any) -> Any:
+        """Scatter the front (cost on x, balance on y); needs matplotlib (the ``plot`` extra)."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(5, 4))
+        ax.plot(self.cost, self.balance, "o", ms=3, label=label, **kwargs)
+        ax.set_xlabel("clustering cost f1")
+        ax.set_ylabel("balance f2")
+        ax.legend()
+        return ax
+
+
+# -- tasks (run on the workers) --------------------------------------------------------------
+
+def _gather_members(pieces: Sequence[tuple[Members, np.ndarray]]) -> Members:
+    return Members.concat([m.take(idx) for m, idx in pieces])
+
+
+def _expand_task(
+    problem: Problem, pieces: list[tuple[Members, np.ndarray]], ranks: np.ndarray,
+    pairs: np.ndarray, q: int, t: int, global_target: bool, max_candidates: int,
+    base_seed: int,
+) -> Members:
+    parents = _gather_members(pieces)
+    labels, sums, counts, f1, f2 = expand_batch(
+        problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, parents.labels,
+        parents.sums, parents.counts, ranks, pairs, q, t, global_target, max_candidates,
+        np.uint64(base_seed), problem.total_sq,
+    )
+    return Members.concat([parents, Members(labels, sums, counts, f1, f2)])
+
+
+def _objectives(members: Members) -> tuple[np.ndarray, np.ndarray]:
+    return members.f1, members.f2
+
+
+def _objectives_of(members: Members, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return members.f1[idx], members.f2[idx]
+
+
+def _labels_of(members: Members) -> np.ndarray:
+    return members.labels
+
+
+def _write_members(pieces: list[tuple[Members, np.ndarray]], path: str, name: str) -> int:
+    import zarr
+
+    m = _gather_members(pieces)
+    group = zarr.open_group(store=path, mode="a").require_group(name)
+    for key in ("labels", "sums", "counts", "f1", "f2"):
+        group.create_array(key, data=getattr(m, key), overwrite=True)
+    return len(m)
+
+
+def _read_members(path: str, name: str) -> Members:
+    import zarr
+
+    group = zarr.open_group(store=path, mode="r")[name]
+    return Members(*(group[key][...] for key in ("labels", "sums", "counts", "f1", "f2")))
+
+
+# -- orchestration -----------------------------------------------------------------------------
+
+def _balanced_pieces(
+    survivors: list[tuple[Any, np.ndarray, np.ndarray]], n_batches: int
+) -> list[list[tuple[Any, np.ndarray, np.ndarray]]]:
+    """Group the survivors into at most ``n_batches`` batches of near-equal size.
+
+    Members stay on their batch up to the target size; only the excess moves.
+    """
+    total = sum(len(idx) for _, idx, _ in survivors)
+    n_target = max(1, min(n_batches, total))
+    cap = math.ceil(total / n_target)
+    sizes = [len(idx) for _, idx, _ in survivors if len(idx)]
+    if len(sizes) <= n_target and max(sizes) <= 2 * cap and (
+            len(sizes) == n_target or max(sizes) <= cap):
+        return [[s] for s in survivors if len(s[1])]
+    batches, overflow = [], []
+    for fut, idx, ranks in survivors:
+        if len(idx) == 0:
+            continue
+        if len(batches) < n_target:
+            batches.append([(fut, idx[:cap], ranks[:cap])])
+            rest = slice(cap, None)
+        else:
+            rest = slice(0, None)
+        if len(idx[rest]):
+            overflow.append((fut, idx[rest], ranks[rest]))
+    while len(batches) < n_target:
+        batches.append([])
+    for b in batches:
+        room = cap - sum(len(p[1]) for p in b)
+        while room > 0 and overflow:
+            fut, idx, ranks = overflow.pop()
+            take = min(room, len(idx))
+            b.append((fut, idx[:take], ranks[:take]))
+            if take < len(idx):
+                overflow.append((fut, idx[take:], ranks[take:]))
+            room -= take
+    return [b for b in batches if b]
+
+
+def _check_pairs(pairs: Any) -> np.ndarray:
+    arr = np.asarray(pairs)
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
+        raise ValueError(f"pairs must be a list of (n_a, n_b) pairs, got {pairs!r}.")
+    if arr.dtype.kind not in "iu" or (arr < 0).any() or (arr.sum(axis=1) == 0).any():
+        raise ValueError(
+            f"pairs must hold non-negative integers with n_a + n_b > 0, got {pairs!r}.")
+    return arr.astype(np.int64)
+
+
+def _positive(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    return int(value)
+
+
+def pareto_front(
+    X: Any,
+    *,
+    sensitive_features: Any,
+    n_clusters: int,
+    pairs: Sequence[tuple[int, int]] = DEFAULT_PAIRS,
+    n_starts: int = 30,
+    n_iter: int = 500,
+    budget: int = 1500,
+    q: int = 1,
+    target: str = "local",
+    max_swap_candidates: int = 32,
+    n_batches: int | None = None,
+    random_state: Any = None,
+    store: str | None = None,
+    checkpoint_every: int = 50,
+    resume: bool = False,
+    client: Any = None,
+    callback: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
+) -> ParetoFront:
+    """Cost/balance Pareto front of fair k-means by SAfairKM (the seed's Algorithm 3).
+
+    Parameters
+    ----------
+    X : array-like or dask array of shape (n_samples, n_features)
+        Gathered into memory once and scattered to every worker (SAfairKM moves single
+        points at random, so every task needs all rows).
+    sensitive_features : array-like of shape (n_samples,)
+        Group of every row (J ≥ 2 groups).
+    n_clusters : int
+        K ≥ 2.
+    pairs : sequence of (n_a, n_b)
+        k-means updates and swap updates per iteration of Algorithm 2; each pair pulls the
+        front towards a different trade-off.
+    n_starts : int
+        Starting label vectors: the first half random, the second half k-means++.
+    n_iter : int
+        Iterations of Algorithm 3 (the seed used 2,500 for Adult, 8,000 for Bank).
+    budget : int
+        Stop once the front holds this many points.
+    q : int
+        Iterations of Algorithm 2 per member, pair and iteration (the seed: 1).
+    target : {"local", "global"}
+        Target cluster of a swap: the nearest center (eq. 5) or the cluster richest in the
+        scarce group (eq. 4).
+    max_swap_candidates : int
+        Cap of the growing candidate batch of the swap step (1 + ⌊√t⌋ at iteration t).
+    n_batches : int, optional
+        Batches the list is split into (default: twice the cluster's threads). Does not
+        change the result.
+    random_state : int, SeedSequence or None
+    store : str, optional
+        zarr path of the run: checkpoints every ``checkpoint_every`` iterations and the
+        final front (``daskfair.open_run``).
+    resume : bool
+        Continue the run stored at ``store`` from its last checkpoint; it ends with the same
+        front as an uninterrupted run with the same parameters.
+    client : distributed.Client, optional
+        Default: :func:`daskfair.deploy.get_client`.
+    callback : callable, optional
+        ``callback(iteration, cost, balance)`` after every iteration (for progress).
+
+    Returns
+    -------
+    ParetoFront
+    """
+    from ..deploy import get_client
+
+    pairs_arr = _check_pairs(pairs)
+    for name, value in (("n_starts", n_starts), ("n_iter", n_iter), ("budget", budget),
+                        ("q", q), ("max_swap_candidates", max_swap_candidates),
+                        ("checkpoint_every", checkpoint_every)):
+        _positive(name, value)
+    if target not in ("local", "global"):
+        raise ValueError(f"target must be 'local' or 'global', got {target!r}.")
+    if resume and store is None:
+        raise ValueError("resume=True needs the store of the interrupted run.")
+    seed = as_seed_sequence(random_state)
+    params = {
+        "n_clusters": n_clusters, "pairs": pairs_arr.tolist(), "n_starts": n_starts,
+        "n_iter": n_iter, "budget": budget, "q": q, "target": target,
+        "max_swap_candidates": max_swap_candidates, "seed_entropy": str(seed.entropy),
+        "seed_spawn_key": list(seed.spawn_key),
+    }
+    problem = make_problem(X, sensitive_features, n_clusters)
+    params["n_samples"], params["n_groups"] = problem.n_samples, problem.n_groups
+    client = client or get_client()
+    if n_batches is None:
+        n_batches = 2 * max(1, sum(client.nthreads().values()))
+    n_batches = _positive("n_batches", n_batches)
+    base_seed = int(seed.generate_state(1, np.uint64)[0])
+
+    run, t0, survivors = None, 0, None
+    problem_f = client.scatter(problem, broadcast=True, hash=False)
+    if resume:
+        run, t0, survivors = _resume(store, params, client)
+    elif store is not None:
+        run = create_run(store, kind="safairkm", params=params)
+    if survivors is None:
+        per = math.ceil(n_starts / n_batches)
+        survivors = []
+        for lo in range(0, n_starts, per):
+            starts = list(range(lo, min(n_starts, lo + per)))
+            fut = client.submit(start_members, problem_f, starts, n_starts, seed, pure=False)
+            survivors.append((fut, np.arange(len(starts)), np.asarray(starts)))
+
+    P = len(pairs_arr)
+    history: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    t, done = t0, t0 >= n_iter or (run is not None and bool(
+        run.attrs.get("checkpoint", {}).get("done")))
+    while not done:
+        batches = _balanced_pieces(survivors, n_batches)
+        futures, keys = [], []
+        for pieces in batches:
+            ranks = np.concatenate([r for _, _, r in pieces])
+            fut = client.submit(
+                _expand_task, problem_f, [(f, i) for f, i, _ in pieces], ranks, pairs_arr,
+                q, t, target == "global", max_swap_candidates, base_seed,
+                pure=False,
+            )
+            futures.append(fut)
+            # candidate keys for ties: parents (rank, 0), children (rank, pair + 1)
+            keys.append(np.concatenate([
+                ranks * (P + 1), (ranks[:, None] * (P + 1) + np.arange(1, P + 1)).ravel()]))
+        objs = client.gather([client.submit(_objectives, f, pure=False) for f in futures])
+        sizes = [len(o[0]) for o in objs]
+        f1 = np.concatenate([o[0] for o in objs])
+        f2 = np.concatenate([o[1] for o in objs])
+        keep = select_nondominated(f1, f2, np.concatenate(keys))
+        owner = np.repeat(np.arange(len(futures)), sizes)
+        local = np.concatenate([np.arange(s) for s in sizes])
+        new_rank = np.empty(len(f1), dtype=np.int64)
+        new_rank[keep] = np.arange(len(keep))
+        survivors = []
+        for j, fut in enumerate(futures):
+            mine = keep[owner[keep] == j]
+            mine.sort()
+            survivors.append((fut, local[mine], new_rank[mine]))
+        t += 1
+        history.append({"iteration": t, "n_points": len(keep),
+                        "seconds": time.perf_counter() - start})
+        if callback is not None:
+            callback(t, f1[keep], f2[keep])
+        if t % max(1, n_iter // 10) == 0:
+            logger.info("SAfairKM front: iteration %d/%d, %d points", t, n_iter, len(keep))
+        done = t >= n_iter or len(keep) >= budget
+        if run is not None and (done or t % checkpoint_every == 0):
+            _checkpoint(client, run, survivors, t, done)
+    f1, f2 = _front_objectives(client, survivors)
+    labels = _front_labels(client, survivors, problem)
+    front = ParetoFront(f1, f2, history, params, labels, client)
+    if run is not None:
+        run.write_array("cost", f1)
+        run.write_array("balance", f2)
+        run.write_array("labels", labels, chunks=(min(64, len(f1)), problem.n_samples))
+        run.mark_complete(n_points=len(f1), n_iter_done=t)
+    return front
+
+
+def _front_objectives(client: Any, survivors: list) -> tuple[np.ndarray, np.ndarray]:
+    objs = client.gather([client.submit(_objectives_of, f, i, pure=False)
+                          for f, i, _ in survivors])
+    order = np.argsort(np.concatenate([r for _, _, r in survivors]))
+    return (np.concatenate([o[0] for o in objs])[order],
+            np.concatenate([o[1] for o in objs])[order])
+
+
+def _front_labels(client: Any, survivors: list, problem: Problem) -> da.Array:
+    # rows in rank (= cost) order, built lazily from the batches that hold them
+    parts, order = [], []
+    for fut, idx, ranks in survivors:
+        if len(idx) == 0:
+            continue
+        lab = client.submit(_gather_members, [(fut, idx)], pure=False)
+        lab = client.submit(_labels_of, lab, pure=False)
+        parts.append(da.from_delayed(dask.delayed(lab), (len(idx), problem.n_samples),
+                                     dtype=problem.label_dtype))
+        order.append(ranks)
+    stacked = da.concatenate(parts, axis=0)
+    return stacked[np.argsort(np.concatenate(order))]
+
+
+def _checkpoint(client: Any, run: Any, survivors: list, t: int, done: bool) -> None:
+    # workers write their own arrays into a fresh group; the client switches the pointer
+    # in the attributes afterwards, so a crash mid-write leaves the last checkpoint intact
+    name = f"checkpoint_{t}"
+    writes = [client.submit(_write_members, [(f, i)], str(run.path), f"{name}/b{j}",
+                            pure=False)
+              for j, (f, i, _) in enumerate(survivors) if len(i)]
+    client.gather(writes)
+    ranks = [r.tolist() for _, i, r in survivors if len(i)]
+    previous = run.attrs.get("checkpoint")
+    run.set_attrs(checkpoint={"iteration": t, "group": name, "ranks": ranks, "done": done})
+    if previous and previous.get("group") != name and previous["group"] in run.group:
+        del run.group[previous["group"]]
+
+
+def _resume(store: str, params: dict[str, Any], client: Any) -> tuple[Any, int, list]:
+    run = open_run(store, allow_incomplete=True, mode="a")
+    if run.kind != "safairkm":
+        raise ValueError(f"{store} holds a {run.kind!r} run, not a SAfairKM front.")
+    if run.is_complete:
+        raise ValueError(f"{store} holds a finished front; open it with daskfair.open_run.")
+    stored = run.params
+    if to_json(params) != stored:
+        diff = sorted(k for k in set(stored) | set(params)
+                      if stored.get(k) != to_json(params).get(k))
+        raise ValueError(
+            f"cannot resume {store}: parameters differ from the stored run ({diff}). Resume "
+            "with the same parameters and data, or start a new store.")
+    ckpt = run.attrs.get("checkpoint")
+    if not ckpt:
+        logger.info("no checkpoint in %s yet: starting from the beginning", store)
+        return run, 0, None
+    survivors = []
+    for j, ranks in enumerate(ckpt["ranks"]):
+        fut = client.submit(_read_members, str(run.path), f"{ckpt['group']}/b{j}", pure=False)
+        survivors.append((fut, np.arange(len(ranks)), np.asarray(ranks, dtype=np.int64)))
+    logger.info("resuming %s from iteration %d", store, ckpt["iteration"])
+    return run, int(ckpt["iteration"]), survivors

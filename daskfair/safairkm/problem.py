@@ -1,0 +1,149 @@
+"""The data a SAfairKM run needs on every worker, validated once, and its starting labels."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._random import as_seed_sequence, child_rng
+from .._validation import check_array, check_n_clusters, check_sensitive, is_dask
+from ._kernels import balance_of, cost_of, init_state
+
+__all__ = ["Members", "Problem", "make_problem", "start_members"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """X, group codes and the static group index (``grp_idx[grp_ptr[j]:grp_ptr[j+1]]``)."""
+
+    X: np.ndarray
+    groups: np.ndarray
+    grp_idx: np.ndarray
+    grp_ptr: np.ndarray
+    group_values: np.ndarray
+    n_clusters: int
+    total_sq: float
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.group_values)
+
+    @property
+    def label_dtype(self) -> np.dtype:
+        # a front holds thousands of label vectors: one byte per row when K allows it
+        return np.dtype(np.uint8 if self.n_clusters <= 256 else np.int32)
+
+
+@dataclass
+class Members:
+    """A batch of label vectors with their states and objectives (row b = member b)."""
+
+    labels: np.ndarray  # (B, N)
+    sums: np.ndarray  # (B, K, d)
+    counts: np.ndarray  # (B, K, J)
+    f1: np.ndarray  # (B,)
+    f2: np.ndarray  # (B,)
+
+    def __len__(self) -> int:
+        return len(self.f1)
+
+    def take(self, idx: np.ndarray) -> Members:
+        return Members(self.labels[idx], self.sums[idx], self.counts[idx], self.f1[idx],
+                       self.f2[idx])
+
+    @staticmethod
+    def concat(parts: list[Members]) -> Members:
+        return Members(*(np.concatenate([getattr(p, f) for p in parts])
+                         for f in ("labels", "sums", "counts", "f1", "f2")))
+
+
+def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
+    """Validate the inputs of a SAfairKM run (X is needed in memory: points move one by one)."""
+    X = check_array(X, "X", min_samples=2)
+    if is_dask(X):
+        X = X.compute()
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n = X.shape[0]
+    k = check_n_clusters(n_clusters, n)
+    if k < 2:
+        raise ValueError(f"n_clusters must be >= 2 for a balance trade-off, got {k}.")
+    codes, values = check_sensitive(sensitive_features, n)
+    if is_dask(codes):
+        codes = codes.compute()
+    codes = np.asarray(codes, dtype=np.int64)
+    sizes = np.bincount(codes, minlength=len(values))
+    small = values[sizes < k]
+    if small.size:
+        warnings.warn(
+            f"group(s) {small.tolist()} have fewer rows than n_clusters={k}: some cluster "
+            "must miss them, so every clustering has balance 0 and the front collapses to "
+            "the k-means end. Merge small groups or lower n_clusters.",
+            UserWarning, stacklevel=3,
+        )
+    idx = np.argsort(codes, kind="stable")
+    ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return Problem(X, codes, idx.astype(np.int64), ptr, values, k,
+                   float(np.einsum("ij,ij->", X, X)))
+
+
+def _nearest(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    return np.argmin((centers**2).sum(axis=1) - 2.0 * X @ centers.T, axis=1)
+
+
+def _fill_empty(labels: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    # a label vector with an empty cluster has no center there: give it one random row
+    # from the largest cluster, repeatedly
+    for c in range(k):
+        if not (labels == c).any():
+            big = np.argmax(np.bincount(labels, minlength=k))
+            rows = np.flatnonzero(labels == big)
+            labels[rows[rng.integers(len(rows))]] = c
+    return labels
+
+
+def start_labels(problem: Problem, start: int, n_starts: int, seed: Any) -> np.ndarray:
+    """Starting label vector number ``start``: the first half random, the rest k-means++.
+
+    Random starts are a permutation of 0..N-1 taken mod K (every cluster the same size);
+    k-means++ starts assign every row to the nearest of K seeds from
+    :func:`sklearn.cluster.kmeans_plusplus`. Row ``start`` of the seed's children is used,
+    so a start does not depend on the batch it lands in.
+    """
+    from sklearn.cluster import kmeans_plusplus
+
+    rng = child_rng(as_seed_sequence(seed), 1, start)
+    k, n = problem.n_clusters, problem.n_samples
+    if start < (n_starts + 1) // 2:
+        labels = rng.permutation(n) % k
+    else:
+        centers, _ = kmeans_plusplus(problem.X, k, random_state=int(rng.integers(2**31)))
+        labels = _nearest(problem.X, centers)
+    return _fill_empty(labels.astype(np.int64), k, rng).astype(problem.label_dtype)
+
+
+def members_from_labels(problem: Problem, labels: np.ndarray) -> Members:
+    """States and objectives of label vectors (rows of ``labels``), from scratch."""
+    labels = np.atleast_2d(labels)
+    B, n = labels.shape
+    K, J, d = problem.n_clusters, problem.n_groups, problem.X.shape[1]
+    sums = np.empty((B, K, d))
+    counts = np.empty((B, K, J), dtype=np.int64)
+    f1, f2 = np.empty(B), np.empty(B)
+    for b in range(B):
+        sums[b], counts[b] = init_state(problem.X, problem.groups, labels[b], K, J)
+        f1[b] = cost_of(sums[b], counts[b], problem.total_sq, n)
+        f2[b] = balance_of(counts[b])
+    return Members(labels.astype(problem.label_dtype, copy=False), sums, counts, f1, f2)
+
+
+def start_members(problem: Problem, starts: list[int], n_starts: int, seed: Any) -> Members:
+    """The starting members numbered ``starts`` (a task: built on the worker that keeps them)."""
+    labels = np.stack([start_labels(problem, s, n_starts, seed) for s in starts])
+    return members_from_labels(problem, labels)

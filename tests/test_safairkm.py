@@ -1,0 +1,266 @@
+"""SAfairKM: exact state after every move, swaps that raise balance, the front, VfairKM."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from daskfair import SAFairKMeans, VFairKMeans, pareto_front, vfairkm_front
+from daskfair.metrics import balance, kmeans_cost
+from daskfair.safairkm import _kernels as kk
+from daskfair.safairkm.front import nondominated
+from daskfair.safairkm.problem import make_problem, members_from_labels, start_labels
+from daskfair.store import IncompleteRunError, open_run
+
+
+def _data(n=600, d=3, groups=(0.2, 0.3, 0.5), seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(len(groups), n, p=groups)
+    X = rng.normal(size=(n, d)) + 3.0 * g[:, None]  # groups sit apart: k-means is unfair
+    return X, g
+
+
+def _cluster_balance(labels, g, k, j):
+    table = np.zeros((k, j))
+    np.add.at(table, (labels, g), 1)
+    return table.min(axis=1) / table.max(axis=1), table
+
+
+def _step(problem, member, n_a, n_b, t, seed, target=False):
+    lab, sums, counts = member.labels[0], member.sums[0], member.counts[0]
+    kk.run_member(problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, lab, sums,
+                  counts, n_a, n_b, 1, t, target, 8, np.uint64(seed), problem.total_sq,
+                  np.empty((0, 2)))
+
+
+@pytest.mark.parametrize("target", [False, True])
+def test_state_stays_exact_over_thousands_of_moves(target):
+    X, g = _data()
+    problem = make_problem(X, g, 5)
+    member = members_from_labels(problem, start_labels(problem, 0, 2, 0))
+    for t in range(1500):
+        _step(problem, member, 7, 3, t, 1000 + t, target)
+        if t % 50 == 0 or t == 1499:
+            lab = member.labels[0]
+            f1 = kk.cost_of(member.sums[0], member.counts[0], problem.total_sq, len(X))
+            f2 = kk.balance_of(member.counts[0])
+            assert f1 == pytest.approx(kmeans_cost(X, lab), rel=1e-10, abs=1e-12)
+            assert f2 == balance(lab, sensitive_features=g, n_clusters=5)
+            sums, counts = kk.init_state(X, g, lab, 5, 3)
+            np.testing.assert_allclose(member.sums[0], sums, atol=1e-9)
+            np.testing.assert_array_equal(member.counts[0], counts)
+            assert (counts.sum(axis=1) > 0).all()  # no cluster ever empties
+
+
+@pytest.mark.parametrize("n_groups", [2, 3])
+def test_every_swap_raises_the_least_balanced_cluster(n_groups):
+    weights = (0.35, 0.65) if n_groups == 2 else (0.2, 0.3, 0.5)
+    X, g = _data(groups=weights, seed=n_groups)
+    k = 4
+    problem = make_problem(X, g, k)
+    # k-means++ start: groups sit apart, so the clusters start badly unbalanced
+    member = members_from_labels(problem, start_labels(problem, 1, 2, 3))
+    swaps = 0
+    for t in range(400):
+        before = member.labels[0].copy()
+        bal, table = _cluster_balance(before, g, k, n_groups)
+        _step(problem, member, 0, 1, t, t)
+        after = member.labels[0]
+        if np.array_equal(before, after):
+            continue
+        swaps += 1
+        moved = np.flatnonzero(before != after)
+        assert len(moved) == 2  # one point each way
+        new_bal, new_table = _cluster_balance(after, g, k, n_groups)
+        np.testing.assert_array_equal(new_table.sum(axis=1), table.sum(axis=1))
+        keys = sorted(map(tuple, np.sort(table, axis=1) / table.max(axis=1, keepdims=True)))
+        new_keys = sorted(map(tuple, np.sort(new_table, axis=1)
+                              / new_table.max(axis=1, keepdims=True)))
+        lowest = min(range(k), key=lambda c: (tuple(np.sort(table[c]) / table[c].max()), c))
+        if n_groups == 2:
+            assert new_bal[lowest] > bal[lowest]  # the least balanced cluster gains
+        else:  # with three groups its scarcest group gains (a tie can delay the ratio)
+            assert new_bal[lowest] >= bal[lowest]
+            assert new_table[lowest].min() >= table[lowest].min()
+        assert new_bal.min() >= bal.min()  # the overall balance never falls
+        assert new_keys > keys  # and the clusters' sorted keys rise: swaps never cycle
+    assert swaps > 20
+    assert balance(member.labels[0], sensitive_features=g) > 0.5 * min(weights) / max(weights)
+
+
+def test_dominance_filter_matches_brute_force():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        L = int(rng.integers(1, 60))
+        f1 = rng.integers(0, 8, L).astype(float)  # many ties on purpose
+        f2 = rng.integers(0, 8, L).astype(float)
+        kept = set(nondominated(f1, f2).tolist())
+        brute = set()
+        for i in range(L):
+            dominated = any(
+                (f1[j] <= f1[i] and f2[j] >= f2[i] and (f1[j] < f1[i] or f2[j] > f2[i]))
+                for j in range(L))
+            first = all(not (f1[j] == f1[i] and f2[j] == f2[i]) for j in range(i))
+            if not dominated and first:
+                brute.add(i)
+        assert kept == brute
+
+
+def _check_front(front, X, g, k):
+    assert np.all(np.diff(front.cost) > 0) and np.all(np.diff(front.balance) > 0)
+    labels = front.labels
+    assert labels.shape == (len(front), len(X))
+    for i in range(0, len(front), max(1, len(front) // 5)):
+        assert front.cost[i] == pytest.approx(kmeans_cost(X, labels[i]), rel=1e-9)
+        assert front.balance[i] == balance(labels[i], sensitive_features=g, n_clusters=k)
+
+
+def test_front_is_exact_and_spans_the_trade_off(client):
+    X, g = _data(n=400, groups=(0.4, 0.6))
+    front = pareto_front(X, sensitive_features=g, n_clusters=3, n_starts=6, n_iter=60,
+                         random_state=1, client=client)
+    _check_front(front, X, g, 3)
+    assert front.balance[0] < 0.2 and front.balance[-1] > 0.5  # from unfair to near-fair
+    assert front.hypervolume((front.cost.max() * 1.1, 0.0)) > 0
+    assert front.history[-1]["iteration"] == 60
+
+
+def test_same_front_for_any_workers_and_batches(client):
+    import distributed
+
+    X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
+    kw = dict(sensitive_features=g, n_clusters=3, n_starts=4, n_iter=25, random_state=7)
+    a = pareto_front(X, client=client, n_batches=1, **kw)
+    b = pareto_front(X, client=client, n_batches=5, **kw)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as one:
+        c = pareto_front(X, client=one, **kw)
+        c.labels  # noqa: B018 - gathered while its cluster lives
+        lost = pareto_front(X, client=one, **kw)
+    with pytest.raises(RuntimeError, match="no longer reachable"):
+        lost.labels  # noqa: B018
+    for other in (b, c):
+        np.testing.assert_array_equal(a.cost, other.cost)
+        np.testing.assert_array_equal(a.balance, other.balance)
+        np.testing.assert_array_equal(a.labels, other.labels)
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_resume_after_interruption_gives_the_same_front(client, tmp_path):
+    X, g = _data(n=300, groups=(0.4, 0.6), seed=2)
+    kw = dict(sensitive_features=g, n_clusters=3, n_starts=4, n_iter=24, random_state=3,
+              checkpoint_every=5, client=client)
+    full = pareto_front(X, **kw)
+
+    def crash(t, cost, bal):
+        if t == 13:
+            raise _Stop
+
+    store = tmp_path / "front.zarr"
+    with pytest.raises(_Stop):
+        pareto_front(X, store=str(store), callback=crash, **kw)
+    with pytest.raises(IncompleteRunError):
+        open_run(store)
+    assert open_run(store, allow_incomplete=True).attrs["checkpoint"]["iteration"] == 10
+    with pytest.raises(ValueError, match="parameters differ"):
+        pareto_front(X, store=str(store), resume=True, **{**kw, "random_state": 4})
+    resumed = pareto_front(X, store=str(store), resume=True, **kw)
+    np.testing.assert_array_equal(full.cost, resumed.cost)
+    np.testing.assert_array_equal(full.labels, resumed.labels)
+    run = open_run(store)
+    np.testing.assert_array_equal(run.read_array("cost"), full.cost)
+    np.testing.assert_array_equal(run.read_array("labels"), full.labels)
+
+
+def test_front_stops_at_the_budget(client):
+    X, g = _data(n=300, groups=(0.4, 0.6))
+    front = pareto_front(X, sensitive_features=g, n_clusters=3, n_starts=4, n_iter=200,
+                         budget=10, random_state=0, client=client)
+    assert len(front) >= 10 and front.history[-1]["iteration"] < 200
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"n_clusters": 700}, ValueError, "n_clusters"),
+        ({"n_clusters": 1}, ValueError, ">= 2"),
+        ({"pairs": [(1, 2, 3)]}, ValueError, "pairs"),
+        ({"pairs": [(0, 0)]}, ValueError, "n_a \\+ n_b"),
+        ({"target": "far"}, ValueError, "target"),
+        ({"n_iter": 0}, ValueError, "n_iter"),
+        ({"resume": True}, ValueError, "store"),
+    ],
+)
+def test_front_bad_input(client, kwargs, error, match):
+    X, g = _data(n=300)
+    args = {"sensitive_features": g, "n_clusters": 3, "client": client, **kwargs}
+    with pytest.raises(error, match=match):
+        pareto_front(X, **args)
+
+
+def test_bad_groups_and_data():
+    X, g = _data(n=100)
+    with pytest.raises(ValueError, match="at least 2"):
+        SAFairKMeans(3).fit(X, sensitive_features=np.zeros(100))
+    with pytest.raises(ValueError, match="NaN"):
+        SAFairKMeans(3).fit(np.where(np.eye(100, 3) > 0, np.nan, X), sensitive_features=g)
+    with pytest.raises(ValueError, match="entries but X has"):
+        SAFairKMeans(3).fit(X, sensitive_features=g[:50])
+    tiny = g.copy()
+    tiny[:] = 0
+    tiny[:2] = 1  # group 1 has 2 rows < K = 3: balance 0 is all one can get
+    with pytest.warns(UserWarning, match="fewer rows than n_clusters"):
+        est = SAFairKMeans(3, random_state=0, max_iter=50).fit(X, sensitive_features=tiny)
+    assert est.balance_ == 0.0
+    with pytest.raises(ValueError, match="empty"):
+        SAFairKMeans(3, init=np.zeros(100, int)).fit(X, sensitive_features=g)
+
+
+def test_estimator_matches_its_history_and_metrics():
+    X, g = _data(n=500, groups=(0.3, 0.7))
+    est = SAFairKMeans(4, n_kmeans_updates=10, n_swap_updates=5, max_iter=200,
+                       random_state=0).fit(X, sensitive_features=g)
+    assert est.cost_ == pytest.approx(kmeans_cost(X, est.labels_), rel=1e-10)
+    assert est.balance_ == balance(est.labels_, sensitive_features=g)
+    np.testing.assert_allclose(est.history_[-1], [est.cost_, est.balance_])
+    for k in range(4):
+        np.testing.assert_allclose(est.cluster_centers_[k], X[est.labels_ == k].mean(axis=0))
+    again = SAFairKMeans(4, n_kmeans_updates=10, n_swap_updates=5, max_iter=200,
+                         random_state=0).fit(X, sensitive_features=g)
+    np.testing.assert_array_equal(est.labels_, again.labels_)
+    km = SAFairKMeans(4, n_kmeans_updates=10, n_swap_updates=0, max_iter=200,
+                      random_state=0).fit(X, sensitive_features=g)
+    assert est.balance_ > km.balance_ and est.cost_ > km.cost_  # the trade-off, both ways
+    assert est.predict(X[:7]).shape == (7,)
+
+
+def test_vfairkm_without_penalty_is_lloyd():
+    from sklearn.cluster import KMeans
+
+    from daskfair.safairkm.vfairkm import _init_centers
+
+    X, g = _data(n=500)
+    est = VFairKMeans(4, mu=0.0, random_state=0).fit(X, sensitive_features=g)
+    centers = _init_centers(make_problem(X, g, 4), 0)
+    ref = KMeans(4, init=centers, n_init=1, algorithm="lloyd", tol=0, max_iter=100).fit(X)
+    np.testing.assert_array_equal(est.labels_, ref.labels_)
+    assert est.cost_ == pytest.approx(ref.inertia_ / len(X), rel=1e-9)
+
+
+def test_vfairkm_penalty_buys_fairness(data_dir, client):
+    from daskfair.datasets import load_dataset, preprocess_safairkm
+
+    d = load_dataset("safairkm_adult", data_dir=data_dir)
+    X, s = preprocess_safairkm(d.X, d.sensitive, n_samples=2000)
+    plain = VFairKMeans(5, mu=0.0, random_state=0).fit(X, sensitive_features=s)
+    fair = VFairKMeans(5, mu=800.0, random_state=0).fit(X, sensitive_features=s)
+    assert fair.fairness_error_ < 0.5 * plain.fairness_error_
+    assert fair.balance_ > plain.balance_ and fair.cost_ > plain.cost_
+    front = vfairkm_front(X, sensitive_features=s, n_clusters=5, mus=[0, 200, 800],
+                          random_state=0, client=client)
+    assert len(front) >= 2 and front.params["mu"][0] == 0
+    _check_front(front, X, s, 5)
