@@ -23,6 +23,8 @@ _PUBLIC = {
     "ParetoFront": "safairkm",
     "pareto_front": "safairkm",
     "vfairkm_front": "safairkm",
+    "sa2gd": "sa2gd",
+    "sa2gd_front": "sa2gd",
     "load_dataset": "datasets",
     "load_fce_pool": "datasets",
     "make_fair_blobs": "datasets",

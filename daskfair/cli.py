@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="pools for the FCE consensus part (default: har mnist_usps; "
                            "none to skip)")
     demo.add_argument("--no-fkr", action="store_true", help="skip the FKR-F²E part")
+    demo.add_argument("--no-safairkm", action="store_true", help="skip the SAfairKM part")
 
     ds = sub.add_parser("datasets", help="list and verify the real data sets",
                         description=_DATASETS_HELP,
@@ -102,7 +103,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         _print_dashboard(client)
         run_demo(store=args.store, pools=args.pools or FCE_POOLS, data_dir=args.data_dir,
                  client=client, progress=not args.no_progress, fkr=not args.no_fkr,
-                 fce_pools=args.fce_pools)
+                 safairkm=not args.no_safairkm, fce_pools=args.fce_pools)
     return 0
 
 

@@ -58,7 +58,7 @@ def test_audit_bad_input(client):
 def test_demo_command_writes_the_store(client, data_dir, tmp_path, capsys):
     store = tmp_path / "demo.zarr"
     code = main(["demo", "--pools", "yale", "jaffe", "--fce-pools", "yale", "--store",
-                 str(store), "--no-progress", "--data-dir", str(data_dir)])
+                 str(store), "--no-progress", "--no-safairkm", "--data-dir", str(data_dir)])
     out = capsys.readouterr().out
     assert code == 0
     assert "Dask dashboard:" in out and "KM Yale" in out and "KM JAFFE" in out
@@ -76,6 +76,27 @@ def test_demo_command_writes_the_store(client, data_dir, tmp_path, capsys):
     # the constant predictor has SD 0 and the majority-class error (data README: 0.229)
     assert fkr["constant"]["sd"] == 0.0
     assert abs(fkr["constant"]["error"] - 0.229) < 0.01
+
+
+def test_demo_safairkm_section(client, data_dir):
+    from daskfair.datasets import load_dataset, preprocess_safairkm
+    from daskfair.demo import format_safairkm_table, safairkm_section
+    from daskfair.metrics import hypervolume_2d
+
+    rows = safairkm_section(client, data_dir=data_dir, n_iter=15, mus=(0.0, 400.0))
+    d = load_dataset("safairkm_adult", data_dir)
+    _, s = preprocess_safairkm(d.X, d.sensitive)
+    assert rows["reference"]["best_balance"] == pytest.approx(
+        np.bincount(s).min() / np.bincount(s).max())
+    ref = (rows["reference"]["cost"], 0.0)
+    for name in ("SAfairKM", "VfairKM"):
+        r = rows[name]
+        assert r["points"] == len(r["cost"]) >= 1
+        assert np.all(np.diff(r["cost"]) > 0) and np.all(np.diff(r["balance"]) > 0)
+        assert r["hypervolume"] == pytest.approx(hypervolume_2d(r["cost"], r["balance"], ref))
+        assert max(r["balance"]) <= rows["reference"]["best_balance"] + 1e-12
+    table = format_safairkm_table(rows)
+    assert "SAfairKM" in table and "VfairKM" in table
 
 
 def test_cli_errors(client, capsys):
@@ -99,7 +120,7 @@ def test_console_script_on_a_process_cluster(data_dir, tmp_path):
     env.pop("DASK_SCHEDULER_ADDRESS", None)
     proc = subprocess.run(
         [sys.executable, "-m", "daskfair.cli", "demo", "--workers", "2", "--pools", "yale",
-         "--fce-pools", "--no-fkr", "--no-progress", "--store", str(store)],
+         "--fce-pools", "--no-fkr", "--no-safairkm", "--no-progress", "--store", str(store)],
         capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]

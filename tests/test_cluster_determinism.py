@@ -7,6 +7,7 @@ import pytest
 
 from daskfair.ensemble import FairClusteringEnsemble, base_clusterings
 from daskfair.regression import FairKernelRegressor
+from daskfair.safairkm import pareto_front
 
 pytestmark = pytest.mark.cluster
 
@@ -27,7 +28,10 @@ def _fit_all(n_workers):
                                 random_state=2, sample_size=2000, client=client)
         fce = FairClusteringEnsemble(4, random_state=3).fit(
             base, sensitive_features=da.from_array(s, chunks=700))
-        return pred, base.compute(), fce.labels_.compute(), fce.objective_
+        front = pareto_front(X, sensitive_features=s, n_clusters=3, n_starts=6, n_iter=15,
+                             random_state=4, client=client)
+        return (pred, base.compute(), fce.labels_.compute(), fce.objective_, front.cost,
+                front.labels)
 
 
 def test_same_seed_same_result_for_one_and_two_workers():
@@ -37,3 +41,5 @@ def test_same_seed_same_result_for_one_and_two_workers():
     np.testing.assert_array_equal(one[1], two[1])  # base clusterings
     np.testing.assert_array_equal(one[2], two[2])  # FCE consensus labels
     np.testing.assert_array_equal(one[3], two[3])  # FCE objective history
+    np.testing.assert_array_equal(one[4], two[4])  # SAfairKM front
+    np.testing.assert_array_equal(one[5], two[5])  # and its label vectors

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from daskfair import SAFairKMeans, VFairKMeans, pareto_front, vfairkm_front
+from daskfair import ParetoFront, SAFairKMeans, VFairKMeans, pareto_front, vfairkm_front
 from daskfair.metrics import balance, kmeans_cost
 from daskfair.safairkm import _kernels as kk
 from daskfair.safairkm.front import nondominated
@@ -171,9 +171,11 @@ def test_resume_after_interruption_gives_the_same_front(client, tmp_path):
     resumed = pareto_front(X, store=str(store), resume=True, **kw)
     np.testing.assert_array_equal(full.cost, resumed.cost)
     np.testing.assert_array_equal(full.labels, resumed.labels)
-    run = open_run(store)
-    np.testing.assert_array_equal(run.read_array("cost"), full.cost)
-    np.testing.assert_array_equal(run.read_array("labels"), full.labels)
+    stored = ParetoFront.from_store(store)
+    np.testing.assert_array_equal(stored.cost, full.cost)
+    np.testing.assert_array_equal(stored.balance, full.balance)
+    np.testing.assert_array_equal(stored.labels, full.labels)
+    assert stored.history[-1]["iteration"] == 24 and stored.params["n_iter"] == 24
 
 
 def test_front_stops_at_the_budget(client):

@@ -12,8 +12,8 @@ always the exact means c̄_k = sums_k / n_k of the current assignment.
 Randomness comes from a splitmix64 stream per (seed, iteration, member, pair), so a member's
 moves do not depend on where or with whom it runs.
 
-Group membership is static: ``grp_idx[grp_ptr[j]:grp_ptr[j + 1]]`` lists the rows of group j,
-which is what the swap step samples from (rejection on the cluster label).
+Group membership is static: ``grp_idx[grp_ptr[j]:grp_ptr[j + 1]]`` lists the rows of group j
+in a fixed random order, which is what the swap step samples from.
 """
 
 from __future__ import annotations
@@ -90,7 +90,10 @@ def cost_of(sums: np.ndarray, counts: np.ndarray, total_sq: float, n: int) -> fl
     for k in range(sums.shape[0]):
         size = counts[k].sum()
         if size > 0:
-            within -= (sums[k] ** 2).sum() / size
+            sq = 0.0
+            for f in range(sums.shape[1]):
+                sq += sums[k, f] * sums[k, f]
+            within -= sq / size
     return max(within, 0.0) / n
 
 
@@ -104,12 +107,17 @@ def _cluster_balance(row: np.ndarray) -> float:
 @numba.njit(nogil=True, cache=True, inline="always")
 def _key(row: np.ndarray, out: np.ndarray) -> None:
     # a cluster's counts as sorted ratios to its largest group: out[0] is its balance.
-    # (Equal rationals give equal doubles: division is correctly rounded.)
+    # (Equal rationals give equal doubles: division is correctly rounded.) Insertion sort in
+    # place: J is small and this runs for every cluster in every swap, so no allocation.
+    J = row.shape[0]
     hi = row.max()
-    if hi > 0:
-        out[:] = np.sort(row) / hi
-    else:
-        out[:] = 1.0
+    for i in range(J):
+        v = row[i] / hi if hi > 0 else 1.0
+        j = i
+        while j > 0 and out[j - 1] > v:
+            out[j] = out[j - 1]
+            j -= 1
+        out[j] = v
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -188,26 +196,27 @@ def _pick(
     state: np.ndarray,
 ) -> int:
     # the seed's "increasingly accurate" swap (§3.2): among n_candidates random points of
-    # C_cluster ∩ V_group take the one closest to the receiving center. When the set is a
-    # small part of the group, rejection sampling would be slow: scan it whole instead.
+    # C_cluster ∩ V_group take the one closest to the receiving center. The group's rows are
+    # stored in a fixed random order, so reading them circularly from a random offset until
+    # n_candidates members of the cluster are found is a random sample; it costs about
+    # n_candidates · |V_group| / |C_cluster ∩ V_group| reads and never more than |V_group|
+    # (a full circle then takes every member).
     size = stop - start
     best, best_d = -1, np.inf
-    if in_cluster < 4 * n_candidates or size <= 4 * n_candidates:
-        for i in range(start, stop):
-            p = grp_idx[i]
-            if labels[p] == cluster:
-                dist = _sqdist(X, p, centers, towards)
-                if dist < best_d:
-                    best, best_d = p, dist
-        return best
+    offset = _randint(state, size)
     found = 0
-    while found < n_candidates:
-        p = grp_idx[start + _randint(state, size)]
+    for i in range(size):
+        j = offset + i
+        if j >= size:
+            j -= size
+        p = grp_idx[start + j]
         if labels[p] == cluster:
-            found += 1
             dist = _sqdist(X, p, centers, towards)
             if dist < best_d:
                 best, best_d = p, dist
+            found += 1
+            if found == n_candidates or found == in_cluster:
+                break
     return best
 
 
@@ -245,7 +254,8 @@ def _swap_update(
     for k in range(K):
         if k == low or counts[k, v1] == 0:
             continue
-        after[:] = counts[k]
+        for g in range(J):
+            after[g] = counts[k, g]
         after[v1] -= 1
         after[v2] += 1
         _key(after, after_key)
@@ -288,12 +298,13 @@ def run_member(
 
     ``history`` (n_iter × 2, or 0 rows to skip) receives (f1, f2) after every iteration.
     """
-    K = sums.shape[0]
+    K, d = sums.shape
     sizes = counts.sum(axis=1)
     centers = np.zeros_like(sums)
     for k in range(K):
         if sizes[k] > 0:
-            centers[k] = sums[k] / sizes[k]
+            for f in range(d):
+                centers[k, f] = sums[k, f] / sizes[k]
     state = np.empty(1, dtype=np.uint64)
     state[0] = seed
     n = X.shape[0]
@@ -312,36 +323,48 @@ def run_member(
 @numba.njit(nogil=True, cache=True)
 def expand_batch(
     X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
-    labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, ranks: np.ndarray,
-    pairs: np.ndarray, q: int, t: int, global_target: bool, max_candidates: int,
-    base_seed: np.uint64, total_sq: float,
+    labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, f1: np.ndarray, f2: np.ndarray,
+    rows: np.ndarray, ranks: np.ndarray, pairs: np.ndarray, q: int, t: int,
+    global_target: bool, max_candidates: int, base_seed: np.uint64, total_sq: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One iteration of Algorithm 3 for a batch: every member × every pair (n_a, n_b).
+    """One iteration of Algorithm 3 for a batch: the members ``rows`` and their children.
 
-    Returns the children (B·P label vectors, states, f1, f2), child b·P + w coming from
-    member b and pair w, its randomness keyed by (t, ranks[b], w).
+    Output row b·(P+1) is member rows[b] itself, row b·(P+1) + 1 + w its child by pair w
+    (q iterations of Algorithm 2), whose randomness is keyed by (t, ranks[b], w).
     """
-    B, n = labels.shape
+    B = rows.shape[0]
+    n = labels.shape[1]
     P = pairs.shape[0]
-    out_labels = np.empty((B * P, n), dtype=labels.dtype)
-    out_sums = np.empty((B * P, *sums.shape[1:]))
-    out_counts = np.empty((B * P, *counts.shape[1:]), dtype=np.int64)
-    f1 = np.empty(B * P)
-    f2 = np.empty(B * P)
+    R = B * (P + 1)
+    out_labels = np.empty((R, n), dtype=labels.dtype)
+    out_sums = np.empty((R, sums.shape[1], sums.shape[2]))
+    out_counts = np.empty((R, counts.shape[1], counts.shape[2]), dtype=np.int64)
+    out_f1 = np.empty(R)
+    out_f2 = np.empty(R)
     no_history = np.empty((0, 2))
     for b in range(B):
-        for w in range(P):
-            c = b * P + w
-            out_labels[c] = labels[b]
-            out_sums[c] = sums[b]
-            out_counts[c] = counts[b]
+        src = rows[b]
+        for w in range(P + 1):
+            c = b * (P + 1) + w
+            # explicit loops: numba's row-slice assignment is ~14x slower here
+            for i in range(n):
+                out_labels[c, i] = labels[src, i]
+            for k in range(sums.shape[1]):
+                for f in range(sums.shape[2]):
+                    out_sums[c, k, f] = sums[src, k, f]
+                for g in range(counts.shape[2]):
+                    out_counts[c, k, g] = counts[src, k, g]
+            if w == 0:
+                out_f1[c] = f1[src]
+                out_f2[c] = f2[src]
+                continue
             run_member(X, groups, grp_idx, grp_ptr, out_labels[c], out_sums[c],
-                       out_counts[c], pairs[w, 0], pairs[w, 1], q, t * q, global_target,
-                       max_candidates, stream_seed(base_seed, t, ranks[b], w), total_sq,
-                       no_history)
-            f1[c] = cost_of(out_sums[c], out_counts[c], total_sq, n)
-            f2[c] = balance_of(out_counts[c])
-    return out_labels, out_sums, out_counts, f1, f2
+                       out_counts[c], pairs[w - 1, 0], pairs[w - 1, 1], q, t * q,
+                       global_target, max_candidates,
+                       stream_seed(base_seed, t, ranks[b], w - 1), total_sq, no_history)
+            out_f1[c] = cost_of(out_sums[c], out_counts[c], total_sq, n)
+            out_f2[c] = balance_of(out_counts[c])
+    return out_labels, out_sums, out_counts, out_f1, out_f2
 
 
 def select_nondominated(f1: np.ndarray, f2: np.ndarray, key: np.ndarray) -> np.ndarray:

@@ -95,6 +95,16 @@ class ParetoFront:
             self._client = None
         return self._labels
 
+    @classmethod
+    def from_store(cls, path: str) -> ParetoFront:
+        """Load a finished front written by ``pareto_front(..., store=path)``."""
+        run = open_run(path)
+        if run.kind != "safairkm":
+            raise ValueError(f"{path} holds a {run.kind!r} run, not a SAfairKM front.")
+        return cls(run.read_array("cost"), run.read_array("balance"),
+                   list(run.attrs.get("history", [])), run.params,
+                   run.read_array("labels"))
+
     def labels_dask(self) -> da.Array:
         """The label vectors as a dask array, without gathering them."""
         if isinstance(self._labels, da.Array):
@@ -129,13 +139,17 @@ def _expand_task(
     pairs: np.ndarray, q: int, t: int, global_target: bool, max_candidates: int,
     base_seed: int,
 ) -> Members:
-    parents = _gather_members(pieces)
-    labels, sums, counts, f1, f2 = expand_batch(
+    if len(pieces) == 1:  # the usual case: index the batch in place, no copy
+        parents, rows = pieces[0]
+    else:
+        parents = _gather_members(pieces)
+        rows = np.arange(len(parents))
+    return Members(*expand_batch(
         problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, parents.labels,
-        parents.sums, parents.counts, ranks, pairs, q, t, global_target, max_candidates,
-        np.uint64(base_seed), problem.total_sq,
-    )
-    return Members.concat([parents, Members(labels, sums, counts, f1, f2)])
+        parents.sums, parents.counts, parents.f1, parents.f2, np.asarray(rows, np.int64),
+        ranks, pairs, q, t, global_target, max_candidates, np.uint64(base_seed),
+        problem.total_sq,
+    ))
 
 
 def _objectives(members: Members) -> tuple[np.ndarray, np.ndarray]:
@@ -241,6 +255,7 @@ def pareto_front(
     store: str | None = None,
     checkpoint_every: int = 50,
     resume: bool = False,
+    time_limit: float | None = None,
     client: Any = None,
     callback: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
 ) -> ParetoFront:
@@ -272,8 +287,8 @@ def pareto_front(
     max_swap_candidates : int
         Cap of the growing candidate batch of the swap step (1 + ⌊√t⌋ at iteration t).
     n_batches : int, optional
-        Batches the list is split into (default: twice the cluster's threads). Does not
-        change the result.
+        Batches the list is split into (default: the cluster's threads), batch j kept on
+        worker j mod W. Does not change the result.
     random_state : int, SeedSequence or None
     store : str, optional
         zarr path of the run: checkpoints every ``checkpoint_every`` iterations and the
@@ -281,6 +296,9 @@ def pareto_front(
     resume : bool
         Continue the run stored at ``store`` from its last checkpoint; it ends with the same
         front as an uninterrupted run with the same parameters.
+    time_limit : float, optional
+        Stop after the iteration during which this many seconds have passed (the result then
+        depends on the machine's speed: for benchmarks, not for reproducible runs).
     client : distributed.Client, optional
         Default: :func:`daskfair.deploy.get_client`.
     callback : callable, optional
@@ -311,8 +329,13 @@ def pareto_front(
     problem = make_problem(X, sensitive_features, n_clusters)
     params["n_samples"], params["n_groups"] = problem.n_samples, problem.n_groups
     client = client or get_client()
+    nthreads = client.nthreads()
     if n_batches is None:
-        n_batches = 2 * max(1, sum(client.nthreads().values()))
+        n_batches = max(1, sum(nthreads.values()))
+    # batch j lives on worker j mod W: without this the scheduler's data locality piles all
+    # batches onto the worker that happened to create them. allow_other_workers keeps the
+    # run going if a worker leaves.
+    slots = [w for w, n in sorted(nthreads.items()) for _ in range(n)] or [None]
     n_batches = _positive("n_batches", n_batches)
     base_seed = int(seed.generate_state(1, np.uint64)[0])
 
@@ -327,7 +350,9 @@ def pareto_front(
         survivors = []
         for lo in range(0, n_starts, per):
             starts = list(range(lo, min(n_starts, lo + per)))
-            fut = client.submit(start_members, problem_f, starts, n_starts, seed, pure=False)
+            fut = client.submit(start_members, problem_f, starts, n_starts, seed, pure=False,
+                                workers=_slot(slots, len(survivors)),
+                                allow_other_workers=True)
             survivors.append((fut, np.arange(len(starts)), np.asarray(starts)))
 
     P = len(pairs_arr)
@@ -338,18 +363,20 @@ def pareto_front(
     while not done:
         batches = _balanced_pieces(survivors, n_batches)
         futures, keys = [], []
-        for pieces in batches:
+        for j, pieces in enumerate(batches):
             ranks = np.concatenate([r for _, _, r in pieces])
             fut = client.submit(
                 _expand_task, problem_f, [(f, i) for f, i, _ in pieces], ranks, pairs_arr,
                 q, t, target == "global", max_swap_candidates, base_seed,
-                pure=False,
+                pure=False, workers=_slot(slots, j), allow_other_workers=True,
             )
             futures.append(fut)
-            # candidate keys for ties: parents (rank, 0), children (rank, pair + 1)
-            keys.append(np.concatenate([
-                ranks * (P + 1), (ranks[:, None] * (P + 1) + np.arange(1, P + 1)).ravel()]))
-        objs = client.gather([client.submit(_objectives, f, pure=False) for f in futures])
+            # candidate keys for ties, in the task's output order: parent (rank, 0), then its
+            # children (rank, pair + 1)
+            keys.append((ranks[:, None] * (P + 1) + np.arange(P + 1)).ravel())
+        objs = client.gather([client.submit(_objectives, f, pure=False,
+                                            workers=_slot(slots, j), allow_other_workers=True)
+                              for j, f in enumerate(futures)])
         sizes = [len(o[0]) for o in objs]
         f1 = np.concatenate([o[0] for o in objs])
         f2 = np.concatenate([o[1] for o in objs])
@@ -370,7 +397,8 @@ def pareto_front(
             callback(t, f1[keep], f2[keep])
         if t % max(1, n_iter // 10) == 0:
             logger.info("SAfairKM front: iteration %d/%d, %d points", t, n_iter, len(keep))
-        done = t >= n_iter or len(keep) >= budget
+        done = t >= n_iter or len(keep) >= budget or (
+            time_limit is not None and time.perf_counter() - start > time_limit)
         if run is not None and (done or t % checkpoint_every == 0):
             _checkpoint(client, run, survivors, t, done)
     f1, f2 = _front_objectives(client, survivors)
@@ -380,8 +408,13 @@ def pareto_front(
         run.write_array("cost", f1)
         run.write_array("balance", f2)
         run.write_array("labels", labels, chunks=(min(64, len(f1)), problem.n_samples))
-        run.mark_complete(n_points=len(f1), n_iter_done=t)
+        run.mark_complete(n_points=len(f1), n_iter_done=t, history=history)
     return front
+
+
+def _slot(slots: list, j: int) -> list | None:
+    w = slots[j % len(slots)]
+    return None if w is None else [w]
 
 
 def _front_objectives(client: Any, survivors: list) -> tuple[np.ndarray, np.ndarray]:

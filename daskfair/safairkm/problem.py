@@ -87,7 +87,10 @@ def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
             "the k-means end. Merge small groups or lower n_clusters.",
             UserWarning, stacklevel=3,
         )
-    idx = np.argsort(codes, kind="stable")
+    # each group's rows in a fixed random order (the swap step reads them circularly from a
+    # random offset): a constant seed, so the problem does not depend on random_state
+    shuffle = np.random.default_rng(np.random.SeedSequence(20_211_122)).permutation(n)
+    idx = shuffle[np.argsort(codes[shuffle], kind="stable")]
     ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     return Problem(X, codes, idx.astype(np.int64), ptr, values, k,
                    float(np.einsum("ij,ij->", X, X)))
@@ -95,6 +98,22 @@ def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
 
 def _nearest(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
     return np.argmin((centers**2).sum(axis=1) - 2.0 * X @ centers.T, axis=1)
+
+
+def _lloyd(X: np.ndarray, centers: np.ndarray, max_iter: int = 100) -> np.ndarray:
+    labels = _nearest(X, centers)
+    for _ in range(max_iter):
+        sizes = np.bincount(labels, minlength=len(centers))
+        sums = np.zeros_like(centers)
+        np.add.at(sums, labels, X)
+        full = sizes > 0
+        centers = centers.copy()
+        centers[full] = sums[full] / sizes[full, None]
+        new = _nearest(X, centers)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+    return labels
 
 
 def _fill_empty(labels: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -112,9 +131,10 @@ def start_labels(problem: Problem, start: int, n_starts: int, seed: Any) -> np.n
     """Starting label vector number ``start``: the first half random, the rest k-means++.
 
     Random starts are a permutation of 0..N-1 taken mod K (every cluster the same size);
-    k-means++ starts assign every row to the nearest of K seeds from
-    :func:`sklearn.cluster.kmeans_plusplus`. Row ``start`` of the seed's children is used,
-    so a start does not depend on the batch it lands in.
+    k-means++ starts are k-means as scikit-learn runs it: K seeds from
+    :func:`sklearn.cluster.kmeans_plusplus`, then Lloyd iterations, so that the cheap end of
+    the front starts from a k-means local optimum. Child ``start`` of the seed is used, so a
+    start does not depend on the batch it lands in.
     """
     from sklearn.cluster import kmeans_plusplus
 
@@ -124,7 +144,7 @@ def start_labels(problem: Problem, start: int, n_starts: int, seed: Any) -> np.n
         labels = rng.permutation(n) % k
     else:
         centers, _ = kmeans_plusplus(problem.X, k, random_state=int(rng.integers(2**31)))
-        labels = _nearest(problem.X, centers)
+        labels = _lloyd(problem.X, centers)
     return _fill_empty(labels.astype(np.int64), k, rng).astype(problem.label_dtype)
 
 

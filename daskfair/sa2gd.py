@@ -1,0 +1,203 @@
+"""SA2GD: stochastic alternating bi-objective gradient descent (the SAfairKM seed, Algorithm 4).
+
+Every iteration t takes n_a stochastic gradient steps on f_a, then n_b on f_b, all with the
+step α_t. The seed's Theorem 5.1: with Lipschitz gradients, strong convexity (constant c) and
+bounded second moments, α_t = 2 / (c (t + 1)(n_a + n_b)) drives
+min_t E[S(x_t, λ)] − S(x*, λ) to 0 at rate O(1/T) for the weighted sum
+S(x, λ) = λ f_a(x) + (1 − λ) f_b(x), λ = n_a / (n_a + n_b); varying (n_a, n_b) with a fixed
+total traces the Pareto front of a smooth bi-objective problem.
+
+Gradients are callables ``(x, rng) -> g`` with g of x's shape. x may carry leading axes (say
+independent replicates, shape (R, d)) as long as the gradients broadcast over them: the
+algorithm itself is elementwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from ._random import as_seed_sequence, child_rng
+
+__all__ = ["SA2GDResult", "sa2gd", "sa2gd_front", "theorem_step"]
+
+Gradient = Callable[[np.ndarray, np.random.Generator], np.ndarray]
+
+
+@dataclass
+class SA2GDResult:
+    """Iterates of one SA2GD run.
+
+    Attributes
+    ----------
+    x : ndarray
+        The last iterate x_T.
+    history : ndarray of shape (n_recorded, *x.shape)
+        x_t at the iterations in ``iterations`` (x_0 first).
+    iterations : ndarray of int
+    n_a, n_b : int
+    weight : float
+        λ = n_a / (n_a + n_b), the weight of f_a in the weighted sum the run approaches.
+    """
+
+    x: np.ndarray
+    history: np.ndarray
+    iterations: np.ndarray
+    n_a: int
+    n_b: int
+
+    @property
+    def weight(self) -> float:
+        return self.n_a / (self.n_a + self.n_b)
+
+
+def theorem_step(strong_convexity: float, n_a: int, n_b: int) -> Callable[[int], float]:
+    """The step of Theorem 5.1: α_t = 2 / (c (t + 1)(n_a + n_b))."""
+    c = float(strong_convexity)
+    if not (np.isfinite(c) and c > 0):
+        raise ValueError(f"strong_convexity must be a positive number, got {strong_convexity!r}.")
+    total = n_a + n_b
+    return lambda t: 2.0 / (c * (t + 1) * total)
+
+
+def _count(name: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
+    return int(value)
+
+
+def _step_rule(step: Any, strong_convexity: Any, n_a: int, n_b: int) -> Callable[[int], float]:
+    if step is None:
+        if strong_convexity is None:
+            raise ValueError(
+                "give strong_convexity (c of Theorem 5.1, for its step 2/(c(t+1)(n_a+n_b))) "
+                "or a step: a positive number or a callable t -> alpha_t.")
+        return theorem_step(strong_convexity, n_a, n_b)
+    if callable(step):
+        return step
+    if isinstance(step, Real) and np.isfinite(step) and step > 0:
+        return lambda t: float(step)
+    raise ValueError(f"step must be None, a positive number or a callable, got {step!r}.")
+
+
+def _gradient(grad: Gradient, x: np.ndarray, rng: np.random.Generator, which: str) -> np.ndarray:
+    g = np.asarray(grad(x, rng), dtype=np.float64)
+    if g.shape != x.shape:
+        raise ValueError(f"grad_{which} returned shape {g.shape} for x of shape {x.shape}; "
+                         "a gradient must have the shape of x.")
+    return g
+
+
+def sa2gd(
+    grad_a: Gradient,
+    grad_b: Gradient,
+    x0: Any,
+    *,
+    n_a: int,
+    n_b: int,
+    n_iter: int,
+    step: float | Callable[[int], float] | None = None,
+    strong_convexity: float | None = None,
+    random_state: Any = None,
+    history_every: int = 1,
+) -> SA2GDResult:
+    """Run SA2GD (Algorithm 4) for ``n_iter`` iterations.
+
+    Parameters
+    ----------
+    grad_a, grad_b : callable ``(x, rng) -> g``
+        Stochastic gradients of f_a and f_b (unbiased estimates; exact gradients are fine).
+    x0 : array-like
+        Starting point.
+    n_a, n_b : int
+        Steps on f_a and on f_b per iteration (n_a + n_b > 0).
+    n_iter : int
+        Iterations T.
+    step : float or callable ``t -> alpha_t``, optional
+        Default: Theorem 5.1's 2 / (c (t + 1)(n_a + n_b)), which needs ``strong_convexity``.
+    strong_convexity : float, optional
+        c, a strong-convexity constant of the weighted sum.
+    random_state : int, SeedSequence or None
+        Seeds the ``rng`` passed to the gradients.
+    history_every : int
+        Record x_t every this many iterations (and at T).
+
+    Returns
+    -------
+    SA2GDResult
+    """
+    n_a, n_b = _count("n_a", n_a, 0), _count("n_b", n_b, 0)
+    if n_a + n_b == 0:
+        raise ValueError("n_a + n_b must be positive.")
+    n_iter = _count("n_iter", n_iter, 1)
+    every = _count("history_every", history_every, 1)
+    alpha = _step_rule(step, strong_convexity, n_a, n_b)
+    x = np.array(x0, dtype=np.float64)
+    if not np.isfinite(x).all():
+        raise ValueError("x0 must be finite.")
+    rng = child_rng(as_seed_sequence(random_state), 0)
+    history, iterations = [x.copy()], [0]
+    for t in range(n_iter):
+        a = float(alpha(t))
+        for _ in range(n_a):
+            x -= a * _gradient(grad_a, x, rng, "a")
+        for _ in range(n_b):
+            x -= a * _gradient(grad_b, x, rng, "b")
+        if not np.isfinite(x).all():
+            raise FloatingPointError(
+                f"SA2GD diverged at iteration {t} (step {a:.3g}): the step is too large for "
+                "the gradients' Lipschitz constant. Lower the step, or pass a larger "
+                "strong_convexity (alpha_t = 2/(c(t+1)(n_a+n_b)) shrinks as c grows).")
+        if (t + 1) % every == 0 or t + 1 == n_iter:
+            history.append(x.copy())
+            iterations.append(t + 1)
+    return SA2GDResult(x, np.stack(history), np.asarray(iterations), n_a, n_b)
+
+
+def _run(args: tuple[Any, ...]) -> SA2GDResult:
+    grad_a, grad_b, x0, n_a, n_b, kwargs = args
+    return sa2gd(grad_a, grad_b, x0, n_a=n_a, n_b=n_b, **kwargs)
+
+
+def sa2gd_front(
+    grad_a: Gradient,
+    grad_b: Gradient,
+    x0: Any,
+    *,
+    n_total: int,
+    n_iter: int,
+    pairs: Sequence[tuple[int, int]] | None = None,
+    step: float | Callable[[int], float] | None = None,
+    strong_convexity: float | None = None,
+    random_state: Any = None,
+    history_every: int = 1,
+    client: Any = None,
+) -> list[SA2GDResult]:
+    """SA2GD for every pair (n_a, n_total − n_a), n_a = 0 … n_total, one task per pair.
+
+    Pair i uses the seed's child i, so results do not depend on where the tasks run.
+    ``pairs`` overrides the list. Returns the results in order of increasing λ.
+    """
+    from .deploy import get_client
+
+    n_total = _count("n_total", n_total, 1)
+    pairs = [(a, n_total - a) for a in range(n_total + 1)] if pairs is None else list(pairs)
+    seed = as_seed_sequence(random_state)
+    for n_a, n_b in pairs:  # fail here, not in a task
+        _count("n_a", n_a, 0), _count("n_b", n_b, 0)
+        _step_rule(step, strong_convexity, n_a, n_b)
+    client = client or get_client()
+    futures = [
+        client.submit(_run, (grad_a, grad_b, x0, n_a, n_b, {
+            "n_iter": n_iter, "step": step, "strong_convexity": strong_convexity,
+            "random_state": np.random.SeedSequence(seed.entropy,
+                                                   spawn_key=(*seed.spawn_key, i)),
+            "history_every": history_every}), pure=False)
+        for i, (n_a, n_b) in enumerate(pairs)
+    ]
+    results = client.gather(futures)
+    return sorted(results, key=lambda r: r.weight)
