@@ -2,8 +2,9 @@
 
 400 points in 2-D, two groups, K = 2: "equal" has 200 + 200 points, "unequal" 300 + 100;
 "ds1" gives each group one Gaussian blob (the groups sit apart, so k-means splits them),
-"ds2" gives each group two blobs, placed so that one k-means cluster takes one blob of each
-group. The seed's exact points are not published; these follow its description. SAfairKM: 10
+"ds2" gives each group two blobs stacked vertically, the groups side by side (k-means again
+splits by group, but a fair clustering can cut the four blobs two ways). The seed's exact
+points are not published; these follow its description. SAfairKM: 10
 starts, 3 pairs, 400 iterations (the seed's Figures 3, 5-7); VfairKM: 20 values of μ up to
 μ_max found by doubling (as in ``safairkm_seed.py``).
 
@@ -30,8 +31,8 @@ def synthetic(name: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     sizes = (200, 200) if name.startswith("equal") else (300, 100)
     if name.endswith("ds1"):  # one blob per group, 4 std apart
         centers = [[(0.0, 0.0)], [(4.0, 0.0)]]
-    else:  # two blobs per group: the left pair and the right pair each mix the groups
-        centers = [[(0.0, 0.0), (6.0, 0.0)], [(0.0, 2.5), (6.0, 2.5)]]
+    else:  # two blobs per group, stacked; the groups side by side
+        centers = [[(0.0, 0.0), (0.0, 3.0)], [(5.0, 0.0), (5.0, 3.0)]]
     X, g = [], []
     for group, (n, cs) in enumerate(zip(sizes, centers, strict=True)):
         for i, c in enumerate(cs):

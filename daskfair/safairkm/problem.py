@@ -104,8 +104,8 @@ def _lloyd(X: np.ndarray, centers: np.ndarray, max_iter: int = 100) -> np.ndarra
     labels = _nearest(X, centers)
     for _ in range(max_iter):
         sizes = np.bincount(labels, minlength=len(centers))
-        sums = np.zeros_like(centers)
-        np.add.at(sums, labels, X)
+        sums = np.stack([np.bincount(labels, weights=X[:, f], minlength=len(centers))
+                         for f in range(X.shape[1])], axis=1)
         full = sizes > 0
         centers = centers.copy()
         centers[full] = sums[full] / sizes[full, None]

@@ -143,10 +143,11 @@ def sa2gd(
     history, iterations = [x.copy()], [0]
     for t in range(n_iter):
         a = float(alpha(t))
-        for _ in range(n_a):
-            x -= a * _gradient(grad_a, x, rng, "a")
-        for _ in range(n_b):
-            x -= a * _gradient(grad_b, x, rng, "b")
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported below
+            for _ in range(n_a):
+                x -= a * _gradient(grad_a, x, rng, "a")
+            for _ in range(n_b):
+                x -= a * _gradient(grad_b, x, rng, "b")
         if not np.isfinite(x).all():
             raise FloatingPointError(
                 f"SA2GD diverged at iteration {t} (step {a:.3g}): the step is too large for "
