@@ -22,6 +22,7 @@ __all__ = [
     "as_array",
     "check_array",
     "check_consistent_length",
+    "check_int",
     "check_labels",
     "check_n_clusters",
     "check_sensitive",
@@ -295,6 +296,13 @@ def _range_block(block: np.ndarray, n_labels: int, name: str) -> np.ndarray:
             f"[{block.min()}, {block.max()}]."
         )
     return block
+
+
+def check_int(value: Any, name: str, low: int = 1) -> int:
+    """An integer parameter (not a bool) that is at least ``low``."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
+    return int(value)
 
 
 def check_n_clusters(n_clusters: Any, n_samples: int, name: str = "n_clusters") -> int:

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
 
 from ._random import as_seed_sequence, child_rng
+from ._validation import check_int
 
 __all__ = ["SA2GDResult", "sa2gd", "sa2gd_front", "theorem_step"]
 
@@ -62,12 +63,6 @@ def theorem_step(strong_convexity: float, n_a: int, n_b: int) -> Callable[[int],
         raise ValueError(f"strong_convexity must be a positive number, got {strong_convexity!r}.")
     total = n_a + n_b
     return lambda t: 2.0 / (c * (t + 1) * total)
-
-
-def _count(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
-    return int(value)
 
 
 def _step_rule(step: Any, strong_convexity: Any, n_a: int, n_b: int) -> Callable[[int], float]:
@@ -130,11 +125,11 @@ def sa2gd(
     -------
     SA2GDResult
     """
-    n_a, n_b = _count("n_a", n_a, 0), _count("n_b", n_b, 0)
+    n_a, n_b = check_int(n_a, "n_a", 0), check_int(n_b, "n_b", 0)
     if n_a + n_b == 0:
         raise ValueError("n_a + n_b must be positive.")
-    n_iter = _count("n_iter", n_iter, 1)
-    every = _count("history_every", history_every, 1)
+    n_iter = check_int(n_iter, "n_iter", 1)
+    every = check_int(history_every, "history_every", 1)
     alpha = _step_rule(step, strong_convexity, n_a, n_b)
     x = np.array(x0, dtype=np.float64)
     if not np.isfinite(x).all():
@@ -185,11 +180,11 @@ def sa2gd_front(
     """
     from .deploy import get_client
 
-    n_total = _count("n_total", n_total, 1)
+    n_total = check_int(n_total, "n_total", 1)
     pairs = [(a, n_total - a) for a in range(n_total + 1)] if pairs is None else list(pairs)
     seed = as_seed_sequence(random_state)
     for n_a, n_b in pairs:  # fail here, not in a task
-        _count("n_a", n_a, 0), _count("n_b", n_b, 0)
+        check_int(n_a, "n_a", 0), check_int(n_b, "n_b", 0)
         _step_rule(step, strong_convexity, n_a, n_b)
     client = client or get_client()
     futures = [

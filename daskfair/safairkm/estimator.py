@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -10,7 +9,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._random import as_seed_sequence
-from .._validation import check_array, check_labels, is_dask
+from .._validation import check_array, check_int, check_labels, is_dask
 from ._kernels import balance_of, cost_of, run_member
 from .problem import make_problem, members_from_labels, start_labels
 
@@ -86,11 +85,9 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        for name in ("n_kmeans_updates", "n_swap_updates", "max_iter", "max_swap_candidates"):
-            value = getattr(self, name)
-            low = 1 if name in ("max_iter", "max_swap_candidates") else 0
-            if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
+        for name, low in (("n_kmeans_updates", 0), ("n_swap_updates", 0), ("max_iter", 1),
+                          ("max_swap_candidates", 1)):
+            check_int(getattr(self, name), name, low)
         if self.n_kmeans_updates + self.n_swap_updates == 0:
             raise ValueError("n_kmeans_updates + n_swap_updates must be positive.")
         if self.target not in ("local", "global"):

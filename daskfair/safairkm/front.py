@@ -26,6 +26,7 @@ import dask.array as da
 import numpy as np
 
 from .._random import as_seed_sequence
+from .._validation import check_int
 from ..metrics import hypervolume_2d
 from ..store import create_run, open_run, to_json
 from ._kernels import expand_batch, select_nondominated
@@ -37,10 +38,6 @@ logger = logging.getLogger(__name__)
 
 #: The seed's four pairs (n_a k-means updates, n_b swap updates) per iteration (Figure 1).
 DEFAULT_PAIRS = ((25, 0), (20, 4), (15, 3), (5, 2))
-
-#: Where the list is kept between iterations: (batch future, member indices, member ranks).
-Piece = tuple[Any, np.ndarray]
-
 
 def nondominated(cost: Any, balance: Any) -> np.ndarray:
     """Indices of the non-dominated points (minimise cost, maximise balance), by cost.
@@ -152,16 +149,12 @@ def _expand_task(
     ))
 
 
-def _objectives(members: Members) -> tuple[np.ndarray, np.ndarray]:
-    return members.f1, members.f2
-
-
-def _objectives_of(members: Members, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _objectives(members: Members, idx: Any = slice(None)) -> tuple[np.ndarray, np.ndarray]:
     return members.f1[idx], members.f2[idx]
 
 
-def _labels_of(members: Members) -> np.ndarray:
-    return members.labels
+def _labels_of(members: Members, idx: np.ndarray) -> np.ndarray:
+    return members.labels[idx]
 
 
 def _write_members(pieces: list[tuple[Members, np.ndarray]], path: str, name: str) -> int:
@@ -169,7 +162,7 @@ def _write_members(pieces: list[tuple[Members, np.ndarray]], path: str, name: st
 
     m = _gather_members(pieces)
     group = zarr.open_group(store=path, mode="a").require_group(name)
-    for key in ("labels", "sums", "counts", "f1", "f2"):
+    for key in Members.FIELDS:
         group.create_array(key, data=getattr(m, key), overwrite=True)
     return len(m)
 
@@ -178,7 +171,7 @@ def _read_members(path: str, name: str) -> Members:
     import zarr
 
     group = zarr.open_group(store=path, mode="r")[name]
-    return Members(*(group[key][...] for key in ("labels", "sums", "counts", "f1", "f2")))
+    return Members(*(group[key][...] for key in Members.FIELDS))
 
 
 # -- orchestration -----------------------------------------------------------------------------
@@ -230,12 +223,6 @@ def _check_pairs(pairs: Any) -> np.ndarray:
         raise ValueError(
             f"pairs must hold non-negative integers with n_a + n_b > 0, got {pairs!r}.")
     return arr.astype(np.int64)
-
-
-def _positive(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
 
 
 def pareto_front(
@@ -314,7 +301,7 @@ def pareto_front(
     for name, value in (("n_starts", n_starts), ("n_iter", n_iter), ("budget", budget),
                         ("q", q), ("max_swap_candidates", max_swap_candidates),
                         ("checkpoint_every", checkpoint_every)):
-        _positive(name, value)
+        check_int(value, name)
     if target not in ("local", "global"):
         raise ValueError(f"target must be 'local' or 'global', got {target!r}.")
     if resume and store is None:
@@ -336,7 +323,7 @@ def pareto_front(
     # batches onto the worker that happened to create them. allow_other_workers keeps the
     # run going if a worker leaves.
     slots = [w for w, n in sorted(nthreads.items()) for _ in range(n)] or [None]
-    n_batches = _positive("n_batches", n_batches)
+    n_batches = check_int(n_batches, "n_batches")
     base_seed = int(seed.generate_state(1, np.uint64)[0])
 
     run, t0, survivors = None, 0, None
@@ -418,7 +405,7 @@ def _slot(slots: list, j: int) -> list | None:
 
 
 def _front_objectives(client: Any, survivors: list) -> tuple[np.ndarray, np.ndarray]:
-    objs = client.gather([client.submit(_objectives_of, f, i, pure=False)
+    objs = client.gather([client.submit(_objectives, f, i, pure=False)
                           for f, i, _ in survivors])
     order = np.argsort(np.concatenate([r for _, _, r in survivors]))
     return (np.concatenate([o[0] for o in objs])[order],
@@ -431,8 +418,7 @@ def _front_labels(client: Any, survivors: list, problem: Problem) -> da.Array:
     for fut, idx, ranks in survivors:
         if len(idx) == 0:
             continue
-        lab = client.submit(_gather_members, [(fut, idx)], pure=False)
-        lab = client.submit(_labels_of, lab, pure=False)
+        lab = client.submit(_labels_of, fut, idx, pure=False)
         parts.append(da.from_delayed(dask.delayed(lab), (len(idx), problem.n_samples),
                                      dtype=problem.label_dtype))
         order.append(ranks)

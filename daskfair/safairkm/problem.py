@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_array, check_n_clusters, check_sensitive, is_dask
+from ..ensemble.base import _nearest
 from ._kernels import balance_of, cost_of, init_state
 
-__all__ = ["Members", "Problem", "make_problem", "start_members"]
+__all__ = ["Members", "Problem", "cluster_means", "make_problem", "start_members"]
 
 
 @dataclass(frozen=True)
@@ -51,17 +52,18 @@ class Members:
     f1: np.ndarray  # (B,)
     f2: np.ndarray  # (B,)
 
+    FIELDS: ClassVar[tuple[str, ...]] = ("labels", "sums", "counts", "f1", "f2")
+
     def __len__(self) -> int:
         return len(self.f1)
 
     def take(self, idx: np.ndarray) -> Members:
-        return Members(self.labels[idx], self.sums[idx], self.counts[idx], self.f1[idx],
-                       self.f2[idx])
+        return Members(*(getattr(self, f)[idx] for f in self.FIELDS))
 
     @staticmethod
     def concat(parts: list[Members]) -> Members:
         return Members(*(np.concatenate([getattr(p, f) for p in parts])
-                         for f in ("labels", "sums", "counts", "f1", "f2")))
+                         for f in Members.FIELDS))
 
 
 def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
@@ -96,19 +98,22 @@ def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
                    float(np.einsum("ij,ij->", X, X)))
 
 
-def _nearest(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
-    return np.argmin((centers**2).sum(axis=1) - 2.0 * X @ centers.T, axis=1)
+def cluster_means(X: np.ndarray, labels: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    """Means of the hard clusters; an empty cluster keeps its ``previous`` center."""
+    k = len(previous)
+    sizes = np.bincount(labels, minlength=k)
+    sums = np.stack([np.bincount(labels, weights=X[:, f], minlength=k)
+                     for f in range(X.shape[1])], axis=1)
+    centers = previous.copy()
+    full = sizes > 0
+    centers[full] = sums[full] / sizes[full, None]
+    return centers
 
 
 def _lloyd(X: np.ndarray, centers: np.ndarray, max_iter: int = 100) -> np.ndarray:
     labels = _nearest(X, centers)
     for _ in range(max_iter):
-        sizes = np.bincount(labels, minlength=len(centers))
-        sums = np.stack([np.bincount(labels, weights=X[:, f], minlength=len(centers))
-                         for f in range(X.shape[1])], axis=1)
-        full = sizes > 0
-        centers = centers.copy()
-        centers[full] = sums[full] / sizes[full, None]
+        centers = cluster_means(X, labels, centers)
         new = _nearest(X, centers)
         if np.array_equal(new, labels):
             break

@@ -22,7 +22,7 @@ With μ = 0 the assignments become the nearest centers: exactly Lloyd's k-means.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -30,9 +30,10 @@ from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._random import as_seed_sequence, child_rng
+from .._validation import check_int
 from ..metrics import balance as balance_metric
 from .front import ParetoFront, nondominated
-from .problem import Problem, make_problem
+from .problem import Problem, cluster_means, make_problem
 
 __all__ = ["VFairKMeans", "fairness_error", "vfairkm_front"]
 
@@ -49,17 +50,6 @@ def fairness_error(labels: np.ndarray, groups: np.ndarray, n_clusters: int,
     P = table[sizes > 0] / sizes[sizes > 0, None]
     with np.errstate(divide="ignore"):
         return float((u * (np.log(u) - np.log(P))).sum())
-
-
-def _lloyd_centers(X: np.ndarray, labels: np.ndarray, previous: np.ndarray) -> np.ndarray:
-    k = previous.shape[0]
-    sums = np.zeros_like(previous)
-    np.add.at(sums, labels, X)
-    sizes = np.bincount(labels, minlength=k)
-    centers = previous.copy()  # an emptied cluster keeps its center
-    full = sizes > 0
-    centers[full] = sums[full] / sizes[full, None]
-    return centers
 
 
 def _bound_update(e: np.ndarray, onehot: np.ndarray, codes: np.ndarray, u: np.ndarray,
@@ -99,7 +89,7 @@ def _fit(problem: Problem, mu: float, init_centers: np.ndarray, max_iter: int,
         if labels is not None and np.array_equal(new, labels):
             break
         labels = new
-        centers = _lloyd_centers(X, labels, centers)
+        centers = cluster_means(X, labels, centers)
     return labels, centers, n_iter
 
 
@@ -143,9 +133,7 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
                 np.isfinite(self.mu) and self.mu >= 0):
             raise ValueError(f"mu must be a finite number >= 0, got {self.mu!r}.")
         for name in ("max_iter", "max_bound_iter"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+            check_int(getattr(self, name), name)
         problem = make_problem(X, sensitive_features, self.n_clusters)
         self._fit_problem(problem, _init_centers(problem, self.random_state))
         return self
@@ -181,7 +169,7 @@ def _init_centers(problem: Problem, random_state: Any) -> np.ndarray:
 
 
 def _fit_task(problem: Problem, mu: float, centers: np.ndarray,
-              kwargs: dict[str, Any]) -> tuple[np.ndarray, float, float, float]:
+              kwargs: dict[str, Any]) -> tuple[np.ndarray, float, float, int]:
     est = VFairKMeans(problem.n_clusters, mu=mu, **kwargs)._fit_problem(problem, centers)
     return est.labels_.astype(problem.label_dtype), est.cost_, est.balance_, est.n_iter_
 
