@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("DASKFAIR_VENV", ROOT / ".venv"))
-EXTRAS = "test,plot,dashboard"
+EXTRAS = "test,plot,dashboard,hpc,parquet"
 
 
 def _bin(name: str) -> Path:

@@ -14,6 +14,7 @@ import dask
 import dask.array as da
 import numpy as np
 
+from . import progress
 from ._validation import is_dask
 
 __all__ = ["align_rows", "block_sum", "row_blocks"]
@@ -104,4 +105,4 @@ def block_sum(
         return func(*arrays, **kwargs)
     parts = [dask.delayed(func, pure=True)(*blk, **kwargs) for blk in row_blocks(*arrays)]
     total = _tree(parts, combine)
-    return total.compute() if compute else total
+    return progress.compute(total) if compute else total

@@ -1,13 +1,17 @@
-"""The ``daskfair`` command line."""
+"""The ``daskfair`` command line: one sub-command per job, each writing a zarr run."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import __version__
+from .hpc import JOBQUEUE_SYSTEMS
 
 __all__ = ["build_parser", "main"]
 
@@ -16,8 +20,9 @@ The main job, on a Dask cluster. Part 1 audits the FCE authors' six base-cluster
 the seven FCE metrics (ACC, NMI, Bal, MNCE, CCE, NE, f_CCE) of all 100 k-means base
 clusterings per pool, each a task, reduced to the paper's "KM" rows. Part 2 finds the fair
 FCE consensus of the HAR and MNIST-USPS pools against their KM rows. Part 3 fits FKR-F²E and
-its baselines on the FKR-F²E authors' Credit Default split (one task per method). Tables are
-printed and written to a zarr store.
+its baselines on the FKR-F²E authors' Credit Default split (one task per method). Part 4
+builds the SAfairKM front of Adult against VfairKM. Tables are printed and written to a zarr
+store.
 
 example:
   daskfair demo                              # LocalCluster sized to this machine
@@ -33,6 +38,64 @@ example:
   daskfair datasets --data-dir /data/daskfair --verify
 """
 
+_FKR_HELP = """\
+Fit FKR-F²E (fair kernel regression via fair feature embedding) and its baselines (FKRR,
+kernel ridge, the constant predictor) on the training rows, one pass over the row blocks per
+fit, and report statistical disparity (SD) and error on the test rows. Several --components
+values trace the SD/error trade-off (`daskfair plot`).
+
+example:
+  daskfair fkr --dataset ffe_credit --split 0 --store credit.zarr
+  daskfair fkr --input loans.parquet --label default --sensitive sex \\
+      --kernel rbf --components 2 5 10 20 --store loans.zarr
+"""
+
+_SAFAIRKM_HELP = """\
+Build the SAfairKM cost/balance Pareto front (the seed's Algorithm 3): a list of label
+vectors spread over the workers; every iteration each member runs Algorithm 2 for every pair
+(n_a k-means updates, n_b swaps) and dominated points are dropped. VfairKM's μ sweep is the
+baseline. The run checkpoints every --checkpoint-every iterations; an interrupted run
+continues with the same command plus --resume and ends with the same front.
+
+example:
+  daskfair safairkm --dataset safairkm_adult --rows 5000 --store front.zarr
+  daskfair safairkm --dataset safairkm_adult --rows 5000 --store front.zarr --resume
+"""
+
+_FCE_HELP = """\
+Fair clustering ensemble: base clusterings (each a task) and their fair, equal-capacity
+consensus (alternating SVD steps and a fair assignment sweep). Give features (--dataset or
+--input) to cluster them, or --pool for one of the FCE authors' base-clustering pools. The
+consensus checkpoints after every iteration; --resume continues an interrupted run.
+
+example:
+  daskfair fce --pool har --runs 10 --clusters 6 --store har.zarr
+  daskfair fce --dataset adult --clusters 2 --runs 20 --methods kmeans spectral --store a.zarr
+"""
+
+_SHOW_HELP = """\
+Summarise a stored run: kind, status, parameters, results and arrays. A run that did not
+finish is shown as INCOMPLETE, with its last checkpoint, and the exit status is 1.
+
+example:
+  daskfair show front.zarr
+"""
+
+_PLOT_HELP = """\
+Draw a finished run as a PNG: the Pareto front with the VfairKM baseline (safairkm, demo),
+the SD/error trade-off (fkr) or the FCE metrics against the base clusterings (fce).
+
+example:
+  daskfair plot front.zarr                  # writes front.png
+  daskfair plot credit.zarr -o tradeoff.png
+"""
+
+# Options that say where and how a job runs, not what it computes: they stay out of the
+# stored parameters, so an interrupted run may be resumed on another cluster.
+_NOT_PARAMS = {"command", "verbose", "scheduler", "workers", "jobqueue", "jobs",
+               "jobqueue_config", "jobqueue_wait", "data_dir", "store", "overwrite", "resume",
+               "no_progress"}
+
 
 def _add_cluster_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("where it runs")
@@ -41,9 +104,68 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
                         "default: DASK_SCHEDULER_ADDRESS, else a LocalCluster")
     g.add_argument("--workers", type=int, metavar="N",
                    help="worker processes of the LocalCluster (default: one per core)")
+    g.add_argument("--jobqueue", choices=sorted(JOBQUEUE_SYSTEMS),
+                   help="start a SLURM or PBS cluster through dask-jobqueue instead")
+    g.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="batch jobs to submit with --jobqueue (default 1)")
+    g.add_argument("--jobqueue-config", metavar="PATH",
+                   default=os.environ.get("DASKFAIR_JOBQUEUE_CONFIG"),
+                   help="dask-jobqueue YAML such as cluster/jobqueue.yaml (default: "
+                        "DASKFAIR_JOBQUEUE_CONFIG, else dask's own configuration)")
+    g.add_argument("--jobqueue-wait", type=float, default=600.0, metavar="SECONDS",
+                   help="how long to wait for the first worker of the jobs (default 600)")
     g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     g.add_argument("--data-dir", metavar="PATH",
                    help="data directory (default: DASKFAIR_DATA, else ../shared/data)")
+
+
+def _add_run_options(p: argparse.ArgumentParser, kind: str, *, resume: bool) -> None:
+    g = p.add_argument_group("the run")
+    g.add_argument("--store", default=f"daskfair-{kind}.zarr", metavar="PATH",
+                   help="zarr store of the run (default %(default)s)")
+    g.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    if resume:
+        g.add_argument("--resume", action="store_true",
+                       help="continue the interrupted run in --store (same options)")
+    g.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _add_input_options(p: argparse.ArgumentParser, *, pool: bool = False) -> None:
+    g = p.add_argument_group("input: one of --dataset, --input" + (", --pool" if pool else ""))
+    g.add_argument("--dataset", metavar="NAME",
+                   help="a named real data set (`daskfair datasets` lists them)")
+    g.add_argument("--input", metavar="PATH", help="a CSV/Parquet table or a 2-D zarr array")
+    if pool:
+        g.add_argument("--pool", metavar="POOL",
+                       help="an FCE base-clustering pool (ds, har, mnist_usps, ...)")
+    g.add_argument("--label", metavar="COLUMN", help="label column (an index for zarr)")
+    g.add_argument("--sensitive", metavar="COLUMN",
+                   help="sensitive-group column (an index for zarr)")
+    g.add_argument("--features", nargs="+", metavar="COLUMN",
+                   help="feature columns (default: all others)")
+    g.add_argument("--sensitive-attribute", metavar="NAME",
+                   help="which attribute of a named data set is sensitive, where it offers a "
+                        "choice")
+    g.add_argument("--chunk-rows", type=int, default=50_000, metavar="N",
+                   help="rows per block on the cluster (default %(default)s)")
+
+
+def _pair(text: str) -> tuple[int, int]:
+    try:
+        a, b = (int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a pair is n_a,n_b (e.g. 20,4), got {text!r}") from None
+    return a, b
+
+
+def _fairness(text: str) -> float | str:
+    return text if text == "auto" else float(text)
+
+
+def _sub(sub: Any, name: str, help_: str, description: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help_, description=description,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,9 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    demo = sub.add_parser("demo", help="audit the FCE base-clustering pools (the main job)",
-                          description=_DEMO_HELP,
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    demo = _sub(sub, "demo", "audit the FCE pools, FCE, FKR-F²E and SAfairKM (the main job)",
+                _DEMO_HELP)
     _add_cluster_options(demo)
     demo.add_argument("--store", default="daskfair-demo.zarr", metavar="PATH",
                       help="zarr store for the run (replaced if present; default %(default)s)")
@@ -71,9 +192,92 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-fkr", action="store_true", help="skip the FKR-F²E part")
     demo.add_argument("--no-safairkm", action="store_true", help="skip the SAfairKM part")
 
-    ds = sub.add_parser("datasets", help="list and verify the real data sets",
-                        description=_DATASETS_HELP,
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    fkr = _sub(sub, "fkr", "FKR-F²E and its baselines: SD and error", _FKR_HELP)
+    _add_input_options(fkr)
+    g = fkr.add_argument_group("FKR-F²E")
+    g.add_argument("--kernel", default="polynomial",
+                   choices=["linear", "polynomial", "sigmoid", "rbf"],
+                   help="kernel (default: the seed's polynomial)")
+    g.add_argument("--degree", type=int, default=4, help="polynomial degree (default 4)")
+    g.add_argument("--coef0", type=float, default=0.1, help="kernel constant c (default 0.1)")
+    g.add_argument("--gamma", type=float, help="kernel coefficient (default 1/n_features)")
+    g.add_argument("--components", type=int, nargs="+", metavar="K",
+                   help="fair features k; several values trace the trade-off (default n/250)")
+    g.add_argument("--objective", default="paper", choices=["paper", "mean_discrepancy"],
+                   help="eigenproblem (default: the seed's eq. 17/18)")
+    g.add_argument("--fairness", type=float,
+                   help="trade-off γ of --objective mean_discrepancy (default: exact)")
+    g.add_argument("--alpha", type=float, default=1.0, help="ridge penalty (default 1)")
+    g.add_argument("--mu", type=float, default=1.0, help="FKRR's fairness penalty (default 1)")
+    g.add_argument("--landmarks", type=int, default=1000, metavar="M",
+                   help="Nyström landmarks; a training set this small is fitted exactly")
+    g.add_argument("--task", default="auto", choices=["auto", "classification", "regression"],
+                   help="default: classification for a binary label")
+    g.add_argument("--split", type=int, default=0,
+                   help="published split of the FKR-F²E data sets (default 0)")
+    g.add_argument("--test-size", type=float, default=0.25,
+                   help="test fraction of a seeded random split (other data; default 0.25)")
+    _add_cluster_options(fkr)
+    _add_run_options(fkr, "fkr", resume=False)
+
+    sa = _sub(sub, "safairkm", "the SAfairKM cost/balance Pareto front", _SAFAIRKM_HELP)
+    _add_input_options(sa)
+    g = sa.add_argument_group("SAfairKM")
+    g.add_argument("--clusters", type=int, default=10, metavar="K", help="K (default 10)")
+    g.add_argument("--starts", type=int, default=30,
+                   help="starting label vectors (default 30)")
+    g.add_argument("--iterations", type=int, default=500, help="iterations (default 500)")
+    g.add_argument("--budget", type=int, default=1500,
+                   help="stop when the front holds this many points (default 1500)")
+    g.add_argument("--pairs", type=_pair, nargs="+", metavar="NA,NB",
+                   help="(k-means updates, swaps) per iteration (default: the seed's 25,0 "
+                        "20,4 15,3 5,2)")
+    g.add_argument("--target", default="local", choices=["local", "global"],
+                   help="swap target: nearest center (eq. 5) or richest cluster (eq. 4)")
+    g.add_argument("--rows", type=int, metavar="N",
+                   help="seeded subsample of N rows (the seed used 5000; default all)")
+    g.add_argument("--scale", default="safairkm", choices=["safairkm", "standard", "none"],
+                   help="preprocessing (default: the seed's z-scores and unit-length rows)")
+    g.add_argument("--vfairkm", type=float, nargs="*", default=[0.0, 200.0, 400.0, 800.0],
+                   metavar="MU", help="μ values of the VfairKM baseline (none to skip)")
+    g.add_argument("--checkpoint-every", type=int, default=10, metavar="T",
+                   help="checkpoint every T iterations (default 10)")
+    _add_cluster_options(sa)
+    _add_run_options(sa, "safairkm", resume=True)
+
+    fce = _sub(sub, "fce", "fair clustering ensemble: base clusterings and consensus",
+               _FCE_HELP)
+    _add_input_options(fce, pool=True)
+    g = fce.add_argument_group("FCE")
+    g.add_argument("--clusters", type=int, metavar="C",
+                   help="consensus clusters c (default: chosen by silhouette)")
+    g.add_argument("--runs", type=int, default=20,
+                   help="base clusterings m (of a pool: the first m; default 20)")
+    g.add_argument("--methods", nargs="+", default=["kmeans"],
+                   choices=["kmeans", "minibatch", "spectral", "agglomerative"],
+                   help="base clustering methods, used in turn (default kmeans)")
+    g.add_argument("--base-clusters", type=int, metavar="C",
+                   help="clusters per base clustering (default: --clusters)")
+    g.add_argument("--fairness", type=_fairness, default="auto",
+                   help="λ2: a number or auto (default auto)")
+    g.add_argument("--lambda1", type=float, default=0.001, help="λ1 (default 0.001)")
+    g.add_argument("--max-iter", type=int, default=50, help="iterations (default 50)")
+    g.add_argument("--tol", type=float, default=1e-4,
+                   help="stop at this relative change of the objective (default 1e-4)")
+    g.add_argument("--alignment", default="rotation", choices=["rotation", "hungarian"],
+                   help="R(i) as rotations (FCE) or permutations (FCE-a)")
+    _add_cluster_options(fce)
+    _add_run_options(fce, "fce", resume=True)
+
+    show = _sub(sub, "show", "summary of a stored run", _SHOW_HELP)
+    show.add_argument("store", metavar="STORE", help="path of the run's zarr store")
+
+    plot = _sub(sub, "plot", "PNG of a front, a trade-off curve or FCE metrics", _PLOT_HELP)
+    plot.add_argument("store", metavar="STORE", help="path of a finished run's zarr store")
+    plot.add_argument("-o", "--output", metavar="PNG",
+                      help="where to write the figure (default: STORE with .png)")
+
+    ds = _sub(sub, "datasets", "list and verify the real data sets", _DATASETS_HELP)
     ds.add_argument("--data-dir", metavar="PATH",
                     help="data directory (default: DASKFAIR_DATA, else ../shared/data)")
     ds.add_argument("--verify", action="store_true",
@@ -81,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_dashboard(client) -> None:
+def _print_dashboard(client: Any) -> None:
     from .deploy import dashboard_link
 
     link = dashboard_link(client)
@@ -92,18 +296,188 @@ def _print_dashboard(client) -> None:
               flush=True)
 
 
+def _client(args: argparse.Namespace) -> Any:
+    from .deploy import client_context
+
+    return client_context(args.scheduler, n_workers=args.workers, jobqueue=args.jobqueue,
+                          jobs=args.jobs, jobqueue_config=args.jobqueue_config,
+                          jobqueue_wait=args.jobqueue_wait)
+
+
+def _announce(client: Any) -> None:
+    print(f"Dask cluster: {len(client.scheduler_info()['workers'])} workers "
+          f"({client.scheduler.address})", flush=True)
+    _print_dashboard(client)
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .datasets import FCE_POOLS
     from .demo import run_demo
-    from .deploy import client_context
 
-    with client_context(args.scheduler, n_workers=args.workers) as client:
-        print(f"Dask cluster: {len(client.scheduler_info()['workers'])} workers "
-              f"({client.scheduler.address})", flush=True)
-        _print_dashboard(client)
+    with _client(args) as client:
+        _announce(client)
         run_demo(store=args.store, pools=args.pools or FCE_POOLS, data_dir=args.data_dir,
                  client=client, progress=not args.no_progress, fkr=not args.no_fkr,
                  safairkm=not args.no_safairkm, fce_pools=args.fce_pools)
+    return 0
+
+
+def _load(args: argparse.Namespace, need_label: bool) -> Any:
+    from .inputs import load_input
+
+    return load_input(dataset=args.dataset, path=args.input, label=args.label,
+                      sensitive=args.sensitive, features=args.features,
+                      sensitive_attribute=args.sensitive_attribute, data_dir=args.data_dir,
+                      need_label=need_label)
+
+
+def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str]) -> int:
+    """Open the run, start the client, run ``job(run, client)`` (returns the text to print),
+    mark the run complete."""
+    from .progress import show_progress
+    from .store import create_run, resume_run
+
+    params = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMS}
+    resume = getattr(args, "resume", False)
+    run = resume_run(args.store, kind=kind, params=params) if resume else None
+    if run is None and os.path.exists(args.store) and not args.overwrite:
+        create_run(args.store, kind=kind)  # raises the "already exists" error with advice
+    try:
+        with _client(args) as client, show_progress(not args.no_progress):
+            _announce(client)
+            if run is None:
+                run = create_run(args.store, kind=kind, params=params, overwrite=True)
+            text = job(run, client)
+            run.mark_complete()
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the run in {args.store} is incomplete"
+              + (". Continue it with the same command and --resume."
+                 if "resume" in vars(args) else "."), file=sys.stderr)
+        return 130
+    print("\n" + text)
+    print(f"\nwritten to {run.path}")
+    return 0
+
+
+def _cmd_fkr(args: argparse.Namespace) -> int:
+    from .jobs import fkr_job, format_fkr_results
+
+    data = _load(args, need_label=True)
+
+    def job(run: Any, client: Any) -> str:
+        summary = fkr_job(
+            data, run=run, client=client, kernel=args.kernel, degree=args.degree,
+            gamma=args.gamma, coef0=args.coef0, components=args.components or [None],
+            objective=args.objective, fairness=args.fairness, alpha=args.alpha, mu=args.mu,
+            n_landmarks=args.landmarks, task=args.task, split=args.split,
+            test_size=args.test_size, seed=args.seed, chunk_rows=args.chunk_rows)
+        return (f"FKR-F²E and baselines on the test rows ({summary['split']}):\n"
+                + format_fkr_results(summary))
+
+    return _run_job(args, "fkr", job)
+
+
+def _cmd_safairkm(args: argparse.Namespace) -> int:
+    from .demo import format_safairkm_table
+    from .jobs import safairkm_job
+
+    data = _load(args, need_label=False)
+
+    def job(run: Any, client: Any) -> str:
+        summary = safairkm_job(
+            data, run=run, client=client, n_clusters=args.clusters, n_starts=args.starts,
+            n_iter=args.iterations, budget=args.budget, pairs=args.pairs, target=args.target,
+            rows=args.rows, scale=args.scale, vfairkm_mus=args.vfairkm,
+            checkpoint_every=args.checkpoint_every, resume=args.resume, seed=args.seed)
+        return (f"Pareto fronts (best possible balance {summary['best_balance']:.3f}; "
+                f"hypervolume reference cost {summary['reference'][0]:.4f}):\n"
+                + format_safairkm_table(summary["fronts"]))
+
+    return _run_job(args, "safairkm", job)
+
+
+def _cmd_fce(args: argparse.Namespace) -> int:
+    from .jobs import fce_job, format_fce_report
+
+    if args.pool is not None:
+        from .datasets import load_fce_pool
+
+        if args.dataset or args.input:
+            raise ValueError("give either --pool or features (--dataset / --input), not both.")
+        data, pool = None, load_fce_pool(args.pool, args.data_dir)
+    else:
+        data, pool = _load(args, need_label=False), None
+
+    def job(run: Any, client: Any) -> str:
+        s = fce_job(
+            data, pool=pool, run=run, client=client, n_clusters=args.clusters,
+            n_runs=args.runs, methods=args.methods, base_clusters=args.base_clusters,
+            fairness=args.fairness, lambda1=args.lambda1, max_iter=args.max_iter,
+            tol=args.tol, alignment=args.alignment, chunk_rows=args.chunk_rows,
+            resume=args.resume, seed=args.seed)
+        state = "converged" if s["converged"] else "stopped at --max-iter"
+        return (f"FCE consensus, c = {s['n_clusters']}: {s['n_iter']} iterations ({state}), "
+                f"{s['seconds']:.1f} s\n" + format_fce_report(s))
+
+    return _run_job(args, "fce", job)
+
+
+def _brief(value: Any, width: int = 96) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    import zarr
+
+    from .store import open_run
+
+    run = open_run(args.store, allow_incomplete=True)
+    info = run.info
+    print(f"run:       {run.path}")
+    print(f"kind:      {run.kind}")
+    if run.is_complete:
+        print(f"status:    complete (started {info.get('created')}, finished "
+              f"{info.get('completed')})")
+    else:
+        ckpt = run.checkpoint
+        where = (f"last checkpoint at iteration {ckpt['iteration']}" if ckpt
+                 else "no checkpoint yet")
+        print(f"status:    INCOMPLETE: the run did not finish (started {info.get('created')}; "
+              f"{where}).\n           Not a result: resume it with the same command and "
+              "--resume, or delete it.")
+    versions = info.get("versions", {})
+    print("software:  " + ", ".join(f"{k} {versions[k]}" for k in
+                                     ("daskfair", "dask", "distributed", "zarr", "numpy")
+                                     if k in versions))
+    print("parameters:")
+    for key, value in run.params.items():
+        if value is not None:
+            print(f"  {key:<22} {_brief(value)}")
+    results = {k: v for k, v in run.attrs.items()
+               if k not in {"daskfair", "params", "checkpoint", "history"}}
+    if results:
+        print("results:")
+        for key, value in results.items():
+            if isinstance(value, dict):  # tables: one line per entry
+                print(f"  {key}:")
+                for sub, v in value.items():
+                    print(f"    {sub:<20} {_brief(v, 94)}")
+            else:
+                print(f"  {key:<22} {_brief(value)}")
+    arrays = [(name, a) for name, a in run.group.members(max_depth=None)
+              if isinstance(a, zarr.Array)]
+    if arrays:
+        print("arrays:")
+        for name, a in sorted(arrays):
+            print(f"  {name:<22} {a.shape} {a.dtype}")
+    return 0 if run.is_complete else 1
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from .plots import plot_run
+
+    print(f"wrote {plot_run(args.store, args.output)}")
     return 0
 
 
@@ -124,6 +498,12 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "demo": _cmd_demo, "fkr": _cmd_fkr, "safairkm": _cmd_safairkm, "fce": _cmd_fce,
+    "show": _cmd_show, "plot": _cmd_plot, "datasets": _cmd_datasets,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``daskfair`` console script."""
     args = build_parser().parse_args(argv)
@@ -135,11 +515,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         log.addHandler(handler)
     log.setLevel(logging.INFO if args.verbose else logging.WARNING)
-    commands = {"demo": _cmd_demo, "datasets": _cmd_datasets}
     try:
-        return commands[args.command](args)
+        return _COMMANDS[args.command](args)
     except (ValueError, TypeError, FileNotFoundError, FileExistsError, PermissionError,
-            ConnectionError) as exc:
+            ConnectionError, ImportError) as exc:
         # Input and environment errors are the user's to fix: one clear line, no traceback.
         print(f"daskfair {args.command}: error: {exc}", file=sys.stderr)
         return 2

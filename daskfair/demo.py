@@ -181,6 +181,8 @@ def format_safairkm_table(rows: dict[str, dict[str, Any]]) -> str:
     lines = [f"{'front':<10}{'points':>7}{'cost':>18}{'balance':>16}{'hypervol.':>11}"
              f"{'seconds':>9}", "-" * 71]
     for name in ("SAfairKM", "VfairKM"):
+        if name not in rows:
+            continue
         r = rows[name]
         lines.append(f"{name:<10}{r['points']:>7}"
                      f"{r['cost'][0]:>9.4f}-{r['cost'][-1]:.4f}"

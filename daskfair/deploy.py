@@ -69,6 +69,10 @@ def get_client(
     processes: bool = True,
     dashboard_address: str | None = ":8787",
     timeout: str = "30s",
+    jobqueue: str | None = None,
+    jobs: int = 1,
+    jobqueue_config: str | os.PathLike[str] | None = None,
+    jobqueue_wait: float = 600.0,
     **cluster_kwargs: Any,
 ) -> distributed.Client:
     """Return the Dask client daskfair should use, starting a LocalCluster if there is none.
@@ -86,6 +90,10 @@ def get_client(
     dashboard_address : str or None
         Where a LocalCluster started here serves its dashboard (needs ``bokeh``); ``None``
         disables it. If the port is taken, a free one is chosen.
+    jobqueue : {"slurm", "pbs"}, optional
+        Start a dask-jobqueue cluster instead (:func:`daskfair.hpc.jobqueue_cluster`) with
+        ``jobs`` batch jobs, configured by dask's ``jobqueue`` configuration or the file
+        ``jobqueue_config``; wait up to ``jobqueue_wait`` seconds for the first worker.
     **cluster_kwargs
         Passed on to :class:`distributed.LocalCluster`.
 
@@ -94,6 +102,10 @@ def get_client(
     distributed.Client
         It is also the process's default client, so ``dask.compute`` runs on it.
     """
+    if jobqueue is not None:
+        if address is not None:
+            raise ValueError("give either --scheduler or --jobqueue, not both.")
+        return _jobqueue_client(jobqueue, jobs, jobqueue_config, jobqueue_wait)
     current = _current_client()
     if address is not None:
         if current is not None and _scheduler_address(current) == address:
@@ -114,6 +126,24 @@ def get_client(
     client = distributed.Client(cluster)
     _OWNED[id(client)] = cluster
     logger.info("started a LocalCluster: %s", cluster)
+    return client
+
+
+def _jobqueue_client(system: str, jobs: int, config: Any, wait: float) -> distributed.Client:
+    from .hpc import jobqueue_cluster
+
+    cluster = jobqueue_cluster(system, jobs, config=config)
+    client = distributed.Client(cluster)
+    _OWNED[id(client)] = cluster
+    logger.info("submitted %d %s job(s)", jobs, system)
+    try:
+        client.wait_for_workers(1, timeout=wait)
+    except TimeoutError:
+        close_client(client)
+        raise ConnectionError(
+            f"no worker of the {jobs} {system} job(s) joined within {wait:g} s. Check the "
+            "queue (squeue / qstat) and the jobs' logs; raise --jobqueue-wait if the queue is "
+            "slow.") from None
     return client
 
 

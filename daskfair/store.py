@@ -28,6 +28,8 @@ import dask.array as da
 import numpy as np
 import zarr
 
+from . import progress
+
 __all__ = [
     "STORE_FORMAT",
     "IncompleteRunError",
@@ -35,6 +37,7 @@ __all__ = [
     "StoreError",
     "create_run",
     "open_run",
+    "resume_run",
     "to_json",
 ]
 
@@ -149,7 +152,10 @@ class Run:
             arr = self.group.create_array(
                 name, shape=data.shape, dtype=data.dtype, chunks=chunks, overwrite=True
             )
-            da.store(data, arr, lock=False)
+            # No graph optimisation: results are usually persisted arrays, and re-optimising
+            # their graph resubmits keys under new specs (dask/dask#9888).
+            progress.compute(da.store(data, arr, lock=False, compute=False),
+                             optimize_graph=False)
             return arr
         data = np.asarray(data)
         if data.dtype.kind in "OUS":
@@ -169,6 +175,25 @@ class Run:
     def array_names(self) -> list[str]:
         return sorted(self.group.array_keys())
 
+    # -- checkpoints ----------------------------------------------------------------------
+    @property
+    def checkpoint(self) -> dict[str, Any] | None:
+        """The last committed checkpoint (``iteration``, ``group``, ...), or None."""
+        return self.group.attrs.get("checkpoint") or None
+
+    def commit_checkpoint(self, name: str, **info: Any) -> None:
+        """Make the group ``name`` (already fully written) the run's checkpoint.
+
+        The pointer attribute is switched first and the previous checkpoint's group deleted
+        afterwards, so a crash at any point leaves one complete checkpoint to resume from.
+        """
+        if name not in self.group:
+            raise KeyError(f"checkpoint group {name!r} was not written to {self.path}.")
+        previous = self.checkpoint
+        self.set_attrs(checkpoint={**info, "group": name})
+        if previous and previous.get("group") != name and previous["group"] in self.group:
+            del self.group[previous["group"]]
+
     # -- completion -----------------------------------------------------------------------
     def mark_complete(self, **summary: Any) -> None:
         """Record ``summary`` attributes, then the completion marker, last of all writes."""
@@ -177,6 +202,13 @@ class Run:
         info = self.info
         info.update(status="complete", completed=_now())
         self.group.attrs["daskfair"] = to_json(info)
+        # A finished run is never resumed: its last checkpoint goes, after the marker, so a
+        # crash in between leaves a complete run with a spare group rather than the reverse.
+        ckpt = self.checkpoint
+        if ckpt:
+            if ckpt["group"] in self.group:
+                del self.group[ckpt["group"]]
+            del self.group.attrs["checkpoint"]
 
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r}, kind={self.kind!r}, status={self.status!r})"
@@ -275,4 +307,33 @@ def open_run(
             f"{info.get('created')}). Its contents are partial: resume it (--resume) where "
             "the method supports it, or delete it and run again."
         )
+    return run
+
+
+def resume_run(path: str | os.PathLike[str], *, kind: str, params: Mapping[str, Any]) -> Run:
+    """Open an interrupted run of ``kind`` to continue it with the same ``params``.
+
+    Raises
+    ------
+    StoreError
+        No readable run at ``path``.
+    ValueError
+        The run is of another kind, already finished, or was started with other parameters.
+    """
+    if not Path(path).exists():
+        raise StoreError(f"nothing to resume at {path}: it does not exist. Run without "
+                         "--resume (resume=False) to start it.")
+    run = open_run(path, allow_incomplete=True, mode="a")
+    if run.kind != kind:
+        raise ValueError(f"{path} holds a {run.kind!r} run, not a {kind!r} run.")
+    if run.is_complete:
+        raise ValueError(
+            f"{path} holds a finished run; there is nothing to resume. Read it with "
+            "daskfair.open_run (or `daskfair show`), or start a new store.")
+    wanted, stored = to_json(dict(params)), run.params
+    if wanted != stored:
+        diff = sorted(k for k in set(stored) | set(wanted) if stored.get(k) != wanted.get(k))
+        raise ValueError(
+            f"cannot resume {path}: parameters differ from the stored run ({diff}). Resume "
+            "with the same parameters and data, or start a new store.")
     return run

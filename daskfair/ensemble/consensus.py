@@ -213,14 +213,19 @@ def run_consensus(
     Returns the final state and whether it converged. ``callback(state)`` runs after every
     iteration (checkpoints, progress).
     """
-    while state.n_iter < max_iter:
+    # Convergence is judged from the objective history, so a state restored from a
+    # checkpoint taken after the last iteration does not take another step.
+    while state.n_iter < max_iter and not _converged(state.objective, tol):
         state = consensus_step(base, groups, state, lambda1=lambda1, lambda2=lambda2,
                                alignment=alignment)
         logger.info("FCE iteration %d: objective %.10g", state.n_iter, state.objective[-1])
         if callback is not None:
             callback(state)
-        if len(state.objective) >= 2:
-            prev, cur = state.objective[-2], state.objective[-1]
-            if abs(prev - cur) <= tol * max(abs(prev), 1e-300):
-                return state, True
-    return state, False
+    return state, _converged(state.objective, tol)
+
+
+def _converged(objective: list[float], tol: float) -> bool:
+    if len(objective) < 2:
+        return False
+    prev, cur = objective[-2], objective[-1]
+    return abs(prev - cur) <= tol * max(abs(prev), 1e-300)

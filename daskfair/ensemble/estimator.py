@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from numbers import Real
 from typing import Any
 
@@ -20,6 +21,8 @@ from .._validation import (
     check_sensitive,
     is_dask,
 )
+from ..store import Run, create_run, resume_run
+from .checkpoint import load_state, save_state
 from .consensus import ALIGNMENTS, ConsensusState, auto_fairness, init_state, run_consensus
 
 __all__ = ["FairClusteringEnsemble", "check_base_labels", "select_n_clusters"]
@@ -121,6 +124,15 @@ def _select_n_clusters(
         scores[int(c)] = float(silhouette_score(onehot, km.labels_))
     best = max(scores, key=scores.get)
     return best, scores
+
+
+def _seed_json(random_state: Any) -> Any:
+    # a stored run records the seed it can be reproduced from; a Generator or SeedSequence
+    # object is recorded by its entropy when it has one
+    if random_state is None or isinstance(random_state, int | np.integer):
+        return random_state
+    entropy = getattr(random_state, "entropy", None)
+    return {"entropy": str(entropy)} if entropy is not None else repr(random_state)
 
 
 class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
@@ -244,21 +256,77 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         return init_state(base, groups, ref, c, sizes, len(self.groups_))
 
     def fit(
-        self, base_labels: Any, y: None = None, *, sensitive_features: Any
+        self,
+        base_labels: Any,
+        y: None = None,
+        *,
+        sensitive_features: Any,
+        store: str | os.PathLike[str] | Run | None = None,
+        resume: bool = False,
+        callback: Callable[[ConsensusState], None] | None = None,
     ) -> FairClusteringEnsemble:
         """Find the fair consensus of ``base_labels`` (n_samples, n_labelings).
 
-        ``y`` is ignored (present for the scikit-learn API). numpy, pandas and dask inputs
-        are accepted; with dask the labels stay distributed and ``labels_`` is a dask array.
+        Parameters
+        ----------
+        base_labels : array-like or dask array of shape (n_samples, n_labelings)
+            numpy, pandas and dask inputs are accepted; with dask the labels stay
+            distributed and ``labels_`` is a dask array.
+        y : None
+            Ignored (present for the scikit-learn API).
+        sensitive_features : array-like of shape (n_samples,)
+        store : path-like or Run, optional
+            zarr run that receives a checkpoint after every iteration and the final labels.
+            A path is created (kind "fce") and marked complete at the end; an open
+            :class:`~daskfair.store.Run` is left for its owner to complete.
+        resume : bool
+            Continue from the store's last checkpoint; the result equals an uninterrupted
+            fit with the same parameters and data.
+        callback : callable, optional
+            ``callback(state)`` after every iteration (progress).
         """
+        if resume and store is None:
+            raise ValueError("resume=True needs the store of the interrupted fit.")
         base, groups, sizes, c, lambda2 = self._prepare(base_labels, sensitive_features)
-        state = self._initial_state(base, groups, sizes, c)
+        run, owns_run = self._open_store(store, resume, base.shape, c, lambda2)
+        state = load_state(run, base) if resume else None
+        if state is None:
+            state = self._initial_state(base, groups, sizes, c)
+
+        def after_iteration(s: ConsensusState) -> None:
+            if run is not None:
+                save_state(run, s)
+            if callback is not None:
+                callback(s)
+
         state, converged = run_consensus(
             base, groups, state, lambda1=self.lambda1, lambda2=lambda2,
             alignment=self.alignment, max_iter=self.max_iter, tol=self.tol,
+            callback=after_iteration,
         )
         self._store(state, converged, c, lambda2)
+        if run is not None:
+            run.write_array("labels", state.labels)
+            run.write_array("weights", state.alpha)
+            summary = {"objective": state.objective, "n_iter": state.n_iter,
+                       "converged": converged, "fairness_value": lambda2}
+            if owns_run:
+                run.mark_complete(**summary)
+            else:
+                run.set_attrs(**summary)
         return self
+
+    def _open_store(
+        self, store: Any, resume: bool, shape: tuple[int, int], c: int, lambda2: float
+    ) -> tuple[Run | None, bool]:
+        if store is None or isinstance(store, Run):
+            return store, False
+        params = {**self.get_params(), "random_state": _seed_json(self.random_state),
+                  "n_samples": shape[0], "n_labelings": shape[1], "n_clusters_used": c,
+                  "fairness_value": lambda2}
+        if resume:
+            return resume_run(store, kind="fce", params=params), True
+        return create_run(store, kind="fce", params=params), True
 
     def _store(self, state: ConsensusState, converged: bool, c: int, lambda2: float) -> None:
         self.labels_ = state.labels

@@ -28,7 +28,7 @@ import numpy as np
 from .._random import as_seed_sequence
 from .._validation import check_int
 from ..metrics import hypervolume_2d
-from ..store import create_run, open_run, to_json
+from ..store import Run, create_run, open_run, resume_run
 from ._kernels import expand_batch, select_nondominated
 from .problem import Members, Problem, make_problem, start_members
 
@@ -239,7 +239,7 @@ def pareto_front(
     max_swap_candidates: int = 32,
     n_batches: int | None = None,
     random_state: Any = None,
-    store: str | None = None,
+    store: str | Run | None = None,
     checkpoint_every: int = 50,
     resume: bool = False,
     time_limit: float | None = None,
@@ -277,12 +277,15 @@ def pareto_front(
         Batches the list is split into (default: the cluster's threads), batch j kept on
         worker j mod W. Does not change the result.
     random_state : int, SeedSequence or None
-    store : str, optional
+    store : str or Run, optional
         zarr path of the run: checkpoints every ``checkpoint_every`` iterations and the
-        final front (``daskfair.open_run``).
+        final front (``daskfair.open_run``); the run is marked complete at the end. An open
+        :class:`~daskfair.store.Run` (a job that stores more results in the same run) gets
+        the checkpoints and the front but is left for its owner to complete.
     resume : bool
         Continue the run stored at ``store`` from its last checkpoint; it ends with the same
-        front as an uninterrupted run with the same parameters.
+        front as an uninterrupted run with the same parameters. With a path, the stored
+        parameters must equal these; with a Run, its owner checks them.
     time_limit : float, optional
         Stop after the iteration during which this many seconds have passed (the result then
         depends on the machine's speed: for benchmarks, not for reproducible runs).
@@ -328,10 +331,15 @@ def pareto_front(
 
     run, t0, survivors = None, 0, None
     problem_f = client.scatter(problem, broadcast=True, hash=False)
-    if resume:
-        run, t0, survivors = _resume(store, params, client)
+    owns_run = store is not None and not isinstance(store, Run)
+    if isinstance(store, Run):
+        run = store
+    elif resume:
+        run = resume_run(store, kind="safairkm", params=params)
     elif store is not None:
         run = create_run(store, kind="safairkm", params=params)
+    if resume:
+        t0, survivors = _resume(run, client)
     if survivors is None:
         per = math.ceil(n_starts / n_batches)
         survivors = []
@@ -346,7 +354,7 @@ def pareto_front(
     history: list[dict[str, Any]] = []
     start = time.perf_counter()
     t, done = t0, t0 >= n_iter or (run is not None and bool(
-        run.attrs.get("checkpoint", {}).get("done")))
+        (run.checkpoint or {}).get("done")))
     while not done:
         batches = _balanced_pieces(survivors, n_batches)
         futures, keys = [], []
@@ -395,7 +403,11 @@ def pareto_front(
         run.write_array("cost", f1)
         run.write_array("balance", f2)
         run.write_array("labels", labels, chunks=(min(64, len(f1)), problem.n_samples))
-        run.mark_complete(n_points=len(f1), n_iter_done=t, history=history)
+        summary = {"n_points": len(f1), "n_iter_done": t, "history": history}
+        if owns_run:
+            run.mark_complete(**summary)
+        else:
+            run.set_attrs(**summary)
     return front
 
 
@@ -435,32 +447,17 @@ def _checkpoint(client: Any, run: Any, survivors: list, t: int, done: bool) -> N
               for j, (f, i, _) in enumerate(survivors) if len(i)]
     client.gather(writes)
     ranks = [r.tolist() for _, i, r in survivors if len(i)]
-    previous = run.attrs.get("checkpoint")
-    run.set_attrs(checkpoint={"iteration": t, "group": name, "ranks": ranks, "done": done})
-    if previous and previous.get("group") != name and previous["group"] in run.group:
-        del run.group[previous["group"]]
+    run.commit_checkpoint(name, iteration=t, ranks=ranks, done=done)
 
 
-def _resume(store: str, params: dict[str, Any], client: Any) -> tuple[Any, int, list]:
-    run = open_run(store, allow_incomplete=True, mode="a")
-    if run.kind != "safairkm":
-        raise ValueError(f"{store} holds a {run.kind!r} run, not a SAfairKM front.")
-    if run.is_complete:
-        raise ValueError(f"{store} holds a finished front; open it with daskfair.open_run.")
-    stored = run.params
-    if to_json(params) != stored:
-        diff = sorted(k for k in set(stored) | set(params)
-                      if stored.get(k) != to_json(params).get(k))
-        raise ValueError(
-            f"cannot resume {store}: parameters differ from the stored run ({diff}). Resume "
-            "with the same parameters and data, or start a new store.")
-    ckpt = run.attrs.get("checkpoint")
+def _resume(run: Run, client: Any) -> tuple[int, list | None]:
+    ckpt = run.checkpoint
     if not ckpt:
-        logger.info("no checkpoint in %s yet: starting from the beginning", store)
-        return run, 0, None
+        logger.info("no checkpoint in %s yet: starting from the beginning", run.path)
+        return 0, None
     survivors = []
     for j, ranks in enumerate(ckpt["ranks"]):
         fut = client.submit(_read_members, str(run.path), f"{ckpt['group']}/b{j}", pure=False)
         survivors.append((fut, np.arange(len(ranks)), np.asarray(ranks, dtype=np.int64)))
-    logger.info("resuming %s from iteration %d", store, ckpt["iteration"])
-    return run, int(ckpt["iteration"]), survivors
+    logger.info("resuming %s from iteration %d", run.path, ckpt["iteration"])
+    return int(ckpt["iteration"]), survivors

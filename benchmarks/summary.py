@@ -1,0 +1,400 @@
+"""One table of every stored benchmark result: ``results/*.json`` → markdown (or JSON).
+
+Each benchmark writes its own JSON layout; a small extractor per file name picks the headline
+numbers (one or a few rows per benchmark: the setting, the measured values, the baselines
+measured next to them) and the run's date and machine. A file with no extractor still gets a
+row listing its top-level keys, and a file that cannot be read or whose layout changed gets a
+row saying so: nothing is skipped silently. Nothing is recomputed or run; stdlib only.
+
+    python benchmarks/summary.py [--results DIR] [--json] [--output FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+# Not ``from _common import RESULTS``: _common imports daskfair.store and with it dask and
+# zarr (about a second); this script has to stay stdlib-only and instant.
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+class Measure(NamedTuple):
+    """One headline number, or a tuple of them shown joined by ``sep``.
+
+    ``spec`` is a format spec, or a tuple of them (one per element of a tuple value).
+    """
+
+    name: str
+    value: Any
+    spec: str | tuple[str, ...] = ""
+    sep: str = "/"
+
+
+@dataclass
+class Row:
+    """One line of the summary table; ``status`` is ok, no extractor, unreadable, extractor
+    failed or empty, and ``note`` replaces the measures when it is not ok."""
+
+    benchmark: str
+    setting: str = "–"
+    measures: list[Measure] = field(default_factory=list)
+    status: str = "ok"
+    note: str = ""
+    date: str | None = None
+    wall_seconds: float | None = None
+    machine: dict[str, Any] | None = None
+
+    @property
+    def measured(self) -> str:
+        return self.note or "; ".join(f"{m.name} {fmt(m.value, m.spec, m.sep)}"
+                                      for m in self.measures)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"benchmark": self.benchmark, "setting": self.setting, "status": self.status,
+                "measured": self.measured,
+                "values": {m.name: list(m.value) if isinstance(m.value, tuple) else m.value
+                           for m in self.measures},
+                "date": self.date, "wall_seconds": self.wall_seconds, "machine": self.machine}
+
+
+def fmt(value: Any, spec: str | tuple[str, ...] = "", sep: str = "/") -> str:
+    """A value as the table shows it: tuples joined by ``sep``, None as –, bools as yes/no."""
+    if isinstance(value, tuple | list):
+        specs = spec if isinstance(spec, tuple) else (spec,) * len(value)
+        return sep.join(fmt(v, s, sep) for v, s in zip(value, specs, strict=True))
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return format(value, spec)
+
+
+Extracted = list[tuple[str, list[Measure]]]
+
+
+def _trio(entry: dict[str, Any], columns: tuple[str, ...] = ("ACC", "NMI", "Bal"),
+          index: int | None = None) -> tuple[float, ...]:
+    # fce_tables stores [mean, std] per column, fce_raw a plain number
+    return tuple(entry[c] if index is None else entry[c][index] for c in columns)
+
+
+def fkr_table1(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for name, methods in doc["table"].items():
+        size = doc.get("sizes", {}).get(name, {})
+        setting = (f"{name}: n={size.get('n', 0):,}, train {size.get('n_train', 0):,}, "
+                   f"d={size.get('d')}; {doc.get('trials')} splits, m={doc.get('landmarks')}")
+        measures = [Measure(f"{method} SD/err", (e["sd_mean"], e["error_mean"]), ".4f")
+                    for method, e in methods.items()]
+        measures += [Measure(f"seed's {method} SD/err", (e["paper"][0], e["paper"][2]), ".4f")
+                     for method, e in methods.items() if e.get("paper")]
+        same = [method for method, e in methods.items() if e.get("equals_constant_predictor")]
+        measures.append(Measure("= constant predictor", ", ".join(same) or "none"))
+        rows.append((setting, measures))
+    return rows
+
+
+def _setting_text(setting: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in setting.items())
+
+
+def fkr_tradeoff(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for name, points in doc["curves"].items():
+        constant = next(p["error"] for p in points if p["method"] == "constant")
+        same = [p for p in points if p["sd"] == 0 and p["error"] == constant]
+        measures = [Measure("constant err", constant, ".4f"),
+                    Measure("points equal to the constant", f"{len(same)} of {len(points)}")]
+        for method in dict.fromkeys(p["method"] for p in points):
+            curve = [p for p in points if p["method"] == method]
+            if method == "constant" or all(p in same for p in curve):
+                continue
+            best = min(curve, key=lambda p: p["error"])
+            where = f" ({_setting_text(best['setting'])})" if best["setting"] else ""
+            measures.append(Measure(f"{method}: lowest err{where} SD/err",
+                                    (best["sd"], best["error"]), ".4f"))
+        rows.append((f"{name}: {doc.get('trials')} splits, m={doc.get('landmarks')}",
+                     measures))
+    return rows
+
+
+def fkr_scale(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for r in doc["runs"]:
+        where = "streamed from zarr" if r.get("streamed_from_zarr") else "in memory"
+        setting = (f"{r['n']:,} rows, m={r['m']}, k={r['k']}, {where}; "
+                   f"{doc.get('workers')} workers × {doc.get('memory_limit')}")
+        measures = [Measure("fit s", r["fit_seconds"], ".1f"),
+                    Measure("numpy CᵀC s (in-process floor)", r["floor_ctc_seconds"], ".1f"),
+                    Measure("fit / floor", r["ratio_fit_to_floor"], ".2f"),
+                    Measure("peak cluster GB", r["peak_cluster_memory_gb"], ".2f"),
+                    Measure("predict s", r["predict_seconds"], ".1f")]
+        if r.get("floor", "measured") != "measured":
+            measures.append(Measure("floor", r["floor"]))
+        rows.append((setting, measures))
+    return rows
+
+
+def fkr_convergence(doc: dict[str, Any]) -> Extracted:
+    kernel = ", ".join(f"{k}={v}" for k, v in doc.get("kernel", {}).items())
+    rows = []
+    for objective in dict.fromkeys(r["objective"] for r in doc["convergence"]):
+        conv = [r for r in doc["convergence"] if r["objective"] == objective]
+        rows.append((f"Nyström → exact, {objective} objective: n={doc.get('n'):,}, "
+                     f"k={doc.get('k')}, {kernel}",
+                     [Measure("m", tuple(r["m"] for r in conv)),
+                      Measure("max angle °", tuple(r["max_angle_deg"] for r in conv), ".2f"),
+                      Measure("rel. prediction diff",
+                              tuple(r["rel_prediction_diff"] for r in conv), ".1e"),
+                      Measure("fit s", tuple(r["fit_seconds"] for r in conv), ".2f")]))
+    dense = doc["exact_vs_authors_dense"]
+    rows.append(("exact path vs the authors' dense pinv(K)·M",
+                 [Measure("n", tuple(r["n"] for r in dense)),
+                  Measure("exact s", tuple(r["exact_seconds"] for r in dense), ".1f"),
+                  Measure("dense s", tuple(r["dense_seconds"] for r in dense), ".1f"),
+                  Measure("speed-up", tuple(r["speedup"] for r in dense), ".2f"),
+                  Measure("rel. prediction diff",
+                          tuple(r["rel_prediction_diff"] for r in dense), ".2f")]))
+    return rows
+
+
+def fce_tables(doc: dict[str, Any]) -> Extracted:
+    tuned = doc.get("tuned_lambda2", {})
+    rows = []
+    for pool, variants in doc["table"].items():
+        fce = variants["FCE"]
+        measures = [Measure("FCE ACC/NMI/Bal", _trio(fce, index=0), ".3f"),
+                    Measure("FCE-f ACC/NMI/Bal", _trio(variants["FCE-f"], index=0), ".3f"),
+                    Measure("FCE λ2", fce["lambda2"], ".2g")]
+        if "paper" in fce:
+            measures += [Measure("paper FCE ACC/NMI/Bal", _trio(fce["paper"]), ".3f"),
+                         Measure("max |Δ| to paper row", fce["max_abs_diff_to_paper"], ".3f")]
+        if pool in tuned:
+            measures += [Measure("tuned λ2", tuned[pool]["lambda2"], "g"),
+                         Measure("tuned ACC/NMI/Bal", _trio(tuned[pool]["row"], index=0),
+                                 ".3f"),
+                         Measure("tuned max |Δ| to paper row",
+                                 tuned[pool]["max_abs_diff_to_paper"], ".3f")]
+        rows.append((f"{pool}: 10 subsets of 10 base clusterings, fairness="
+                     f"{doc.get('fairness')}", measures))
+    return rows
+
+
+def fce_raw(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for name, r in doc["results"].items():
+        fce = r["FCE"]
+        rows.append((f"{name}: n={r['n']:,}, d={r['d']}, c={r['c']}, {r['runs']} base "
+                     "clusterings",
+                     [Measure("base s", r["base_seconds"], ".1f"),
+                      Measure("base mean ACC/NMI/Bal", _trio(r["base_mean"]), ".3f"),
+                      Measure("FCE-f ACC/NMI/Bal", _trio(r["FCE-f"]), ".3f"),
+                      Measure("FCE ACC/NMI/Bal", _trio(fce), ".3f"),
+                      Measure("FCE λ2", fce["lambda2"], ".2g"),
+                      Measure("FCE s", fce["seconds"], ".3f")]))
+    return rows
+
+
+def fce_scale(doc: dict[str, Any]) -> Extracted:
+    return [(f"{r['n']:,} rows, m={r['m']}, c={r['c']}; {doc.get('workers')} workers × "
+             f"{doc.get('memory_limit')}",
+             [Measure("base clusterings s", r["base_seconds"], ".1f"),
+              Measure("consensus s", r["consensus_seconds"], ".1f"),
+              Measure("iterations", r["iterations"]),
+              Measure("s/iteration", r["seconds_per_iteration"], ".2f"),
+              Measure("peak GB base/consensus",
+                      (r["peak_memory_gb_base"], r["peak_memory_gb_consensus"]), ".2f"),
+              Measure("consensus ACC/Bal",
+                      _trio(r["report_consensus"], ("ACC", "Bal")), ".3f")])
+            for r in doc["runs"]]
+
+
+def safairkm_seed(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for r in doc["runs"]:
+        sa, vf = r["safairkm"], r["vfairkm"]
+        seed = r["seed_cpu_s_per_point"]
+        rows.append((f"{r['dataset']}, K={r['K']}: n={r['n']:,}, {len(r['groups'])} groups; "
+                     f"cap {doc.get('minutes_cap')} min, {doc.get('workers')} workers",
+                     [Measure("iterations/seed's", (sa["iterations"], r["seed_iterations"])),
+                      Measure("points SAfairKM/VfairKM", (sa["points"], vf["points"])),
+                      Measure("SAfairKM CPU s/point/seed's",
+                              (sa["cpu_s_per_point"], seed["safairkm"]), (".3f", ".2f")),
+                      Measure("× below seed", r["speedup_cpu_per_point_vs_seed"], ".1f"),
+                      Measure("SAfairKM wall s/point", sa["wall_s_per_point"], ".3f"),
+                      Measure("VfairKM CPU s/point/seed's",
+                              (vf["cpu_s_per_point"], seed["vfairkm"]), ".2f"),
+                      Measure("HV SAfairKM/VfairKM", (sa["hypervolume"], vf["hypervolume"]),
+                              ".4f"),
+                      Measure("balance SAfairKM", tuple(sa["balance_range"]), ".3f", "–"),
+                      Measure("balance VfairKM", tuple(vf["balance_range"]), ".3f", "–"),
+                      Measure("VfairKM μ_max/seed's", (vf["mu_max"], vf["seed_mu_max"]), "g")]))
+    return rows
+
+
+def safairkm_synthetic(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for r in doc["runs"]:
+        sa, vf = r["safairkm"], r["vfairkm"]
+        groups = "+".join(str(g) for g in r["groups"])
+        rows.append((f"{r['dataset']}: groups {groups}, K=2, {len(doc.get('pairs', []))} pairs",
+                     [Measure("points SAfairKM/VfairKM", (sa["points"], vf["points"])),
+                      Measure("HV SAfairKM/VfairKM", (sa["hypervolume"], vf["hypervolume"]),
+                              ".3f"),
+                      Measure("balance SAfairKM", tuple(sa["balance_range"]), ".3f", "–"),
+                      Measure("balance VfairKM", tuple(vf["balance_range"]), ".3f", "–"),
+                      Measure("wall s SAfairKM/VfairKM", (sa["wall_s"], vf["wall_s"]), ".1f")]))
+    return rows
+
+
+def safairkm_scale(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for r in doc["runs"]:
+        one, two = r["one_worker"], r["two_workers"]
+        # the first iteration builds the starting labels; the script's speed-up skips it too
+        median = tuple(statistics.median(w["seconds_per_iteration"][1:]) for w in (one, two))
+        rows.append((f"{r['dataset']}: {r['n']:,} rows, d={r['d']}, "
+                     f"{len(r.get('groups') or [])} groups; {doc.get('iterations')} iterations",
+                     [Measure("median s/iteration 1w/2w", median, ".3f"),
+                      Measure("last list size L", two["list_size"][-1]),
+                      Measure("ms/child 1w/2w", (one["ms_per_child"], two["ms_per_child"]),
+                              ".2f"),
+                      Measure("wall s 1w/2w", (one["wall_s"], two["wall_s"]), ".1f"),
+                      Measure("2-worker speed-up wall/iteration",
+                              (r["speedup_2_workers"], r["iteration_speedup_2_workers"]), ".2f"),
+                      Measure("peak GB 1w/2w", (one["peak_memory_gb"], two["peak_memory_gb"]),
+                              ".2f"),
+                      Measure("points", two["points"]),
+                      Measure("identical fronts", r["identical_fronts"])]))
+    return rows
+
+
+def sa2gd_quadratics(doc: dict[str, Any]) -> Extracted:
+    rate = doc["rate"]
+    ts = sorted(int(t) for t in rate[0]["gap_at"])
+    pairs = ", ".join(f"({r['n_a']},{r['n_b']})" for r in rate)
+    return [(f"rate: σ={doc.get('sigma')}, pairs {pairs}, T={ts[0]:g}…{ts[-1]:g}",
+             [Measure("log–log slope", tuple(r["slope"] for r in rate), ".3f"),
+              Measure(f"gap at T={ts[0]:g}", tuple(r["gap_at"][str(ts[0])] for r in rate),
+                      ".1e"),
+              Measure(f"gap at T={ts[-1]:g}", tuple(r["gap_at"][str(ts[-1])] for r in rate),
+                      ".1e")]),
+            (f"front: {len(doc['front'])} pairs (n_a, n_b) against the exact weighted-sum front",
+             [Measure("max distance to x*(λ)", doc["max_distance_to_minimiser"], ".1e")])]
+
+
+EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
+    f.__name__: f for f in (fkr_table1, fkr_tradeoff, fkr_scale, fkr_convergence, fce_tables,
+                            fce_raw, safairkm_seed, safairkm_synthetic, safairkm_scale,
+                            sa2gd_quadratics, fce_scale)
+}
+
+
+def _keys(doc: Any) -> str:
+    if isinstance(doc, dict):
+        return "top-level keys: " + (", ".join(map(str, doc)) or "none")
+    return f"top level is a {type(doc).__name__}, not an object"
+
+
+def rows_of(path: Path) -> list[Row]:
+    """The summary rows of one results file; never raises on a bad or unknown file."""
+    name = path.stem
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return [Row(name, status="unreadable",
+                    note=f"could not read {path.name}: {type(exc).__name__}: {exc}")]
+    machine = doc.get("machine") if isinstance(doc, dict) else None
+    machine = machine if isinstance(machine, dict) else None
+    wall = doc.get("wall_seconds") if isinstance(doc, dict) else None
+    run = {"date": machine.get("date") if machine else None,
+           "wall_seconds": wall if isinstance(wall, int | float) else None,
+           "machine": {k: v for k, v in machine.items() if k != "date"} if machine else None}
+    extractor = EXTRACTORS.get(name)
+    if extractor is None or not isinstance(doc, dict):
+        return [Row(name, status="no extractor", note=f"no extractor; {_keys(doc)}", **run)]
+    try:
+        extracted = extractor(doc)
+    # a layout change must show up as a row, whatever the extractor tripped over
+    except Exception as exc:
+        return [Row(name, status="extractor failed",
+                    note=f"extractor failed ({type(exc).__name__}: {exc}); {_keys(doc)}",
+                    **run)]
+    if not extracted:
+        return [Row(name, status="empty", note=f"nothing to summarise; {_keys(doc)}", **run)]
+    return [Row(name, setting, measures, **run) for setting, measures in extracted]
+
+
+def summarise(results: Path = RESULTS) -> list[Row]:
+    """Rows for every ``*.json`` in ``results``: known benchmarks in README order, then others."""
+    order = {name: i for i, name in enumerate(EXTRACTORS)}
+    paths = sorted(results.glob("*.json"), key=lambda p: (order.get(p.stem, len(order)), p.name))
+    return [row for path in paths for row in rows_of(path)]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(rows: list[Row]) -> str:
+    """The rows as a markdown table, with the machines listed once underneath."""
+    machines: dict[str, list[str]] = {}
+    lines = ["| benchmark | setting | measured | run |", "|---|---|---|---|"]
+    for row in rows:
+        run = []
+        if row.date:
+            run.append(row.date)
+        if row.wall_seconds is not None:
+            run.append(f"{row.wall_seconds:.0f} s")
+        if row.machine:
+            key = json.dumps(row.machine)
+            users = machines.setdefault(key, [])
+            if row.benchmark not in users:
+                users.append(row.benchmark)
+            run.append(f"M{list(machines).index(key) + 1}")
+        cells = (f"`{row.benchmark}`", row.setting, row.measured, ", ".join(run) or "–")
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    lines.append("")
+    for i, (key, users) in enumerate(machines.items(), 1):
+        m = json.loads(key)
+        facts = ", ".join(f"{k} {v}" for k, v in m.items())
+        lines.append(f"M{i}: {facts} ({', '.join(users)})  ")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def as_json(rows: list[Row]) -> str:
+    return json.dumps([row.as_dict() for row in rows], indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--results", type=Path, default=RESULTS, help="folder of *.json results")
+    ap.add_argument("--json", action="store_true", help="print JSON instead of markdown")
+    ap.add_argument("--output", type=Path, default=None, help="also write the table here")
+    args = ap.parse_args(argv)
+    if not args.results.is_dir():
+        print(f"summary.py: no results folder {args.results}", file=sys.stderr)
+        return 2
+    rows = summarise(args.results)
+    text = as_json(rows) if args.json else markdown(rows)
+    print(text, end="")
+    if args.output is not None:
+        args.output.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""Figures of stored runs (the ``plot`` extra: matplotlib).
+
+* SAfairKM: the cost/balance Pareto front with VfairKM's μ sweep and the best possible balance.
+* FKR-F²E: the SD/error trade-off over k with the baselines (FKRR, kernel ridge, constant).
+* FCE: the seven metrics of the consensus against the base clusterings' mean ± std.
+
+Each ``plot_*`` function draws on an axes and returns it; :func:`plot_run` picks the figure
+for a run and writes a PNG.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .store import Run, open_run
+
+__all__ = ["plot_fce_metrics", "plot_fronts", "plot_run", "plot_tradeoff"]
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError("plots need matplotlib: pip install 'daskfair[plot]'.") from exc
+    return plt
+
+
+def _axes(ax: Any, size: tuple[float, float] = (5.5, 4.0)) -> Any:
+    if ax is None:
+        _, ax = _pyplot().subplots(figsize=size)
+    return ax
+
+
+def plot_fronts(
+    fronts: Mapping[str, Mapping[str, Sequence[float]]],
+    *,
+    best_balance: float | None = None,
+    ax: Any = None,
+) -> Any:
+    """Cost/balance fronts, e.g. ``{"SAfairKM": {"cost": ..., "balance": ...}, "VfairKM":
+    {..., "mu": ...}}``; μ values, when given, label the points."""
+    ax = _axes(ax)
+    styles = {"SAfairKM": {"marker": "o", "ms": 3, "ls": "none"},
+              "VfairKM": {"marker": "s", "ms": 6, "ls": "--", "mfc": "none"}}
+    for name, f in fronts.items():
+        ax.plot(f["cost"], f["balance"], label=f"{name} ({len(f['cost'])} points)",
+                **styles.get(name, {"marker": "^", "ls": "none"}))
+        for mu, x, y in zip(f.get("mu") or [], f["cost"], f["balance"], strict=False):
+            ax.annotate(f"μ={mu:g}", (x, y), textcoords="offset points", xytext=(4, 4),
+                        fontsize=7)
+    if best_balance is not None:
+        ax.axhline(best_balance, color="grey", lw=0.8, ls=":",
+                   label=f"best possible balance {best_balance:.3f}")
+    ax.set_xlabel("clustering cost f1 (lower is better)")
+    ax.set_ylabel("balance f2 (higher is fairer)")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_tradeoff(results: Sequence[Mapping[str, Any]], *, error_name: str = "error",
+                  ax: Any = None) -> Any:
+    """SD against error: FKR-F²E points joined over k (labelled), one marker per baseline."""
+    ax = _axes(ax)
+    by_method: dict[str, list[Mapping[str, Any]]] = {}
+    for r in results:
+        by_method.setdefault(r["method"], []).append(r)
+    markers = iter("s^vDP*X")
+    for method, rows in by_method.items():
+        sd = [r["sd"] for r in rows]
+        err = [r["error"] for r in rows]
+        if method.startswith("FKR-F2E"):
+            order = np.argsort([r["n_components"] or 0 for r in rows])
+            ax.plot(np.take(err, order), np.take(sd, order), "o-", label=method)
+            for r in rows:
+                ax.annotate(f"k={r['n_components']}", (r["error"], r["sd"]),
+                            textcoords="offset points", xytext=(4, 4), fontsize=7)
+        else:
+            ax.plot(err, sd, next(markers, "o"), ms=8, mfc="none", label=method)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(5))
+    ax.set_xlabel(f"test {error_name}")
+    ax.set_ylabel("statistical disparity SD")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_fce_metrics(report: Mapping[str, Any], *, ax: Any = None) -> Any:
+    """Bars of every metric: base clusterings (mean ± sample std) and the FCE consensus."""
+    ax = _axes(ax, (7.0, 3.8))
+    cols = list(report["columns"])
+    x = np.arange(len(cols))
+    ax.bar(x - 0.2, [report["base_mean"][c] for c in cols], 0.4,
+           yerr=[report["base_std"][c] for c in cols], capsize=3, label="base clusterings")
+    ax.bar(x + 0.2, [report["consensus"][c] for c in cols], 0.4, label="FCE consensus")
+    ax.set_xticks(x, cols)
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_run(run: Run | str | os.PathLike[str], output: str | os.PathLike[str] | None = None,
+             ) -> Path:
+    """Draw the figure of a finished run and save it as PNG.
+
+    Parameters
+    ----------
+    run : Run or path
+        A complete run (an unfinished one is refused by :func:`daskfair.open_run`).
+    output : path-like, optional
+        Default: the store's path with the suffix ``.png``.
+
+    Returns
+    -------
+    pathlib.Path
+        Where the figure was written.
+    """
+    if not isinstance(run, Run):
+        run = open_run(run)
+    elif not run.is_complete:
+        open_run(run.path)  # raises the incomplete-run error
+    plt = _pyplot()
+    attrs = run.attrs
+    title = f"{run.kind}: {run.path.name}"
+    if run.kind == "safairkm" or (run.kind == "demo" and "safairkm" in attrs):
+        if run.kind == "demo":
+            sa = attrs["safairkm"]
+            fronts = {k: sa[k] for k in ("SAfairKM", "VfairKM")}
+            best = sa["reference"]["best_balance"]
+        elif "fronts" in attrs:
+            fronts, best = attrs["fronts"], attrs.get("best_balance")
+        else:  # a front stored by pareto_front(store=...)
+            fronts = {"SAfairKM": {"cost": run.read_array("cost").tolist(),
+                                   "balance": run.read_array("balance").tolist()}}
+            best = None
+        ax = plot_fronts(fronts, best_balance=best)
+    elif run.kind == "fkr":
+        ax = plot_tradeoff(attrs["results"], error_name="error"
+                           if attrs.get("task") == "classification" else "RMSE")
+    elif run.kind == "fce":
+        if "report" not in attrs:
+            raise ValueError(f"{run.path} holds an FCE consensus without metrics (stored by "
+                             "the estimator); plot runs of `daskfair fce`.")
+        ax = plot_fce_metrics(attrs["report"])
+    else:
+        raise ValueError(f"no figure for runs of kind {run.kind!r}.")
+    ax.set_title(title, fontsize=9)
+    out = Path(output) if output is not None else run.path.with_suffix(".png")
+    ax.figure.tight_layout()
+    ax.figure.savefig(out, dpi=120)
+    plt.close(ax.figure)
+    return out

@@ -1,0 +1,113 @@
+"""Progress of long work: Dask's progress bar for one-pass computations, a bar for iterations.
+
+Library code stays quiet by default; the command line switches progress on with
+``dask.config.set({"daskfair.progress": True})`` (or :func:`show_progress`). One-pass
+statistics (:func:`daskfair._blocks.block_sum`) then run through the distributed client with
+``distributed.progress``; iterative methods report through :class:`IterationBar`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+import dask
+
+__all__ = ["IterationBar", "compute", "progress_enabled", "show_progress"]
+
+_KEY = "daskfair.progress"
+
+
+def progress_enabled() -> bool:
+    """Whether daskfair shows progress (the ``daskfair.progress`` dask config key)."""
+    return bool(dask.config.get(_KEY, False))
+
+
+@contextmanager
+def show_progress(enabled: bool = True) -> Iterator[None]:
+    """``with show_progress():`` — progress bars for the daskfair work inside the block."""
+    with dask.config.set({_KEY: bool(enabled)}):
+        yield
+
+
+def compute(obj: Any, **kwargs: Any) -> Any:
+    """``obj.compute(**kwargs)``, with Dask's progress bar when progress is on and a client
+    runs.
+
+    The graph is the same either way, so the result does not depend on the bar. Dask's bar
+    redraws one line, which only a terminal shows well: in logs it is left out.
+    """
+    if progress_enabled() and sys.stdout.isatty():
+        import distributed
+
+        try:
+            client = distributed.get_client()
+        except ValueError:
+            client = None
+        if client is not None:
+            future = client.compute(obj, **kwargs)
+            distributed.progress(future)
+            return future.result()
+    return obj.compute(**kwargs)
+
+
+class IterationBar:
+    """A text bar for iterative work: ``[#####.....] 37/500 SAfairKM iterations, 412 points``.
+
+    On a terminal the line is redrawn in place; otherwise (logs, CI) one line is printed at
+    every tenth of the work, so log files stay short.
+
+    Parameters
+    ----------
+    total : int
+        Number of iterations.
+    label : str
+        What is counted.
+    stream : file, optional
+        Where to write (default ``sys.stdout``).
+    enabled : bool, optional
+        Default: :func:`progress_enabled`.
+    """
+
+    def __init__(self, total: int, label: str, *, stream: TextIO | None = None,
+                 enabled: bool | None = None) -> None:
+        self.total = max(1, int(total))
+        self.label = label
+        self.stream = stream or sys.stdout
+        self.enabled = progress_enabled() if enabled is None else enabled
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._start = time.perf_counter()
+        self._next_line = 0
+        self._last: tuple[int, str] | None = None  # an update not yet printed (logs)
+
+    def update(self, done: int, note: str = "") -> None:
+        """Report that ``done`` iterations are finished (``note``: extra text, e.g. points)."""
+        if not self.enabled:
+            return
+        frac = min(1.0, done / self.total)
+        width = 30
+        bar = "#" * round(frac * width)
+        text = (f"[{bar:<{width}}] {done}/{self.total} {self.label}"
+                f"{', ' + note if note else ''} | {time.perf_counter() - self._start:.1f} s")
+        if self.tty:
+            self.stream.write("\r" + text)
+        elif done >= self._next_line or done >= self.total:
+            self.stream.write(text + "\n")
+            self._next_line = done + max(1, self.total // 10)
+            done = -1
+        self._last = (done, note) if done >= 0 else None
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the bar's line (in logs: print the last state if it was skipped)."""
+        if not self.enabled:
+            return
+        if self.tty:
+            self.stream.write("\n")
+        elif self._last is not None:
+            self._next_line = 0
+            self.update(*self._last)
+        self.stream.flush()
