@@ -139,7 +139,10 @@ def _jobqueue_client(system: str, jobs: int, config: Any, wait: float) -> distri
     try:
         client.wait_for_workers(1, timeout=wait)
     except TimeoutError:
-        close_client(client)
+        try:
+            close_client(client)
+        except Exception as exc:  # jobs that never started can fail the cluster's close
+            logger.warning("closing the %s cluster: %s", system, exc)
         raise ConnectionError(
             f"no worker of the {jobs} {system} job(s) joined within {wait:g} s. Check the "
             "queue (squeue / qstat) and the jobs' logs; raise --jobqueue-wait if the queue is "

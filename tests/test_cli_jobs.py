@@ -1,0 +1,193 @@
+"""Every sub-command on small real data through a real multi-process LocalCluster.
+
+The jobs run in this process (``daskfair.cli.main``) against a 2-process LocalCluster joined
+with ``--scheduler``; each test checks the run store against values recomputed here.
+"""
+
+import distributed
+import numpy as np
+import pandas as pd
+import pytest
+
+from daskfair.cli import main
+from daskfair.datasets import load_dataset, load_fce_pool, preprocess_safairkm
+from daskfair.fkr_protocol import minmax_scale
+from daskfair.metrics import (
+    REPORT_COLUMNS,
+    balance,
+    clustering_report,
+    error_rate,
+    kmeans_cost,
+    statistical_disparity,
+)
+from daskfair.regression import FairKernelClassifier
+from daskfair.store import open_run
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+def _run(args, capsys):
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_fkr_job_store(scheduler, data_dir, tmp_path, capsys):
+    store = tmp_path / "crime.zarr"
+    code, out, err = _run(["fkr", "--dataset", "ffe_crime", "--split", "3", "--components",
+                           "2", "4", "--objective", "mean_discrepancy", "--landmarks", "300",
+                           "--scheduler", scheduler, "--data-dir", str(data_dir),
+                           "--store", str(store), "--no-progress"], capsys)
+    assert code == 0, err
+    assert "Dask cluster: 2 workers" in out and "FKR-F2E (mean_discrepancy)" in out
+    run = open_run(store)
+    assert run.kind == "fkr" and run.params["components"] == [2, 4]
+    results = run.attrs["results"]
+    assert [r["method"] for r in results] == ["FKR-F2E (mean_discrepancy)"] * 2 + [
+        "FKRR (mu=1)", "kernel ridge", "constant"]
+    assert [r["n_components"] for r in results[:2]] == [2, 4]
+    # independent checks on the authors' split 3
+    d = load_dataset("ffe_crime", data_dir)
+    train = d.splits[3]
+    test = np.setdiff1d(np.arange(len(d.y)), train)
+    np.testing.assert_array_equal(run.read_array("predictions/test_rows"), test)
+    y = d.y.astype(int)
+    const = np.bincount(y[train]).argmax()
+    assert results[-1]["error"] == pytest.approx(np.mean(y[test] != const))
+    assert results[-1]["sd"] == 0.0
+    # the stored predictions are the first model's and give its stored SD and error
+    pred = run.read_array("predictions/test")
+    assert results[0]["error"] == pytest.approx(np.mean(pred != y[test]))
+    rates = [pred[d.sensitive[test] == g].mean() for g in np.unique(d.sensitive)]
+    assert results[0]["sd"] == pytest.approx(max(rates) - min(rates))
+    # and equal the estimator fitted directly on the seed's scaling (Nyström, same seed)
+    Xs = minmax_scale(d.X, train)
+    clf = FairKernelClassifier("polynomial", degree=4, coef0=0.1, n_components=2,
+                               objective="mean_discrepancy", n_landmarks=300, random_state=0)
+    direct = clf.fit(Xs[train], y[train], sensitive_features=d.sensitive[train]).predict(
+        Xs[test])
+    assert np.mean(direct != pred) < 0.002
+    assert error_rate(y[test], direct) == pytest.approx(results[0]["error"], abs=0.002)
+    assert statistical_disparity(direct, sensitive_features=d.sensitive[test]) == \
+        pytest.approx(results[0]["sd"], abs=0.01)
+
+
+def test_safairkm_job_store_and_plot(scheduler, data_dir, tmp_path, capsys):
+    store = tmp_path / "front.zarr"
+    code, out, err = _run(["safairkm", "--dataset", "safairkm_adult", "--rows", "600",
+                           "--clusters", "3", "--starts", "4", "--iterations", "12",
+                           "--vfairkm", "0", "100", "--scheduler", scheduler, "--data-dir",
+                           str(data_dir), "--store", str(store)], capsys)
+    assert code == 0, err
+    assert "12/12 iterations" in out and "SAfairKM" in out and "VfairKM" in out
+    run = open_run(store)
+    cost, bal, labels = (run.read_array(k) for k in ("cost", "balance", "labels"))
+    assert np.all(np.diff(cost) > 0) and np.all(np.diff(bal) > 0)
+    assert labels.shape == (len(cost), 600) and run.attrs["n_iter_done"] == 12
+    d = load_dataset("safairkm_adult", data_dir)
+    X, s = preprocess_safairkm(d.X, d.sensitive, n_samples=600, seed=0)
+    for i in (0, len(cost) // 2, len(cost) - 1):  # every point re-scored from its labels
+        assert kmeans_cost(X, labels[i]) == pytest.approx(cost[i], rel=1e-9)
+        assert balance(labels[i], sensitive_features=s) == pytest.approx(bal[i], rel=1e-12)
+    vf = run.attrs["fronts"]["VfairKM"]
+    np.testing.assert_array_equal(run.read_array("vfairkm/cost"), vf["cost"])
+    assert set(vf["mu"]) <= {0.0, 100.0}
+    assert run.attrs["best_balance"] == pytest.approx(np.bincount(s).min() / np.bincount(s).max())
+    code, out, _ = _run(["plot", str(store)], capsys)
+    png = tmp_path / "front.png"
+    assert code == 0 and f"wrote {png}" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_fce_job_on_a_pool_and_show(scheduler, data_dir, tmp_path, capsys):
+    store = tmp_path / "yale.zarr"
+    code, out, err = _run(["fce", "--pool", "yale", "--runs", "6", "--clusters", "15",
+                           "--chunk-rows", "50", "--scheduler", scheduler, "--data-dir",
+                           str(data_dir), "--store", str(store), "--no-progress"], capsys)
+    assert code == 0, err
+    assert "FCE consensus, c = 15" in out
+    run = open_run(store)
+    base, y, groups = load_fce_pool("yale", data_dir)
+    labels = run.read_array("labels")
+    report = run.attrs["report"]
+    direct = clustering_report(y, labels, sensitive_features=groups, n_clusters=15)
+    for c in REPORT_COLUMNS:
+        assert report["consensus"][c] == pytest.approx(direct[c])
+    base_rows = np.array([[clustering_report(y, base[:, j], sensitive_features=groups,
+                                             n_clusters=15)[c] for c in REPORT_COLUMNS]
+                          for j in range(6)])
+    np.testing.assert_allclose([report["base_mean"][c] for c in REPORT_COLUMNS],
+                               base_rows.mean(axis=0))
+    code, out, _ = _run(["show", str(store)], capsys)
+    assert code == 0
+    assert "kind:      fce" in out and "status:    complete" in out
+    assert "labels" in out and "(165,) int64" in out and "pool                   yale" in out
+    code, _, _ = _run(["plot", str(store), "-o", str(tmp_path / "bars.png")], capsys)
+    assert code == 0 and (tmp_path / "bars.png").stat().st_size > 1000
+
+
+def test_fce_job_from_a_csv_file(scheduler, tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 900
+    s = rng.choice(["f", "m"], n)
+    centers = rng.normal(scale=4, size=(3, 3))
+    k = rng.integers(0, 3, n)
+    X = centers[k] + rng.normal(size=(n, 3)) + (s == "f")[:, None] * 1.5
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(sex=s, kind=k)
+    df.to_csv(tmp_path / "d.csv", index=False)
+    store = tmp_path / "csv.zarr"
+    code, _, err = _run(["fce", "--input", str(tmp_path / "d.csv"), "--sensitive", "sex",
+                           "--label", "kind", "--clusters", "3", "--runs", "4",
+                           "--chunk-rows", "250", "--scheduler", scheduler, "--store",
+                           str(store), "--no-progress"], capsys)
+    assert code == 0, err
+    run = open_run(store)
+    base = run.read_array("base_labels")
+    assert base.shape == (n, 4) and base.max() == 2 and run.attrs["base_done"] is True
+    labels = run.read_array("labels")
+    assert run.attrs["report"]["consensus"]["Bal"] == pytest.approx(
+        balance(labels, sensitive_features=s))
+    # without --label the report has no ACC/NMI
+    code, _, err = _run(["fce", "--input", str(tmp_path / "d.csv"), "--sensitive", "sex",
+                         "--features", "a", "b", "c", "--clusters", "3", "--runs", "2",
+                         "--scheduler", scheduler, "--store", str(tmp_path / "nolabel.zarr"),
+                         "--no-progress"], capsys)
+    assert code == 0, err
+    assert set(open_run(tmp_path / "nolabel.zarr").attrs["report"]["consensus"]) == {
+        "Bal", "MNCE", "CCE", "NE", "f_CCE"}
+
+
+def test_job_input_errors(scheduler, tmp_path, capsys):
+    df = pd.DataFrame({"a": [1.0, 2.0, np.nan, 4.0], "w": list("xyzw"), "s": [0, 1, 0, 1],
+                       "y": [0, 1, 1, 0]})
+    df.to_csv(tmp_path / "bad.csv", index=False)
+    common = ["--scheduler", scheduler, "--store", str(tmp_path / "x.zarr")]
+    cases = [
+        (["fkr", "--input", str(tmp_path / "bad.csv"), "--sensitive", "s", "--label", "y"],
+         "not numeric"),
+        (["fkr", "--input", str(tmp_path / "bad.csv"), "--sensitive", "s", "--label", "y",
+          "--features", "a"], "missing values {'a': 1}"),
+        (["fkr", "--input", str(tmp_path / "bad.csv"), "--sensitive", "sex", "--label", "y"],
+         "has no column 'sex'"),
+        (["fkr", "--input", str(tmp_path / "bad.csv"), "--sensitive", "s"],
+         "name its label column"),
+        (["fkr", "--dataset", "adult", "--input", str(tmp_path / "bad.csv")],
+         "exactly one of --dataset"),
+        (["safairkm", "--input", str(tmp_path / "nope.csv"), "--sensitive", "s"],
+         "does not exist"),
+        (["safairkm", "--dataset", "adult", "--label", "y"], "applies to --input files"),
+        (["fce", "--pool", "yale", "--resume"], "nothing to resume"),
+        (["fce", "--pool", "yale", "--dataset", "adult"], "either --pool or features"),
+    ]
+    for args, message in cases:
+        code, _, err = _run(args + common, capsys)
+        assert code == 2, args
+        assert message in err, (args, err)
+    assert not (tmp_path / "x.zarr").exists()  # no store is left by a refused job

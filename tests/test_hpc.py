@@ -1,0 +1,141 @@
+"""``--jobqueue slurm|pbs`` end to end, with a fake batch system on PATH.
+
+The fake ``sbatch``/``qsub`` copies the job script dask-jobqueue generated (it deletes its
+file right after submitting) and starts it as a local process group with ``setsid``; the fake
+``scancel``/``qdel`` kills that group. So the real job script runs: its workers start and
+connect to the scheduler in the client, the job finishes, and closing the cluster cancels the
+jobs. ``DASK_CONFIG`` points at a temporary folder, since importing dask_jobqueue writes its
+configuration there.
+"""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from daskfair.deploy import get_client
+from daskfair.hpc import jobqueue_cluster, load_jobqueue_config
+from daskfair.store import open_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SUBMIT = """#!/usr/bin/env bash
+set -e
+script="${@: -1}"
+id=$$  # unique among jobs submitted at the same time
+cp "$script" "$FAKE_QUEUE/$id.sh"
+setsid bash "$FAKE_QUEUE/$id.sh" > "$FAKE_QUEUE/$id.out" 2>&1 < /dev/null &
+echo $! > "$FAKE_QUEUE/$id.pgid"
+echo "%s"
+"""
+
+CANCEL = """#!/usr/bin/env bash
+for id in "$@"; do
+  id=${id%%.*}
+  echo "$id" >> "$FAKE_QUEUE/cancelled"
+  kill -TERM -- "-$(cat "$FAKE_QUEUE/$id.pgid")" 2>/dev/null || true
+done
+"""
+
+SYSTEMS = {
+    "slurm": ("sbatch", "scancel", "Submitted batch job $id", "#SBATCH"),
+    "pbs": ("qsub", "qdel", "$id.fakepbs", "#PBS"),
+}
+
+
+def _config(tmp_path: Path, system: str) -> Path:
+    """The shipped cluster/jobqueue.yaml, made small for this machine."""
+    cfg = yaml.safe_load((ROOT / "cluster" / "jobqueue.yaml").read_text())
+    cfg["jobqueue"][system].update(
+        cores=1, processes=1, memory="2GiB", walltime="00:10:00",
+        **{"log-directory": str(tmp_path / "logs"), "local-directory": str(tmp_path),
+           "death-timeout": 30, "python": sys.executable})
+    path = tmp_path / "jobqueue.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("system", sorted(SYSTEMS))
+def test_a_job_runs_end_to_end_on_a_fake_batch_system(system, tmp_path, data_dir):
+    submit, cancel, reply, directive = SYSTEMS[system]
+    bin_dir, queue = tmp_path / "bin", tmp_path / "queue"
+    bin_dir.mkdir()
+    queue.mkdir()
+    (bin_dir / submit).write_text(SUBMIT % reply)
+    (bin_dir / cancel).write_text(CANCEL)
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_QUEUE": str(queue),
+           "DASK_CONFIG": str(tmp_path / "dask-config"), "DASKFAIR_DATA": str(data_dir)}
+    env.pop("DASK_SCHEDULER_ADDRESS", None)
+    store = tmp_path / "yale.zarr"
+    proc = subprocess.run(
+        [sys.executable, "-m", "daskfair.cli", "fce", "--pool", "yale", "--runs", "4",
+         "--clusters", "15", "--jobqueue", system, "--jobs", "2", "--jobqueue-config",
+         str(_config(tmp_path, system)), "--jobqueue-wait", "120", "--store", str(store),
+         "--no-progress"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    logs = "".join(p.read_text() for p in queue.glob("*.out"))
+    assert proc.returncode == 0, proc.stderr[-3000:] + logs[-3000:]
+    assert "Dask cluster:" in proc.stdout and "FCE consensus, c = 15" in proc.stdout
+    assert open_run(store).is_complete
+    # two jobs were submitted with the configured directives and the worker command
+    scripts = sorted(queue.glob("*.sh"))
+    assert len(scripts) == 2
+    text = scripts[0].read_text()
+    assert directive in text and "distributed.cli.dask_worker" in text
+    assert sys.executable in text and "--nthreads 1" in text
+    assert "Worker" in logs or "worker" in logs
+    # closing the cluster cancelled both jobs, and no process of theirs is left
+    cancelled = (queue / "cancelled").read_text().split()
+    assert sorted(cancelled) == sorted(p.stem for p in scripts)
+    deadline = time.monotonic() + 30
+    for pgid_file in queue.glob("*.pgid"):
+        pgid = int(pgid_file.read_text())
+        while True:
+            try:
+                os.killpg(pgid, 0)
+            except ProcessLookupError:
+                break
+            assert time.monotonic() < deadline, f"job {pgid_file.stem} still running"
+            time.sleep(0.2)
+    assert (tmp_path / "dask-config" / "jobqueue.yaml").exists()  # not ~/.config/dask
+
+
+def test_jobqueue_input_errors(tmp_path, monkeypatch):
+    monkeypatch.setenv("DASK_CONFIG", str(tmp_path))
+    with pytest.raises(ValueError, match="must be one of"):
+        jobqueue_cluster("lsf", 1)
+    with pytest.raises(ValueError, match="--jobs must be >= 1"):
+        jobqueue_cluster("slurm", 0)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_jobqueue_config(tmp_path / "none.yaml")
+    (tmp_path / "bad.yaml").write_text("slurm:\n  cores: 1\n")
+    with pytest.raises(ValueError, match="no top-level 'jobqueue' key"):
+        load_jobqueue_config(tmp_path / "bad.yaml")
+    with pytest.raises(ValueError, match="either --scheduler or --jobqueue"):
+        get_client("tcp://127.0.0.1:1", jobqueue="slurm")
+
+
+def test_loaded_config_merges_into_dask_jobqueue_defaults(tmp_path, monkeypatch):
+    import dask
+
+    monkeypatch.setattr(dask.config, "PATH", str(tmp_path))
+    pytest.importorskip("dask_jobqueue")
+    (tmp_path / "mine.yaml").write_text("jobqueue:\n  slurm:\n    cores: 3\n    memory: 5GB\n")
+    with dask.config.set({}):  # restores the configuration afterwards
+        load_jobqueue_config(tmp_path / "mine.yaml")
+        assert dask.config.get("jobqueue.slurm.cores") == 3
+        # keys the file leaves out keep dask-jobqueue's defaults (a merge, not a replace)
+        assert dask.config.get("jobqueue.slurm.interface") is None
+        assert "processes" in dask.config.get("jobqueue.slurm")
+        from dask_jobqueue import SLURMCluster
+
+        with SLURMCluster(processes=1) as cluster:
+            script = cluster.job_script()
+        assert "#SBATCH --cpus-per-task=3" in script and "--nthreads 3" in script

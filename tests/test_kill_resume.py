@@ -1,0 +1,116 @@
+"""Kill the client process of a SAfairKM front and of an FCE consensus, resume, compare.
+
+Each job runs as ``python -m daskfair.cli`` in its own process group with the LocalCluster
+it starts; the test waits for a checkpoint, kills the whole group with SIGKILL (client,
+scheduler, workers: nothing gets to clean up), checks that the store is refused as a result,
+resumes it with ``--resume`` and compares every stored array with an uninterrupted run.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from daskfair.store import IncompleteRunError, StoreError, open_run
+
+pytestmark = pytest.mark.cluster
+
+
+def _start(args, cwd, env):
+    return subprocess.Popen([sys.executable, "-m", "daskfair.cli", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def _run(args, cwd, env, timeout=300):
+    proc = subprocess.run([sys.executable, "-m", "daskfair.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _kill_after_checkpoint(proc, store, iteration, timeout=240):
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the job ended before it could be killed:\n{out[-1500:]}{err[-1500:]}")
+        try:
+            ckpt = open_run(store, allow_incomplete=True).checkpoint
+        except (StoreError, ValueError, KeyError, OSError):  # not there yet, or mid-write
+            ckpt = None
+        if ckpt and ckpt["iteration"] >= iteration:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+            return ckpt["iteration"]
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    pytest.fail("no checkpoint appeared in time")
+
+
+def _arrays(store):
+    import zarr
+
+    run = open_run(store)
+    return {name: a[...] for name, a in run.group.members(max_depth=None)
+            if isinstance(a, zarr.Array)}
+
+
+@pytest.fixture
+def env(data_dir):
+    e = {**os.environ, "DASKFAIR_DATA": str(data_dir)}
+    e.pop("DASK_SCHEDULER_ADDRESS", None)
+    return e
+
+
+@pytest.mark.parametrize("job", ["safairkm", "fce"])
+def test_kill_the_client_then_resume_gives_the_uninterrupted_result(job, env, tmp_path):
+    if job == "safairkm":
+        args = ["safairkm", "--dataset", "safairkm_adult", "--rows", "1500", "--clusters",
+                "4", "--starts", "6", "--iterations", "150", "--checkpoint-every", "5",
+                "--vfairkm", "0", "300"]
+        kill_at, other = 15, ["--iterations", "151"]
+    else:
+        args = ["fce", "--pool", "har", "--runs", "20", "--clusters", "6", "--tol", "0",
+                "--max-iter", "30", "--chunk-rows", "2000"]
+        kill_at, other = 3, ["--max-iter", "31"]
+    args += ["--workers", "2", "--no-progress"]
+    store = tmp_path / "killed.zarr"
+    proc = _start([*args, "--store", str(store)], tmp_path, env)
+    killed_at = _kill_after_checkpoint(proc, store, kill_at)
+
+    with pytest.raises(IncompleteRunError):
+        open_run(store)
+    code, out, _ = _run(["show", str(store)], tmp_path, env)
+    assert code == 1 and "INCOMPLETE" in out
+    assert f"last checkpoint at iteration {killed_at}" in out
+    code, _, err = _run(["plot", str(store)], tmp_path, env)
+    assert code == 2 and "did not finish" in err
+    code, _, err = _run([*args, "--store", str(store)], tmp_path, env)
+    assert code == 2 and "already exists" in err  # never silently started over
+    code, _, err = _run([*args, *other, "--store", str(store), "--resume"], tmp_path, env)
+    assert code == 2 and "parameters differ" in err
+
+    code, out, err = _run([*args, "--store", str(store), "--resume"], tmp_path, env)
+    assert code == 0, err
+    reference = tmp_path / "reference.zarr"
+    code, _, err = _run([*args, "--store", str(reference)], tmp_path, env)
+    assert code == 0, err
+
+    resumed, whole = _arrays(store), _arrays(reference)
+    assert set(resumed) == set(whole) and "labels" in whole
+    for name in whole:
+        np.testing.assert_array_equal(resumed[name], whole[name], err_msg=name)
+    a, b = open_run(store).attrs, open_run(reference).attrs
+    key = "fronts" if job == "safairkm" else "report"
+    strip = (lambda d: {k: {kk: vv for kk, vv in v.items() if kk != "seconds"}
+                        for k, v in d.items()}) if job == "safairkm" else \
+        (lambda d: {k: v for k, v in d.items() if k != "seconds"})
+    assert strip(a[key]) == strip(b[key])
+    if job == "fce":
+        # tol = 0: it stops at --max-iter or when the objective stops changing at all
+        assert a["objective"] == b["objective"]
+        assert killed_at < a["n_iter"] == b["n_iter"] == len(b["objective"])
