@@ -5,4 +5,4 @@ run:
 test:
 	python3 dev.py test
 lint:
-	.venv/bin/ruff check daskfair tests examples benchmarks
+	.venv/bin/ruff check daskfair tests examples benchmarks cluster

@@ -16,6 +16,7 @@ import numpy as np
 
 from daskfair import pareto_front, vfairkm_front
 from daskfair.datasets import load_dataset, preprocess_safairkm
+from daskfair.plots import plot_fronts
 
 
 def main() -> None:
@@ -50,15 +51,13 @@ def main() -> None:
         print(f"{what:<19} cost {front.cost[i]:.4f} balance {front.balance[i]:.3f}; "
               f"share of group 1 per cluster {np.round(women / sizes, 2).tolist()}")
 
+    fronts = {"SAfairKM": {"cost": front.cost, "balance": front.balance},
+              "VfairKM": {"cost": vf.cost, "balance": vf.balance, "mu": vf.params["mu"]}}
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install daskfair[plot])")
+        ax = plot_fronts(fronts, best_balance=np.bincount(sex).min() / np.bincount(sex).max())
+    except ImportError as exc:  # matplotlib is the optional `plot` extra
+        print(f"no plot: {exc}")
         return
-    ax = front.plot(label=f"SAfairKM ({len(front)} points)")
-    vf.plot(ax, label=f"VfairKM ({len(vf)} points)")
     ax.set_title("Adult, K = 10")
     ax.figure.tight_layout()
     ax.figure.savefig(args.out, dpi=120)
