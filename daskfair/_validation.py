@@ -125,7 +125,11 @@ def check_array(
         try:  # object arrays holding numbers (e.g. from mixed pandas frames) are fine
             x = x.astype(np.float64)
         except (TypeError, ValueError):
-            pass
+            if finite and pd.isna(x).any():  # None or pd.NA (nullable pandas columns)
+                raise ValueError(
+                    f"{name} contains missing values (None or pd.NA). Drop or impute those "
+                    "rows before fitting."
+                ) from None
     if np.issubdtype(x.dtype, np.complexfloating):
         raise ValueError(f"{name} is complex: Complex data not supported.")
     if x.dtype == object or not (
@@ -171,6 +175,9 @@ def check_array(
 
 def check_consistent_length(*named: tuple[str, Any]) -> int:
     """Check that all ``(name, array)`` pairs have the same number of rows; return it."""
+    for name, arr in named:
+        if is_dask(arr):
+            _check_known_chunks(arr, name)
     lengths = {name: arr.shape[0] for name, arr in named if arr is not None}
     if len(set(lengths.values())) > 1:
         desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
@@ -184,6 +191,38 @@ def _encode_block(block: np.ndarray, groups: np.ndarray) -> np.ndarray:
     if not np.array_equal(groups[codes], block):
         raise ValueError("sensitive_features has values not seen when the groups were listed.")
     return codes.astype(np.int64)
+
+
+def _check_n_entries(n_entries: Any, n_samples: Any, name: str, other: str) -> None:
+    if isinstance(n_samples, float) and math.isnan(n_samples):
+        raise ValueError(
+            f"{name} has {n_entries} entries but {other} has an unknown number of rows: it is a "
+            "dask array with unknown chunk sizes. Call `.compute_chunk_sizes()` on it first, "
+            "or build it with `dask_dataframe.to_dask_array(lengths=True)`."
+        )
+    if n_entries != n_samples:
+        raise ValueError(
+            f"{name} has {n_entries} entries but {other} has {n_samples} rows; they must match."
+        )
+
+
+def _isna_block(block: np.ndarray) -> np.ndarray:
+    return np.asarray(pd.isna(block)).reshape(block.shape)
+
+
+def _distinct(s: Any, name: str, missing: str) -> np.ndarray:
+    """The sorted distinct values of ``s`` (one small reduction for dask)."""
+    try:
+        return np.asarray(da.unique(s).compute()) if is_dask(s) else np.unique(s)
+    except TypeError as exc:  # numpy sorts the values: None, or strings mixed with numbers
+        if is_dask(s) and s.map_blocks(_isna_block, dtype=bool).any().compute():
+            raise ValueError(missing) from None
+        kinds = sorted({type(v).__name__ for v in s}) if not is_dask(s) else []
+        raise TypeError(
+            f"{name} mixes values that cannot be sorted into groups"
+            + (f" (types {kinds})" if kinds else f" ({exc})")
+            + f"; give every group as one type, e.g. `{name}.astype(str)`."
+        ) from None
 
 
 def check_sensitive(
@@ -226,20 +265,14 @@ def check_sensitive(
         )
     if is_dask(s):
         _check_known_chunks(s, name)
-    if n_samples is not None and s.shape[0] != n_samples:
-        raise ValueError(
-            f"{name} has {s.shape[0]} entries but X has {n_samples} rows; they must match."
-        )
-    if s.dtype.kind == "f":
-        nan = da.isnan(s).any().compute() if is_dask(s) else np.isnan(s).any()
-        if nan:
-            raise ValueError(f"{name} contains NaN; every row needs a group.")
-    elif s.dtype == object and not is_dask(s) and pd.isna(s).any():
-        raise ValueError(f"{name} contains missing values; every row needs a group.")
-    if is_dask(s):
-        groups = np.asarray(da.unique(s).compute())
-    else:
-        groups = np.unique(s)
+    if n_samples is not None:
+        _check_n_entries(s.shape[0], n_samples, name, "X")
+    missing = f"{name} contains NaN or other missing values; every row needs a group."
+    if not is_dask(s) and s.dtype.kind in "fO" and pd.isna(s).any():
+        raise ValueError(missing)
+    groups = _distinct(s, name, missing)
+    if pd.isna(groups).any():  # dask input: missing values show up among the groups
+        raise ValueError(missing)
     if groups.size < min_groups:
         raise ValueError(
             f"{name} has {groups.size} distinct group(s) ({groups.tolist()}); at least "
@@ -260,13 +293,23 @@ def check_labels(
     name: str = "labels",
 ) -> np.ndarray | da.Array:
     """Validate integer labels ``0..n_labels-1`` (one per row); the range check is lazy on dask."""
+    if n_labels is not None:
+        if isinstance(n_labels, bool) or not isinstance(n_labels, Integral):
+            raise TypeError(f"n_clusters must be an integer, got {n_labels!r}.")
+        if n_labels < 1:
+            raise ValueError(f"n_clusters must be >= 1, got {n_labels}.")
     labels = as_array(labels, name)
     if labels.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {labels.shape}.")
     if is_dask(labels):
         _check_known_chunks(labels, name)
-    if n_samples is not None and labels.shape[0] != n_samples:
-        raise ValueError(f"{name} has {labels.shape[0]} entries but {n_samples} were expected.")
+    if n_samples is not None:
+        if isinstance(n_samples, float) and math.isnan(n_samples):
+            _check_n_entries(labels.shape[0], n_samples, name, "the data")
+        if labels.shape[0] != n_samples:
+            raise ValueError(
+                f"{name} has {labels.shape[0]} entries but {n_samples} were expected."
+            )
     if labels.dtype.kind == "f":
         if is_dask(labels):
             labels = labels.map_blocks(_integral_block, name, dtype=labels.dtype)
@@ -284,6 +327,11 @@ def check_labels(
 
 
 def _integral_block(block: np.ndarray, name: str) -> np.ndarray:
+    if not np.isfinite(block).all():
+        raise ValueError(
+            f"{name} contains NaN or infinite values; every row needs a cluster index 0, 1, "
+            "2, ... Drop or relabel those rows."
+        )
     if not np.all(np.mod(block, 1) == 0):
         raise ValueError(f"{name} must be integer cluster indices, got non-integer floats.")
     return block

@@ -3,13 +3,14 @@
 A table names its label and sensitive columns (``--label``, ``--sensitive``); the features are
 the other columns (or ``--features``). A zarr array is 2-D and numeric; its label and sensitive
 columns are given by index and it is read lazily, block by block, so it may be larger than
-memory. Whatever the source, the job gets a :class:`JobData`, and :func:`to_dask` puts an
-in-memory array on the cluster as scattered row blocks (no large graphs).
+memory. Whatever the source, the job gets a :class:`JobData`, and :func:`to_dask` cuts an
+in-memory array into row blocks that a lost worker cannot take with it.
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,8 +71,35 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
         except ImportError as exc:
             raise ImportError(
                 f"reading {p} needs pyarrow: pip install 'daskfair[parquet]'.") from exc
-    sep = "\t" if suffixes[-1] == ".tsv" else ","
-    return pd.read_csv(p, sep=sep)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise ValueError(
+                f"{p} is not a readable Parquet file ({type(exc).__name__}: {str(exc).strip()}). "
+                "Check the file, or give a .csv table instead.") from exc
+    tsv = suffixes[-1] == ".tsv"
+    try:
+        return pd.read_csv(p, sep="\t" if tsv else ",")
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{p} is empty: a table needs a header line and rows.") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"{p} is not a readable {'tab' if tsv else 'comma'}-separated table "
+            f"({type(exc).__name__}: {str(exc).strip()}). Every line needs the same fields as "
+            "the header, in UTF-8 text.") from exc
+
+
+def _same_columns(label: Any, sensitive: Any, features: list[Any] | None) -> None:
+    if label is not None and label == sensitive:
+        raise ValueError(
+            f"--label and --sensitive name the same column ({label!r}); the groups must be a "
+            "column of their own.")
+    if features is not None:
+        twice = sorted({str(c) for c in features if features.count(c) > 1})
+        if twice:
+            raise ValueError(f"--features lists {twice} more than once; name each column once.")
+        overlap = {sensitive, label} & set(features)
+        if overlap:
+            raise ValueError(f"--features must not include the label or sensitive column "
+                             f"({sorted(str(c) for c in overlap)}).")
 
 
 def _column(df: pd.DataFrame, name: str | None, what: str, path: Path) -> str:
@@ -90,15 +118,12 @@ def _from_table(path: Path, label: str | None, sensitive: str | None,
         raise ValueError(f"{path} holds no rows.")
     s_col = _column(df, sensitive, "sensitive", path)
     y_col = _column(df, label, "label", path) if (need_label or label is not None) else None
+    _same_columns(y_col, s_col, features)
     if features is None:
         features = [c for c in df.columns if c not in {s_col, y_col}]
     else:
         for c in features:
             _column(df, c, "features", path)
-        overlap = {s_col, y_col} & set(features)
-        if overlap:
-            raise ValueError(f"--features must not include the label or sensitive column "
-                             f"({sorted(str(c) for c in overlap)}).")
     if not features:
         raise ValueError(f"{path} has no feature columns besides the label and groups.")
     bad = [c for c in features if not (pd.api.types.is_numeric_dtype(df[c])
@@ -112,6 +137,14 @@ def _from_table(path: Path, label: str | None, sensitive: str | None,
     if missing:
         raise ValueError(
             f"{path} has missing values {missing} (column: count); drop or impute those rows "
+            "first.")
+    numeric = [c for c in [*features] + ([y_col] if y_col else [])
+               if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+    infinite = {c: int(n) for c, n in np.isinf(df[numeric].astype(np.float64)).sum().items()
+                if n}
+    if infinite:
+        raise ValueError(
+            f"{path} has infinite values {infinite} (column: count); drop or clip those rows "
             "first.")
     X = df[features].to_numpy(dtype=np.float64)
     y = df[y_col].to_numpy() if y_col else None
@@ -141,13 +174,16 @@ def _from_zarr(path: Path, label: str | None, sensitive: str | None,
     except Exception as exc:
         raise ValueError(f"{path} is not a readable zarr array ({exc}).") from exc
     if not isinstance(node, zarr.Array):
+        arrays = sorted(node.array_keys())
         raise ValueError(
             f"{path} is a zarr group; give the path of a 2-D array inside it "
-            f"(one of {sorted(node.array_keys())}).")
+            + (f"(one of {arrays})." if arrays else "(it holds no arrays)."))
     if node.ndim != 2 or not np.issubdtype(node.dtype, np.number):
         raise ValueError(f"{path} must be a 2-D numeric array, got shape {node.shape} and "
                          f"dtype {node.dtype}.")
     width = node.shape[1]
+    if node.shape[0] == 0:
+        raise ValueError(f"{path} holds no rows.")
     if sensitive is None:
         raise ValueError(f"{path}: give the column index of the groups with --sensitive.")
     if need_label and label is None:
@@ -158,6 +194,7 @@ def _from_zarr(path: Path, label: str | None, sensitive: str | None,
         cols = [i for i in range(width) if i not in {s_i, y_i}]
     else:
         cols = [_index(f, width, "features", path) for f in features]
+    _same_columns(y_i, s_i, None if features is None else cols)
     if not cols:
         raise ValueError(f"{path} has no feature columns besides the label and groups.")
     arr = da.from_zarr(node)
@@ -223,17 +260,18 @@ def load_input(
     return reader(p, label, sensitive, features, need_label)
 
 
-def to_dask(x: Any, chunk_rows: int, client: Any) -> da.Array:
-    """``x`` as a dask array of ``chunk_rows``-row blocks held by the cluster's workers.
+def to_dask(x: Any, chunk_rows: int) -> da.Array:
+    """``x`` as a dask array of ``chunk_rows``-row blocks.
 
-    In-memory arrays are scattered block by block, so no task graph carries the data; dask
-    arrays are rechunked to the same row blocks.
+    An in-memory array becomes one graph literal per block: the scheduler keeps the blocks,
+    so a block lost with a worker is sent again instead of failing the job (scattered data
+    would be gone). Dask arrays are rechunked to the same row blocks.
     """
     if is_dask(x):
         return x.rechunk({0: chunk_rows, **({1: -1} if x.ndim == 2 else {})})
     x = np.asarray(x)
+    token = uuid.uuid4().hex
     blocks = [x[lo:lo + chunk_rows] for lo in range(0, len(x), chunk_rows)]
-    futures = client.scatter(blocks, hash=False)
-    parts = [da.from_delayed(dask.delayed(f), shape=b.shape, dtype=b.dtype)
-             for f, b in zip(futures, blocks, strict=True)]
+    parts = [da.from_delayed(dask.delayed(b, name=f"daskfair-input-{token}-{i}"),
+                             shape=b.shape, dtype=b.dtype) for i, b in enumerate(blocks)]
     return da.concatenate(parts, axis=0)

@@ -118,7 +118,7 @@ def fkr_job(
     else:
         y = y_raw.astype(np.float64)
     train, test, split_text = _split(n, data, split, test_size, seed)
-    X = to_dask(data.X, chunk_rows, client)
+    X = to_dask(data.X, chunk_rows)
     lo, hi = da.compute(X[train].min(axis=0), X[train].max(axis=0))
     X = (X - lo) / np.where(hi > lo, hi - lo, 1.0)  # the seed's min-max scaling
     Xtr, Xte = X[train], X[test]
@@ -301,7 +301,7 @@ def fce_job(
     if pool is not None:
         base_np, y, s = pool
         base_np = base_np[:, :n_runs]
-        base = to_dask(base_np, chunk_rows, client)
+        base = to_dask(base_np, chunk_rows)
         echo(f"FCE on a pool of {base.shape[1]} base clusterings of {base.shape[0]:,} rows")
     else:
         y, s = _numpy(data.y), _numpy(data.sensitive)
@@ -309,7 +309,7 @@ def fce_job(
         if c_base is None:
             raise ValueError("clustering features needs --clusters (or --base-clusters).")
         if not (resume and run.attrs.get("base_done")):
-            X = to_dask(data.X, chunk_rows, client)
+            X = to_dask(data.X, chunk_rows)
             mean, var = da.compute(X.mean(axis=0), X.var(axis=0))
             X = (X - mean) / np.where(var > 0, np.sqrt(var), 1.0)
             echo(f"{n_runs} base clusterings ({', '.join(methods)}, c = {c_base}) of "
@@ -326,7 +326,7 @@ def fce_job(
     fce = FairClusteringEnsemble(c, fairness=fairness, lambda1=lambda1, max_iter=max_iter,
                                  tol=tol, alignment=alignment, random_state=seed)
     t0 = time.perf_counter()
-    fce.fit(base, sensitive_features=to_dask(s, chunk_rows, client), store=run,
+    fce.fit(base, sensitive_features=to_dask(s, chunk_rows), store=run,
             resume=resume,
             callback=lambda st: bar.update(st.n_iter, f"objective {st.objective[-1]:.6g}"))
     bar.close()

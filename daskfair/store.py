@@ -43,6 +43,8 @@ __all__ = [
 
 #: Version of the run layout; bump when it changes incompatibly.
 STORE_FORMAT = 1
+#: Names of checkpoint groups start with this.
+_CHECKPOINT_PREFIX = "checkpoint_"
 _PACKAGES = ("daskfair", "numpy", "scipy", "pandas", "dask", "distributed", "zarr",
              "scikit-learn", "numba")
 
@@ -182,17 +184,23 @@ class Run:
         return self.group.attrs.get("checkpoint") or None
 
     def commit_checkpoint(self, name: str, **info: Any) -> None:
-        """Make the group ``name`` (already fully written) the run's checkpoint.
+        """Make the group ``name`` (``checkpoint_...``, already fully written) the run's
+        checkpoint.
 
         The pointer attribute is switched first and the previous checkpoint's group deleted
         afterwards, so a crash at any point leaves one complete checkpoint to resume from.
         """
         if name not in self.group:
             raise KeyError(f"checkpoint group {name!r} was not written to {self.path}.")
-        previous = self.checkpoint
         self.set_attrs(checkpoint={**info, "group": name})
-        if previous and previous.get("group") != name and previous["group"] in self.group:
-            del self.group[previous["group"]]
+        self._drop_checkpoints(keep=name)
+
+    def _drop_checkpoints(self, keep: str | None = None) -> None:
+        # every checkpoint group but ``keep``: the previous one, and any a crash left
+        # half-written before its pointer was switched
+        for name in list(self.group.group_keys()):
+            if name.startswith(_CHECKPOINT_PREFIX) and name != keep:
+                del self.group[name]
 
     # -- completion -----------------------------------------------------------------------
     def mark_complete(self, **summary: Any) -> None:
@@ -204,10 +212,8 @@ class Run:
         self.group.attrs["daskfair"] = to_json(info)
         # A finished run is never resumed: its last checkpoint goes, after the marker, so a
         # crash in between leaves a complete run with a spare group rather than the reverse.
-        ckpt = self.checkpoint
-        if ckpt:
-            if ckpt["group"] in self.group:
-                del self.group[ckpt["group"]]
+        self._drop_checkpoints()
+        if self.checkpoint:
             del self.group.attrs["checkpoint"]
 
     def __repr__(self) -> str:

@@ -25,10 +25,12 @@ from typing import Any
 
 import dask
 import dask.array as da
+import distributed
 import numpy as np
 import scipy.optimize
 
 from .._blocks import align_rows, block_sum, row_blocks
+from .._recovery import LOST_WORK, count_recovery
 from .._validation import is_dask
 from ._kernels import block_moments, sweep_block
 
@@ -215,13 +217,37 @@ def run_consensus(
     """
     # Convergence is judged from the objective history, so a state restored from a
     # checkpoint taken after the last iteration does not take another step.
+    safe, recoveries = _on_client(state), 0
     while state.n_iter < max_iter and not _converged(state.objective, tol):
-        state = consensus_step(base, groups, state, lambda1=lambda1, lambda2=lambda2,
-                               alignment=alignment)
+        try:
+            new = consensus_step(base, groups, state, lambda1=lambda1, lambda2=lambda2,
+                                 alignment=alignment)
+            new_safe = _on_client(new)
+        except LOST_WORK as exc:
+            # the labels on the workers depend on released labels of earlier iterations, so
+            # dask cannot recompute them: restart the iteration from the client's copy
+            recoveries = count_recovery(recoveries, exc, "FCE consensus")
+            distributed.get_client().wait_for_workers(1, timeout=120)
+            state = _on_cluster(safe, base)
+            continue
+        state, safe = new, new_safe
         logger.info("FCE iteration %d: objective %.10g", state.n_iter, state.objective[-1])
         if callback is not None:
             callback(state)
     return state, _converged(state.objective, tol)
+
+
+def _on_client(state: ConsensusState) -> ConsensusState:
+    # a recovery point: the state with its labels gathered into memory
+    if is_dask(state.labels):
+        return replace(state, labels=np.asarray(state.labels.compute()))
+    return state
+
+
+def _on_cluster(safe: ConsensusState, base: Any) -> ConsensusState:
+    if not is_dask(base):
+        return safe
+    return replace(safe, labels=da.from_array(safe.labels, chunks=(base.chunks[0],)))
 
 
 def _converged(objective: list[float], tol: float) -> bool:

@@ -26,6 +26,7 @@ import dask.array as da
 import numpy as np
 
 from .._random import as_seed_sequence
+from .._recovery import LOST_WORK, count_recovery
 from .._validation import check_int
 from ..metrics import hypervolume_2d
 from ..store import Run, create_run, open_run, resume_run
@@ -325,11 +326,11 @@ def pareto_front(
     # batch j lives on worker j mod W: without this the scheduler's data locality piles all
     # batches onto the worker that happened to create them. allow_other_workers keeps the
     # run going if a worker leaves.
-    slots = [w for w, n in sorted(nthreads.items()) for _ in range(n)] or [None]
+    slots = _worker_slots(nthreads)
     n_batches = check_int(n_batches, "n_batches")
     base_seed = int(seed.generate_state(1, np.uint64)[0])
 
-    run, t0, survivors = None, 0, None
+    run = None
     problem_f = client.scatter(problem, broadcast=True, hash=False)
     owns_run = store is not None and not isinstance(store, Run)
     if isinstance(store, Run):
@@ -338,77 +339,134 @@ def pareto_front(
         run = resume_run(store, kind="safairkm", params=params)
     elif store is not None:
         run = create_run(store, kind="safairkm", params=params)
-    if resume:
-        t0, survivors = _resume(run, client)
-    if survivors is None:
+
+    def starting_point() -> tuple[int, list]:
+        # iteration 0's members, or the store's last checkpoint when there is one to use
+        if run is not None and (resume or run.checkpoint):
+            t_ckpt, members = _resume(run, client)
+            if members is not None:
+                return t_ckpt, members
         per = math.ceil(n_starts / n_batches)
-        survivors = []
+        members = []
         for lo in range(0, n_starts, per):
             starts = list(range(lo, min(n_starts, lo + per)))
             fut = client.submit(start_members, problem_f, starts, n_starts, seed, pure=False,
-                                workers=_slot(slots, len(survivors)),
+                                workers=_slot(slots, len(members)),
                                 allow_other_workers=True)
-            survivors.append((fut, np.arange(len(starts)), np.asarray(starts)))
+            members.append((fut, np.arange(len(starts)), np.asarray(starts)))
+        return 0, members
 
     P = len(pairs_arr)
     history: list[dict[str, Any]] = []
     start = time.perf_counter()
-    t, done = t0, t0 >= n_iter or (run is not None and bool(
-        (run.checkpoint or {}).get("done")))
-    while not done:
-        batches = _balanced_pieces(survivors, n_batches)
-        futures, keys = [], []
-        for j, pieces in enumerate(batches):
-            ranks = np.concatenate([r for _, _, r in pieces])
-            fut = client.submit(
-                _expand_task, problem_f, [(f, i) for f, i, _ in pieces], ranks, pairs_arr,
-                q, t, target == "global", max_swap_candidates, base_seed,
-                pure=False, workers=_slot(slots, j), allow_other_workers=True,
-            )
-            futures.append(fut)
-            # candidate keys for ties, in the task's output order: parent (rank, 0), then its
-            # children (rank, pair + 1)
-            keys.append((ranks[:, None] * (P + 1) + np.arange(P + 1)).ravel())
-        objs = client.gather([client.submit(_objectives, f, pure=False,
-                                            workers=_slot(slots, j), allow_other_workers=True)
-                              for j, f in enumerate(futures)])
-        sizes = [len(o[0]) for o in objs]
-        f1 = np.concatenate([o[0] for o in objs])
-        f2 = np.concatenate([o[1] for o in objs])
-        keep = select_nondominated(f1, f2, np.concatenate(keys))
-        owner = np.repeat(np.arange(len(futures)), sizes)
-        local = np.concatenate([np.arange(s) for s in sizes])
-        new_rank = np.empty(len(f1), dtype=np.int64)
-        new_rank[keep] = np.arange(len(keep))
-        survivors = []
-        for j, fut in enumerate(futures):
-            mine = keep[owner[keep] == j]
-            mine.sort()
-            survivors.append((fut, local[mine], new_rank[mine]))
-        t += 1
-        history.append({"iteration": t, "n_points": len(keep),
-                        "seconds": time.perf_counter() - start})
-        if callback is not None:
-            callback(t, f1[keep], f2[keep])
-        if t % max(1, n_iter // 10) == 0:
-            logger.info("SAfairKM front: iteration %d/%d, %d points", t, n_iter, len(keep))
-        done = t >= n_iter or len(keep) >= budget or (
-            time_limit is not None and time.perf_counter() - start > time_limit)
-        if run is not None and (done or t % checkpoint_every == 0):
-            _checkpoint(client, run, survivors, t, done)
-    f1, f2 = _front_objectives(client, survivors)
-    labels = _front_labels(client, survivors, problem)
+    t, survivors = starting_point()
+    # Recovery point without a store: every checkpoint_every iterations the members are
+    # copied to the client (with a store, its checkpoint is the recovery point).
+    safe: tuple[int, list] | None = None
+    recoveries = 0
+    while True:
+        try:
+            done = t >= n_iter or (run is not None and bool((run.checkpoint or {}).get("done")))
+            while not done:
+                survivors, n_keep = _iteration(
+                    client, problem_f, survivors, n_batches, slots, pairs_arr, P, q, t,
+                    target, max_swap_candidates, base_seed, callback)
+                t += 1
+                history.append({"iteration": t, "n_points": n_keep,
+                                "seconds": time.perf_counter() - start})
+                if t % max(1, n_iter // 10) == 0:
+                    logger.info("SAfairKM front: iteration %d/%d, %d points", t, n_iter, n_keep)
+                done = t >= n_iter or n_keep >= budget or (
+                    time_limit is not None and time.perf_counter() - start > time_limit)
+                if run is not None and (done or t % checkpoint_every == 0):
+                    _checkpoint(client, run, survivors, t, done)
+                elif run is None and t % checkpoint_every == 0:
+                    safe = (t, _copy_members(client, survivors))
+            f1, f2 = _front_objectives(client, survivors)
+            labels = _front_labels(client, survivors, problem)
+            if run is not None:
+                run.write_array("labels", labels, chunks=(min(64, len(f1)), problem.n_samples))
+            break
+        except LOST_WORK as exc:
+            recoveries = count_recovery(recoveries, exc, "SAfairKM front")
+            slots = _wait_for_workers(client)
+            problem_f = client.scatter(problem, broadcast=True, hash=False)
+            if run is None and safe is not None:
+                t = safe[0]
+                futures = client.scatter([m for m, _ in safe[1]], hash=False)
+                survivors = [(f, np.arange(len(m)), r)
+                             for f, (m, r) in zip(futures, safe[1], strict=True)]
+            else:
+                t, survivors = starting_point()
+            history = [h for h in history if h["iteration"] <= t]
     front = ParetoFront(f1, f2, history, params, labels, client)
     if run is not None:
         run.write_array("cost", f1)
         run.write_array("balance", f2)
-        run.write_array("labels", labels, chunks=(min(64, len(f1)), problem.n_samples))
         summary = {"n_points": len(f1), "n_iter_done": t, "history": history}
         if owns_run:
             run.mark_complete(**summary)
         else:
             run.set_attrs(**summary)
     return front
+
+
+def _iteration(
+    client: Any, problem_f: Any, survivors: list, n_batches: int, slots: list,
+    pairs_arr: np.ndarray, P: int, q: int, t: int, target: str, max_swap_candidates: int,
+    base_seed: int, callback: Callable | None,
+) -> tuple[list, int]:
+    """One iteration of Algorithm 3: expand every batch, filter globally, keep survivors."""
+    batches = _balanced_pieces(survivors, n_batches)
+    futures, keys = [], []
+    for j, pieces in enumerate(batches):
+        ranks = np.concatenate([r for _, _, r in pieces])
+        fut = client.submit(
+            _expand_task, problem_f, [(f, i) for f, i, _ in pieces], ranks, pairs_arr,
+            q, t, target == "global", max_swap_candidates, base_seed,
+            pure=False, workers=_slot(slots, j), allow_other_workers=True,
+        )
+        futures.append(fut)
+        # candidate keys for ties, in the task's output order: parent (rank, 0), then its
+        # children (rank, pair + 1)
+        keys.append((ranks[:, None] * (P + 1) + np.arange(P + 1)).ravel())
+    objs = client.gather([client.submit(_objectives, f, pure=False,
+                                        workers=_slot(slots, j), allow_other_workers=True)
+                          for j, f in enumerate(futures)])
+    sizes = [len(o[0]) for o in objs]
+    f1 = np.concatenate([o[0] for o in objs])
+    f2 = np.concatenate([o[1] for o in objs])
+    keep = select_nondominated(f1, f2, np.concatenate(keys))
+    owner = np.repeat(np.arange(len(futures)), sizes)
+    local = np.concatenate([np.arange(s) for s in sizes])
+    new_rank = np.empty(len(f1), dtype=np.int64)
+    new_rank[keep] = np.arange(len(keep))
+    survivors = []
+    for j, fut in enumerate(futures):
+        mine = keep[owner[keep] == j]
+        mine.sort()
+        survivors.append((fut, local[mine], new_rank[mine]))
+    if callback is not None:
+        callback(t + 1, f1[keep], f2[keep])
+    return survivors, len(keep)
+
+
+def _copy_members(client: Any, survivors: list) -> list[tuple[Members, np.ndarray]]:
+    # the survivors' members and ranks, gathered to the client
+    parts = [(f, i, r) for f, i, r in survivors if len(i)]
+    members = client.gather([client.submit(_gather_members, [(f, i)], pure=False)
+                             for f, i, _ in parts])
+    return [(m, r) for m, (_, _, r) in zip(members, parts, strict=True)]
+
+
+def _worker_slots(nthreads: dict[str, int]) -> list:
+    return [w for w, n in sorted(nthreads.items()) for _ in range(n)] or [None]
+
+
+def _wait_for_workers(client: Any) -> list:
+    # after a loss, the nannies restart their workers: wait for one, then use who is there
+    client.wait_for_workers(1, timeout=float(dask.config.get("daskfair.recovery-wait", 120)))
+    return _worker_slots(client.nthreads())
 
 
 def _slot(slots: list, j: int) -> list | None:
