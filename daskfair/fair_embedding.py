@@ -132,7 +132,7 @@ def group_statistics(
         Resolved kernel parameters.
     """
     counts, sums, grams, fy, sum_y = block_sum(
-        _block_stats, X, s, y, landmarks=landmarks, params=params
+        _block_stats, X, s, y, landmarks=landmarks, params=params, row_width=len(landmarks)
     )
     return GroupStats(counts=counts, sums=sums, grams=grams, fy=fy, sum_y=float(sum_y[0]))
 

@@ -14,6 +14,7 @@ from typing import Any
 import dask.array as da
 import numpy as np
 
+from ._blocks import align_rows, numpy_blocks
 from ._random import as_seed_sequence, child_rng
 from ._validation import is_dask
 from .kernels import kernel_block
@@ -119,11 +120,16 @@ class NystroemMap:
     def project(self, X: np.ndarray | da.Array, P: np.ndarray) -> np.ndarray | da.Array:
         """``k(X, L) @ P`` per row block: numpy in, numpy out; dask in, lazy dask out."""
         if is_dask(X):
-            return X.map_blocks(
+            # computed on the canonical row blocks (the bits of a row's result may depend on
+            # the size of its block), returned in the caller's row chunks
+            (Xc,) = align_rows(X, row_width=len(self.landmarks))
+            out = Xc.map_blocks(
                 _project_block, self.landmarks, self.params, P,
-                dtype=np.float64, chunks=(X.chunks[0], (P.shape[1],)),
+                dtype=np.float64, chunks=(Xc.chunks[0], (P.shape[1],)),
             )
-        return _project_block(X, self.landmarks, self.params, P)
+            return out if out.chunks[0] == X.chunks[0] else out.rechunk({0: X.chunks[0]})
+        return np.concatenate([_project_block(b, self.landmarks, self.params, P)
+                               for (b,) in numpy_blocks([X], len(self.landmarks))])
 
     def transform(self, X: np.ndarray | da.Array) -> np.ndarray | da.Array:
         """Features ``Z = k(X, L) T`` of shape (n_samples, r)."""

@@ -1,3 +1,4 @@
+import dask
 import dask.array as da
 import numpy as np
 import pytest
@@ -31,12 +32,17 @@ def test_block_sum_delayed_and_kwargs():
     assert total.compute() == 90
 
 
-def test_align_rows_rechunks_to_first_dask():
-    x = da.ones((10, 4), chunks=(3, 2))
+def test_align_rows_rechunks_to_canonical_rows_whatever_the_input_chunks():
     y = np.arange(10)
-    ax, ay = align_rows(x, y)
-    assert ax.chunks == ((3, 3, 3, 1), (4,))
-    assert ay.chunks == ((3, 3, 3, 1),)
+    with dask.config.set({"daskfair.block-rows": 4}):
+        for chunks in ((3, 2), (10, 4), ((1, 9), 4)):
+            ax, ay = align_rows(da.ones((10, 4), chunks=chunks), y)
+            assert ax.chunks == ((4, 4, 2), (4,))
+            assert ay.chunks == ((4, 4, 2),)
+    # by default the size follows the widest row (or the hint): 32 MB blocks, 2^k rows
+    x = da.ones((300_000, 8), chunks=(1000, 8))
+    assert align_rows(x)[0].chunks[0][0] == 65_536
+    assert align_rows(x, row_width=1000)[0].chunks[0][0] == 4096
 
 
 def test_seeds_reproducible_and_independent():
