@@ -26,13 +26,13 @@ def canonical_rows(n_rows: int, width: int) -> tuple[int, ...]:
 
     Sums over row blocks are floating-point sums whose rounding depends on where the blocks
     end; computing them over these fixed blocks makes every result independent of the input
-    chunking, bit for bit (DESIGN §5). Blocks hold about 32 MB of the widest input (a power
-    of two between 1,024 and 65,536 rows); the ``daskfair.block-rows`` config key overrides
-    the size.
+    chunking, bit for bit (DESIGN §5). Blocks hold about 64 MB of float64 values per row
+    width (a power of two between 1,024 and 65,536 rows); the ``daskfair.block-rows`` config
+    key overrides the size (for workers with little memory).
     """
     size = dask.config.get("daskfair.block-rows", None)
     if size is None:
-        size = 2 ** int(np.log2(max(1, (32 * 2**20) // (8 * max(1, width)))))
+        size = 2 ** int(np.log2(max(1, (64 * 2**20) // (8 * max(1, width)))))
         size = min(65_536, max(1_024, size))
     size = int(size)
     return (size,) * (n_rows // size) + ((n_rows % size,) if n_rows % size else ())

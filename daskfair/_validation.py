@@ -78,6 +78,26 @@ def _check_known_chunks(x: da.Array, name: str) -> None:
         )
 
 
+def _not_numeric(name: str, dtype: Any) -> str:
+    return (
+        f"{name} must be numeric, got dtype {dtype} (every value's float() argument must be "
+        "a string or a number). Encode categorical columns (e.g. `pandas.get_dummies`) before "
+        "passing them."
+    )
+
+
+def _numeric_block(block: np.ndarray, name: str, finite: bool) -> np.ndarray:
+    try:
+        return block.astype(np.float64)
+    except (TypeError, ValueError):
+        if finite and pd.isna(block).any():  # None or pd.NA (nullable pandas columns)
+            raise ValueError(
+                f"{name} contains missing values (None or pd.NA). Drop or impute those rows "
+                "before fitting."
+            ) from None
+        raise TypeError(_not_numeric(name, block.dtype)) from None
+
+
 def _finite_block(block: np.ndarray, name: str) -> np.ndarray:
     if not np.isfinite(block).all():
         bad = np.flatnonzero(~np.isfinite(block).reshape(len(block), -1).all(axis=1))
@@ -121,25 +141,15 @@ def check_array(
         numpy stays numpy, dask stays dask (rows chunked, one chunk across columns).
     """
     x = as_array(x, name)
-    if x.dtype == object and not is_dask(x):
-        try:  # object arrays holding numbers (e.g. from mixed pandas frames) are fine
-            x = x.astype(np.float64)
-        except (TypeError, ValueError):
-            if finite and pd.isna(x).any():  # None or pd.NA (nullable pandas columns)
-                raise ValueError(
-                    f"{name} contains missing values (None or pd.NA). Drop or impute those "
-                    "rows before fitting."
-                ) from None
+    if x.dtype == object:  # numbers in an object array (e.g. mixed pandas frames) are fine
+        if is_dask(x):
+            x = x.map_blocks(_numeric_block, name, finite, dtype=np.float64)
+        else:
+            x = _numeric_block(x, name, finite)
     if np.issubdtype(x.dtype, np.complexfloating):
         raise ValueError(f"{name} is complex: Complex data not supported.")
-    if x.dtype == object or not (
-        np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.bool_)
-    ):
-        raise TypeError(
-            f"{name} must be numeric, got dtype {x.dtype} (every value's float() argument "
-            "must be a string or a number). Encode categorical columns (e.g. "
-            "`pandas.get_dummies`) before passing them."
-        )
+    if not (np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.bool_)):
+        raise TypeError(_not_numeric(name, x.dtype))
     if ndim == 1:
         x = column_or_1d(x, name)
     if x.ndim != ndim:

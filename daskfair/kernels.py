@@ -42,7 +42,12 @@ def _sigmoid(
 
 
 def _rbf(X: np.ndarray, Y: np.ndarray, *, gamma: float, **_: Any) -> np.ndarray:
-    # k(x, y) = exp(-γ ‖x − y‖²), with ‖x − y‖² = ‖x‖² + ‖y‖² − 2 x·y clipped at 0
+    # k(x, y) = exp(-γ ‖x − y‖²), with ‖x − y‖² = ‖x‖² + ‖y‖² − 2 x·y clipped at 0. Both
+    # sides are first shifted by Y's mean (the distance does not change): with a large common
+    # offset the three terms would cancel catastrophically. Y is the fixed side (landmarks),
+    # so the shift does not depend on how X is chunked.
+    shift = Y.mean(axis=0)
+    X, Y = X - shift, Y - shift
     K = X @ Y.T
     K *= -2.0
     K += np.einsum("ij,ij->i", X, X)[:, None]

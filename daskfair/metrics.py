@@ -151,7 +151,9 @@ def error_rate(y_true: Any, y_pred: Any) -> float:
 
 # -- SAfairKM seed (Liu & Vicente), eq. (2) --------------------------------------------------
 
-def _cost_block(X: np.ndarray, labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, ...]:
+def _cost_block(X: np.ndarray, labels: np.ndarray, n_clusters: int,
+                shift: np.ndarray) -> tuple[np.ndarray, ...]:
+    X = X - shift
     counts = np.bincount(labels, minlength=n_clusters).astype(np.float64)
     sums = np.zeros((n_clusters, X.shape[1]))
     np.add.at(sums, labels, X)
@@ -163,7 +165,9 @@ def kmeans_cost(X: Any, labels: Any) -> float:
     """k-means cost with exact cluster means (the SAfairKM seed's f1, eq. 2).
 
     f1 = (1/N) Σ_k Σ_{p ∈ C_k} ‖x_p − c̄_k‖², c̄_k the mean of the points assigned to k,
-    computed in one pass as (1/N) Σ_k (Σ_{p∈k} ‖x_p‖² − ‖Σ_{p∈k} x_p‖² / n_k).
+    computed in one pass as (1/N) Σ_k (Σ_{p∈k} ‖x_p‖² − ‖Σ_{p∈k} x_p‖² / n_k) on the rows
+    shifted by the first row (the cost does not change; the two sums no longer cancel when
+    the data sit far from the origin).
 
     Parameters
     ----------
@@ -173,7 +177,9 @@ def kmeans_cost(X: Any, labels: Any) -> float:
     X = check_array(X, "X")
     labels = _labels(labels, "labels", X.shape[0])
     k = _n_labels(labels)
-    counts, sums, sq = block_sum(_cost_block, X, labels, n_clusters=k)
+    first = X[:1]
+    shift = np.asarray(first.compute() if is_dask(first) else first)[0]
+    counts, sums, sq = block_sum(_cost_block, X, labels, n_clusters=k, shift=shift)
     used = counts > 0
     within = sq[used] - (sums[used] ** 2).sum(axis=1) / counts[used]
     return float(max(within.sum(), 0.0) / counts.sum())

@@ -8,6 +8,7 @@ block: ``ŷ = k(x, L) · dual_coef_ + intercept_``.
 from __future__ import annotations
 
 import logging
+from numbers import Real
 from typing import Any
 
 import dask.array as da
@@ -96,6 +97,10 @@ class _KernelFitMixin:
             )
         if self.alpha < 0:
             raise ValueError(f"alpha must be >= 0, got {self.alpha}.")
+        if not (isinstance(self.rcond, Real) and 1e-15 <= self.rcond < 1):
+            raise ValueError(
+                f"rcond must lie in [1e-15, 1), got {self.rcond!r}: smaller values keep "
+                "rounding noise of the landmark kernel as directions (default 1e-10).")
 
     def _fit_statistics(
         self, X: Any, y: Any, sensitive_features: Any

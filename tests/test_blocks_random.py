@@ -39,10 +39,10 @@ def test_align_rows_rechunks_to_canonical_rows_whatever_the_input_chunks():
             ax, ay = align_rows(da.ones((10, 4), chunks=chunks), y)
             assert ax.chunks == ((4, 4, 2), (4,))
             assert ay.chunks == ((4, 4, 2),)
-    # by default the size follows the widest row (or the hint): 32 MB blocks, 2^k rows
+    # by default the size follows the widest row (or the hint): 64 MB blocks, 2^k rows
     x = da.ones((300_000, 8), chunks=(1000, 8))
     assert align_rows(x)[0].chunks[0][0] == 65_536
-    assert align_rows(x, row_width=1000)[0].chunks[0][0] == 4096
+    assert align_rows(x, row_width=1000)[0].chunks[0][0] == 8192
 
 
 def test_seeds_reproducible_and_independent():

@@ -128,3 +128,19 @@ def test_iteration_bar_in_a_log_prints_tenths_and_the_last_state():
     quiet.update(3)
     quiet.close()
     assert silent.getvalue() == ""
+
+
+def test_safairkm_refuses_data_that_cannot_fit_on_a_worker():
+    import distributed
+
+    from daskfair.safairkm import pareto_front, vfairkm_front
+
+    X = da.zeros((2_000_000, 10), chunks=(100_000, 10))  # 0.19 GiB of rows per worker
+    s = da.zeros(2_000_000, chunks=100_000, dtype=int)
+    with distributed.LocalCluster(n_workers=1, processes=False, memory_limit="300MB",
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        for fit in (pareto_front, vfairkm_front):
+            kw = {"mus": [0.0]} if fit is vfairkm_front else {}
+            with pytest.raises(ValueError, match=r"0\.19 GiB per worker.*0\.28 GiB.*--rows"):
+                fit(X, sensitive_features=s, n_clusters=3, client=c, **kw)

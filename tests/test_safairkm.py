@@ -46,7 +46,7 @@ def test_state_stays_exact_over_thousands_of_moves(target):
             f2 = kk.balance_of(member.counts[0])
             assert f1 == pytest.approx(kmeans_cost(X, lab), rel=1e-10, abs=1e-12)
             assert f2 == balance(lab, sensitive_features=g, n_clusters=5)
-            sums, counts = kk.init_state(X, g, lab, 5, 3)
+            sums, counts = kk.init_state(problem.X, g, lab, 5, 3)  # centered coordinates
             np.testing.assert_allclose(member.sums[0], sums, atol=1e-9)
             np.testing.assert_array_equal(member.counts[0], counts)
             assert (counts.sum(axis=1) > 0).all()  # no cluster ever empties

@@ -24,6 +24,10 @@ BASE_METHODS = ("kmeans", "minibatch", "spectral", "agglomerative")
 
 
 def _nearest(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    # both sides shifted by the centers' mean first: with data far from the origin the
+    # expansion below would cancel catastrophically
+    shift = centers.mean(axis=0)
+    X, centers = X - shift, centers - shift
     # argmin_k ‖x − c_k‖² = argmin_k (‖c_k‖² − 2 x·c_k)
     return np.argmin((centers**2).sum(axis=1) - 2.0 * X @ centers.T, axis=1)
 
@@ -47,13 +51,16 @@ def fit_run(sample: np.ndarray, method: str, n_clusters: int, seed: int) -> dict
     if method == "spectral":
         # Spectral clustering on a Nyström rbf embedding: the top-c kernel principal
         # directions, rows normalised to unit length, then k-means.
-        gamma = 1.0 / (sample.shape[1] * max(sample.var(), 1e-12))
+        # scikit-learn's "scale" gamma from the per-column variances (offsets of single
+        # columns must not shrink it); constant data gets gamma 1
+        var = float(sample.var(axis=0).mean())
+        gamma = 1.0 / (sample.shape[1] * var) if var > 0 else 1.0
         params = kernel_params("rbf", sample.shape[1], gamma=gamma)
         fmap = fit_nystroem(sample, params, n_landmarks=min(300, len(sample)),
                             random_state=seed)
         Z = fmap.transform(sample)
         mean = Z.mean(axis=0)
-        _, vecs = np.linalg.eigh(np.cov(Z - mean, rowvar=False))
+        _, vecs = np.linalg.eigh(np.atleast_2d(np.cov(Z - mean, rowvar=False)))
         V = vecs[:, ::-1][:, :n_clusters]
         E = _unit_rows((Z - mean) @ V)
         km = KMeans(n_clusters, n_init=1, random_state=seed).fit(E)

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._random import as_seed_sequence
 from .._validation import check_array, check_int, check_labels, is_dask
+from ..ensemble.base import _nearest
 from ._kernels import balance_of, cost_of, run_member
 from .problem import make_problem, members_from_labels, start_labels
 
@@ -128,7 +129,7 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
                    np.uint64(seed.generate_state(1, np.uint64)[0]), problem.total_sq, history)
         sizes = counts.sum(axis=1)
         self.labels_ = lab.astype(np.int64)
-        self.cluster_centers_ = sums / sizes[:, None]
+        self.cluster_centers_ = sums / sizes[:, None] + problem.offset
         self.cost_ = float(cost_of(sums, counts, problem.total_sq, problem.n_samples))
         self.balance_ = float(balance_of(counts))
         self.history_ = history
@@ -150,5 +151,4 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
             raise ValueError(
                 f"X has {X.shape[1]} features, but SAFairKMeans is expecting "
                 f"{self.n_features_in_} features as input.")
-        C = self.cluster_centers_
-        return np.argmin((C**2).sum(axis=1) - 2.0 * X @ C.T, axis=1)
+        return _nearest(X, self.cluster_centers_)

@@ -31,7 +31,7 @@ from .._validation import check_int
 from ..metrics import hypervolume_2d
 from ..store import Run, create_run, open_run, resume_run
 from ._kernels import expand_batch, select_nondominated
-from .problem import Members, Problem, make_problem, start_members
+from .problem import Members, Problem, check_fits_workers, make_problem, start_members
 
 __all__ = ["DEFAULT_PAIRS", "ParetoFront", "nondominated", "pareto_front"]
 
@@ -317,9 +317,10 @@ def pareto_front(
         "max_swap_candidates": max_swap_candidates, "seed_entropy": str(seed.entropy),
         "seed_spawn_key": list(seed.spawn_key),
     }
+    client = client or get_client()
+    check_fits_workers(X, client, "SAfairKM")
     problem = make_problem(X, sensitive_features, n_clusters)
     params["n_samples"], params["n_groups"] = problem.n_samples, problem.n_groups
-    client = client or get_client()
     nthreads = client.nthreads()
     if n_batches is None:
         n_batches = max(1, sum(nthreads.values()))

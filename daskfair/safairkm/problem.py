@@ -13,7 +13,8 @@ from .._validation import check_array, check_n_clusters, check_sensitive, is_das
 from ..ensemble.base import _nearest
 from ._kernels import balance_of, cost_of, init_state
 
-__all__ = ["Members", "Problem", "cluster_means", "make_problem", "start_members"]
+__all__ = ["Members", "Problem", "check_fits_workers", "cluster_means", "make_problem",
+           "start_members"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Problem:
     group_values: np.ndarray
     n_clusters: int
     total_sq: float
+    offset: np.ndarray  # the column means subtracted from X (add back for centers)
 
     @property
     def n_samples(self) -> int:
@@ -66,12 +68,39 @@ class Members:
                          for f in Members.FIELDS))
 
 
+def check_fits_workers(X: Any, client: Any, what: str) -> None:
+    """Refuse data that cannot be held by every worker (SAfairKM and VfairKM need all rows
+    in each task), before anything is loaded.
+
+    The rows take ``n (d + 3) 8`` bytes on a worker (features, group codes and index); with
+    the label vectors of the list next to them, more than half of the smallest worker
+    ``memory_limit`` would get workers paused or killed mid-run.
+    """
+    shape = np.shape(X)
+    if len(shape) != 2 or any(not np.isfinite(v) for v in shape):
+        return  # check_array reports these
+    need = shape[0] * (shape[1] + 3) * 8
+    limits = [w.get("memory_limit") or 0
+              for w in client.scheduler_info().get("workers", {}).values()]
+    limits = [v for v in limits if v > 0]
+    if limits and need > 0.5 * min(limits):
+        raise ValueError(
+            f"{what} keeps all {shape[0]:,} rows on every worker (points move one at a time), "
+            f"which needs about {need / 2**30:.2f} GiB per worker, but the smallest worker "
+            f"has a memory limit of {min(limits) / 2**30:.2f} GiB. Subsample the rows "
+            "(--rows N; the seed used 5,000) or give the workers more memory.")
+
+
 def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
     """Validate the inputs of a SAfairKM run (X is needed in memory: points move one by one)."""
     X = check_array(X, "X", min_samples=2)
     if is_dask(X):
         X = X.compute()
     X = np.ascontiguousarray(X, dtype=np.float64)
+    # Centered once: the cost is Σ‖x‖² − Σ_k ‖S_k‖²/n_k (DESIGN §3), whose terms cancel
+    # catastrophically for data far from the origin; the clustering does not change.
+    offset = X.mean(axis=0)
+    X = X - offset  # a new array: never change the caller's
     n = X.shape[0]
     k = check_n_clusters(n_clusters, n)
     if k < 2:
@@ -95,7 +124,7 @@ def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
     idx = shuffle[np.argsort(codes[shuffle], kind="stable")]
     ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     return Problem(X, codes, idx.astype(np.int64), ptr, values, k,
-                   float(np.einsum("ij,ij->", X, X)))
+                   float(np.einsum("ij,ij->", X, X)), offset)
 
 
 def cluster_means(X: np.ndarray, labels: np.ndarray, previous: np.ndarray) -> np.ndarray:

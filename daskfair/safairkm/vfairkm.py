@@ -33,7 +33,7 @@ from .._random import as_seed_sequence, child_rng
 from .._validation import check_int
 from ..metrics import balance as balance_metric
 from .front import ParetoFront, nondominated
-from .problem import Problem, cluster_means, make_problem
+from .problem import Problem, check_fits_workers, cluster_means, make_problem
 
 __all__ = ["VFairKMeans", "fairness_error", "vfairkm_front"]
 
@@ -145,7 +145,7 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
                                        self.max_bound_iter, self.tol)
         k = problem.n_clusters
         self.labels_ = labels.astype(np.int64)
-        self.cluster_centers_ = centers
+        self.cluster_centers_ = centers + problem.offset
         self.cost_ = kmeans_cost(problem.X, labels)
         self.balance_ = balance_metric(labels, sensitive_features=problem.groups,
                                        n_clusters=k)
@@ -197,10 +197,11 @@ def vfairkm_front(
     mus_arr = np.asarray(mus, dtype=np.float64).ravel()
     if mus_arr.size == 0 or not np.isfinite(mus_arr).all() or (mus_arr < 0).any():
         raise ValueError(f"mus must be a non-empty list of finite values >= 0, got {mus!r}.")
+    client = client or get_client()
+    check_fits_workers(X, client, "VfairKM")
     problem = make_problem(X, sensitive_features, n_clusters)
     centers = _init_centers(problem, random_state)
     VFairKMeans(n_clusters, **kwargs)  # unknown keyword arguments fail here, not in a task
-    client = client or get_client()
     problem_f = client.scatter(problem, broadcast=True, hash=False)
     futures = [client.submit(_fit_task, problem_f, float(mu), centers, kwargs, pure=False)
                for mu in mus_arr]
