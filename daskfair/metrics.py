@@ -21,6 +21,7 @@ from ._validation import (
     check_array,
     check_consistent_length,
     check_labels,
+    check_n_clusters,
     check_sensitive,
     is_dask,
 )
@@ -48,9 +49,15 @@ REPORT_COLUMNS = ("ACC", "NMI", "Bal", "MNCE", "CCE", "NE", "f_CCE")
 
 # -- counting ------------------------------------------------------------------------------
 
-def _n_labels(labels: Any) -> int:
+def _n_labels(labels: Any, name: str = "labels") -> int:
     hi = labels.max()
-    return int(hi.compute() if is_dask(hi) else hi) + 1
+    hi = int(hi.compute() if is_dask(hi) else hi)
+    if hi >= labels.shape[0]:
+        # a count table over 0..hi would be mostly empty (and may not fit in memory)
+        raise ValueError(
+            f"{name} has the label {hi}, larger than the number of rows ({labels.shape[0]}): "
+            "re-encode it as 0, 1, 2, ... (numpy.unique(x, return_inverse=True)).")
+    return hi + 1
 
 
 def _count_block(*codes: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
@@ -142,6 +149,9 @@ def statistical_disparity(
 def error_rate(y_true: Any, y_pred: Any) -> float:
     """Fraction of rows where ``y_pred != y_true`` (the seeds' classification error)."""
     y_true, y_pred = as_array(y_true, "y_true"), as_array(y_pred, "y_pred")
+    if y_true.ndim != 1 or y_pred.ndim != 1:
+        raise ValueError(f"y_true and y_pred must be 1-D, got shapes {y_true.shape} and "
+                         f"{y_pred.shape}.")
     n = check_consistent_length(("y_true", y_true), ("y_pred", y_pred))
     if n == 0:
         raise ValueError("y_true is empty; the error rate needs at least one row.")
@@ -291,7 +301,11 @@ def normalized_entropy(labels: Any, *, n_clusters: int | None = None) -> float:
     number of distinct labels. 1 for equal cluster sizes.
     """
     labels = _labels(labels, "labels")
-    k = _n_labels(labels)
+    if n_clusters is not None:
+        n_clusters = check_n_clusters(n_clusters, max(n_clusters, 1)
+                                      if isinstance(n_clusters, int) else 1)
+        labels = check_labels(labels, n_labels=n_clusters, name="labels")
+    k = _n_labels(labels) if n_clusters is None else n_clusters
     sizes = _table(labels, sizes=(k,))
     c = n_clusters if n_clusters is not None else int((sizes > 0).sum())
     return _ne(sizes, c)
@@ -331,7 +345,7 @@ def clustering_report(
     y_true = _labels(y_true, "y_true")
     labels = _labels(labels, "labels", y_true.shape[0])
     groups, names = check_sensitive(sensitive_features, y_true.shape[0])
-    n_classes = _n_labels(y_true)
+    n_classes = _n_labels(y_true, "y_true")
     c = n_classes if n_clusters is None else n_clusters
     labels = check_labels(labels, n_labels=c, name="labels")
     table = _table(y_true, labels, groups, sizes=(n_classes, c, len(names)))

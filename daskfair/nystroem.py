@@ -153,5 +153,10 @@ def fit_nystroem(
 ) -> NystroemMap:
     """Choose landmarks and compute the clipped whitening ``W^{-1/2}``."""
     L = select_landmarks(X, n_landmarks, method=method, random_state=random_state)
-    T, lam = whitening(kernel_block(L, L, params), rcond)
+    W = kernel_block(L, L, params)
+    if not np.isfinite(W).all():
+        raise ValueError(
+            "the kernel of the landmarks is not finite (the values overflow): scale the "
+            "features first (e.g. min-max or standard scaling), or lower gamma/degree.")
+    T, lam = whitening(W, rcond)
     return NystroemMap(landmarks=L, whitening=T, eigenvalues=lam, params=params)

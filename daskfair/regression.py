@@ -272,6 +272,11 @@ class FairKernelRegressor(
             # n_components above the rank is an error instead).
             r = stats.grams.shape[1] - (self.objective == "mean_discrepancy"
                                          and self.fairness is None)
+            if r < 1:
+                raise ValueError(
+                    "the kernel feature map has rank 1, and the exact mean-discrepancy "
+                    "constraint leaves no direction: use objective='paper', a fairness "
+                    "trade-off (fairness=...), or a kernel of higher rank.")
             k = min(max(1, stats.n // 250), r)
             if k < stats.n // 250:
                 logger.info("n_components: n/250 = %d exceeds the rank %d; using %d",
@@ -312,9 +317,12 @@ class FairKernelClassifier(ClassifierMixin, FairKernelRegressor):
         y = column_or_1d(as_array(y, "y"), "y")
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D class labels, got shape {y.shape}.")
+        check_array(X, "X", min_samples=2)  # rows first: no class count of 0
         if not is_dask(y) and pd.isna(y).any():
             raise ValueError("y contains missing values; every training row needs a class.")
         classes = np.asarray(da.unique(y).compute() if is_dask(y) else np.unique(y))
+        if pd.isna(classes).any():
+            raise ValueError("y contains missing values; every training row needs a class.")
         if classes.size != 2:
             raise ValueError(
                 "Only binary classification is supported: FairKernelClassifier needs exactly "

@@ -247,6 +247,10 @@ def create_run(
             "overwrite=True (--overwrite) to replace it."
         )
     parent = path.parent if str(path.parent) else Path(".")
+    if any(p.exists() and not p.is_dir() for p in (parent, *parent.parents)):
+        raise ValueError(
+            f"cannot create the run store {path}: a part of its path is a file, not a "
+            "directory. Choose another --store path.")
     if parent.exists() and not os.access(parent, os.W_OK):
         raise PermissionError(
             f"cannot create the run store {path}: no write permission in {parent}. "
@@ -291,6 +295,10 @@ def open_run(
     try:
         group = zarr.open_group(store=str(path), mode=mode)
         attrs = dict(group.attrs)
+    except PermissionError as exc:
+        raise StoreError(
+            f"cannot read the run store {path}: permission denied ({exc}). Open it as a user "
+            "who may read it, or copy it somewhere readable.") from exc
     except Exception as exc:  # zarr raises JSON, KeyError, FileNotFoundError, ... here
         raise StoreError(
             f"{path} is not a readable zarr group ({type(exc).__name__}: {exc}). The store is "
@@ -301,7 +309,7 @@ def open_run(
         raise StoreError(f"{path} is a zarr group but not a daskfair run (no 'daskfair' marker).")
     if info["format"] != STORE_FORMAT:
         raise StoreError(
-            f"{path} was written in daskfair store format {info['format']}, this version reads "
+            f"{path} was written in daskfair store format {info['format']!r}, this version reads "
             f"format {STORE_FORMAT} (written by daskfair "
             f"{info.get('versions', {}).get('daskfair')}). Rerun the job with this version, or "
             "read it with the version that wrote it."

@@ -16,6 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._random import as_seed_sequence, child_rng
 from .._validation import (
+    _check_known_chunks,
     as_array,
     check_n_clusters,
     check_sensitive,
@@ -51,11 +52,18 @@ def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
         raise ValueError(
             f"base_labels must be 2-D (n_samples, n_labelings), got shape {base.shape}."
         )
+    if is_dask(base):
+        _check_known_chunks(base, "base_labels")
     if base.shape[0] == 0 or base.shape[1] == 0:
         raise ValueError(f"base_labels is empty (shape {base.shape}).")
     if base.dtype.kind == "f":
-        ok = (base % 1 == 0).all()
-        if not (ok.compute() if is_dask(ok) else ok):
+        finite, whole = (da if is_dask(base) else np).isfinite(base).all(), (base % 1 == 0).all()
+        if is_dask(base):
+            finite, whole = da.compute(finite, whole)
+        if not finite:
+            raise ValueError("base_labels contains NaN or inf; every row needs a cluster in "
+                             "every labeling: drop or relabel those rows.")
+        if not whole:
             raise ValueError("base_labels must be integer cluster indices, got fractions.")
     elif base.dtype.kind not in "iu":
         raise TypeError(f"base_labels must be integers, got dtype {base.dtype}.")
@@ -71,6 +79,12 @@ def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
             f"base_labels column {bad} has negative labels (min {int(lo[bad])}); labels must "
             "be cluster indices 0, 1, 2, ..."
         )
+    if (np.asarray(hi) >= base.shape[0]).any():
+        bad = int(np.flatnonzero(np.asarray(hi) >= base.shape[0])[0])
+        raise ValueError(
+            f"base_labels column {bad} has the label {int(hi[bad])}, larger than the number of "
+            f"rows ({base.shape[0]}): it cannot be a cluster index. Re-encode each labeling "
+            "as 0, 1, 2, ... (numpy.unique(labels, return_inverse=True)).")
     return base, (np.asarray(hi) + 1).astype(np.int64)
 
 
@@ -121,7 +135,14 @@ def _select_n_clusters(
             # c above the number of distinct indicator rows is a poor candidate, not an error
             warnings.simplefilter("ignore", ConvergenceWarning)
             km = KMeans(c, n_init=3, random_state=int(rng.integers(2**31))).fit(onehot)
-        scores[int(c)] = float(silhouette_score(onehot, km.labels_))
+        # fewer distinct indicator rows than c: k-means may find one cluster, which has no
+        # silhouette; such a candidate is the worst possible
+        found = len(np.unique(km.labels_))
+        scores[int(c)] = float(silhouette_score(onehot, km.labels_)) if found > 1 else -1.0
+    if max(scores.values()) == -1.0:
+        raise ValueError(
+            "n_clusters could not be chosen: the base labelings put every row in one cluster "
+            "for every candidate c; give n_clusters.")
     best = max(scores, key=scores.get)
     return best, scores
 
@@ -233,8 +254,15 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         n = base.shape[0]
         groups, self.groups_ = check_sensitive(sensitive_features, n)
         if self.n_clusters is None:
-            c, _ = _select_n_clusters(base, sizes, range(2, 2 * int(sizes.max()) + 1),
-                                      3000, self.random_state)
+            # candidates 2 .. 2 max c_i, capped below the rows of the silhouette sample
+            top = min(2 * int(sizes.max()), min(n, 3000) - 1)
+            if top < 2:
+                raise ValueError(
+                    "n_clusters=None chooses c by the silhouette of the base labelings, which "
+                    f"needs labelings with 2 or more clusters and 3 or more rows (max c_i = "
+                    f"{int(sizes.max())}, {n} rows): give n_clusters.")
+            c, _ = _select_n_clusters(base, sizes, range(2, top + 1), 3000,
+                                      self.random_state)
         else:
             c = check_n_clusters(self.n_clusters, n)
         T = len(self.groups_)

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._random import as_seed_sequence
 from .._recovery import LOST_WORK, count_recovery
-from .._validation import check_int
+from .._validation import check_array, check_int
 from ..metrics import hypervolume_2d
 from ..store import Run, create_run, open_run, resume_run
 from ._kernels import expand_batch, select_nondominated
@@ -317,6 +317,7 @@ def pareto_front(
         "max_swap_candidates": max_swap_candidates, "seed_entropy": str(seed.entropy),
         "seed_spawn_key": list(seed.spawn_key),
     }
+    X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
     client = client or get_client()
     check_fits_workers(X, client, "SAfairKM")
     problem = make_problem(X, sensitive_features, n_clusters)

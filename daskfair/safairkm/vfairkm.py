@@ -30,7 +30,7 @@ from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._random import as_seed_sequence, child_rng
-from .._validation import check_int
+from .._validation import check_array, check_int
 from ..metrics import balance as balance_metric
 from .front import ParetoFront, nondominated
 from .problem import Problem, check_fits_workers, cluster_means, make_problem
@@ -197,6 +197,7 @@ def vfairkm_front(
     mus_arr = np.asarray(mus, dtype=np.float64).ravel()
     if mus_arr.size == 0 or not np.isfinite(mus_arr).all() or (mus_arr < 0).any():
         raise ValueError(f"mus must be a non-empty list of finite values >= 0, got {mus!r}.")
+    X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
     client = client or get_client()
     check_fits_workers(X, client, "VfairKM")
     problem = make_problem(X, sensitive_features, n_clusters)

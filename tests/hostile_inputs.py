@@ -1,0 +1,1359 @@
+"""The hostile input catalogue: every bad input tried on daskfair's public entry points.
+
+Each :class:`Case` names an entry point (a key of :data:`ENTRY_POINTS`), a function that builds
+its keyword arguments from small numpy arrays (wrapped by the backend: numpy, dask, or dask
+with unknown chunk sizes), the exception it must raise and a regex its message must match, and
+what the message tells the user to do. Some inputs are not errors (groups given as strings,
+floats or booleans; a group of one row): those cases must work, and give the same result as the
+reference input of ``same_as`` (integer group codes).
+
+A case marked with a ``defect`` states the behaviour it should have; it fails today and the
+fix belongs in the module the defect names (``tests/test_hostile_inputs.py`` runs it as a
+strict xfail, so the fix shows up as an XPASS to be recorded here).
+
+``python tests/hostile_inputs.py`` rewrites ``docs/hostile_inputs.md`` from this catalogue;
+``tests/test_hostile_inputs.py`` checks that the two agree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dask.array as da
+import numpy as np
+import pandas as pd
+import scipy.sparse
+
+import daskfair.metrics as metrics
+from daskfair import (
+    FairClusteringEnsemble,
+    FairKernelClassifier,
+    FairKernelRegressor,
+    FairKernelRidge,
+    SAFairKMeans,
+    base_clusterings,
+    pareto_front,
+)
+from daskfair.inputs import load_input
+from daskfair.store import IncompleteRunError, StoreError, create_run, open_run, resume_run
+
+__all__ = ["BACKENDS", "CASES", "ENTRY_POINTS", "Case", "Context", "Expect", "render_doc",
+           "run_case"]
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "hostile_inputs.md"
+
+#: numpy arrays; dask arrays of 5-row blocks; the same with unknown chunk sizes (a boolean row
+#: selection, as ``x[x[:, 0] > -1e9]`` makes); "file" for cases whose input is a path.
+BACKENDS = ("numpy", "dask", "unknown", "file")
+ARRAYS = ("numpy", "dask", "unknown")
+N = 12  # rows of the standard inputs
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a call must do: raise ``error`` with a message matching ``match``, or work."""
+
+    error: type[BaseException] | None = None
+    match: str = ""
+    warns: type[Warning] | None = None  # a working call must warn with this category
+    defect: str = ""  # not so today: what is wrong and where the fix belongs
+    now: str = ""  # with a defect: regex on what happens today ("Type: message" or "returns x")
+
+
+UNKNOWN = Expect(ValueError, r"unknown chunk sizes.*compute_chunk_sizes")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input.
+
+    Attributes
+    ----------
+    id : str
+        Unique, used as the pytest id.
+    entry : str
+        Key of :data:`ENTRY_POINTS` (the public function or method called).
+    item : str
+        The kind of bad input (the issue's list).
+    input : str
+        The bad input in words.
+    build : callable
+        ``build(ctx) -> dict`` of keyword arguments for the entry point; array arguments go
+        through ``ctx.w`` (the backend).
+    expect : Expect
+        With numpy inputs (and files).
+    says : str
+        What the message tells the user to do (for works-cases: what happens).
+    dask, unknown : Expect, optional
+        With dask inputs of known / unknown chunk sizes, when different from ``expect`` / the
+        unknown-chunk-sizes error.
+    backends : tuple of str
+    same_as : callable, optional
+        For a case that works: the builder of a reference input with the same expected result.
+    client : bool
+        Needs a real Dask client although it fails (it fails after tasks were submitted).
+    n_out : int
+        Rows of the result of a case that works.
+    """
+
+    id: str
+    entry: str
+    item: str
+    input: str
+    build: Callable[[Context], dict[str, Any]]
+    expect: Expect
+    says: str
+    dask: Expect | None = None
+    unknown: Expect | None = None
+    backends: tuple[str, ...] = ARRAYS
+    same_as: Callable[[Context], dict[str, Any]] | None = None
+    client: bool = False
+    n_out: int = N
+
+    def expected(self, backend: str) -> Expect:
+        if backend == "dask" and self.dask is not None:
+            return self.dask
+        if backend == "unknown":
+            return self.unknown or UNKNOWN
+        return self.expect
+
+
+# -- backends and the context a builder gets --------------------------------------------------
+
+def _to_dask(a: Any) -> Any:
+    if isinstance(a, np.ndarray) and a.ndim >= 1:
+        return da.from_array(a, chunks=(5, *a.shape[1:]))
+    return a
+
+
+def _to_unknown(a: Any) -> Any:
+    d = _to_dask(a)
+    if isinstance(d, da.Array):
+        return d[da.ones(d.shape[0], dtype=bool, chunks=d.chunks[0])]
+    return d
+
+
+_WRAP = {"numpy": lambda a: a, "file": lambda a: a, "dask": _to_dask, "unknown": _to_unknown}
+
+
+@dataclass
+class Context:
+    """What a builder gets: the backend's array wrapper ``w`` and a scratch directory."""
+
+    backend: str
+    tmp: Path
+    _public: list[Path] = field(default_factory=list)
+
+    def w(self, a: Any) -> Any:
+        return _WRAP[self.backend](a)
+
+    def unknown(self, a: Any) -> Any:
+        """``a`` as a dask array with unknown chunk sizes, whatever the backend."""
+        return _to_unknown(a.compute() if isinstance(a, da.Array) else a)
+
+    def public_dir(self) -> Path:
+        """A fresh directory every user may enter (for the permission cases run as root)."""
+        p = Path(tempfile.mkdtemp(prefix="daskfair-hostile-"))
+        p.chmod(0o755)
+        self._public.append(p)
+        return p
+
+    def cleanup(self) -> None:
+        for p in self._public:
+            for sub in (p, *p.rglob("*")):
+                with contextlib.suppress(OSError):
+                    sub.chmod(sub.stat().st_mode | stat.S_IRWXU)
+            shutil.rmtree(p, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _unprivileged() -> Iterator[None]:
+    """Run as nobody when running as root (root ignores permission bits)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        yield
+        return
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+# -- standard inputs ---------------------------------------------------------------------------
+
+def _data() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(N, 3))
+    return {
+        "X": X,
+        "y": X @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.normal(size=N),
+        "yc": np.array([0, 0, 1, 1] * 3),  # both classes in both groups
+        "s": np.arange(N) % 2,
+        "base": np.stack([np.arange(N) % 3, (np.arange(N) // 4) % 3,
+                          rng.integers(0, 3, N)], axis=1),
+        "y_true": np.arange(N) % 3,
+        "labels": (np.arange(N) // 3) % 3,
+    }
+
+
+D = _data()
+
+
+def _nan(a: np.ndarray, value: float = np.nan) -> np.ndarray:
+    a = a.astype(np.float64)
+    a.flat[5] = value
+    return a
+
+
+def _groups(kind: str) -> np.ndarray:
+    s = D["s"]
+    return {
+        "int": s,
+        "str": np.where(s == 1, "woman", "man"),  # sorted: "man" < "woman", as 0 < 1
+        "float": s * 2.5 - 1.0,
+        "bool": s.astype(bool),
+        "object": np.where(s == 1, "woman", "man").astype(object),
+        "one": np.zeros(N, dtype=np.int64),
+        "three": np.arange(N) % 3,
+        "single": (np.arange(N) == 4).astype(np.int64),  # group 1 has one row
+        "nan": _nan(s),
+        "none": np.array(["a", None] * (N // 2), dtype=object),
+        "mixed": np.array(["a", 1] * (N // 2), dtype=object),
+        "2d": np.stack([s, s], axis=1),
+        "short": s[:-1],
+    }[kind]
+
+
+FKR_PARAMS = {"n_components": 2, "random_state": 0}
+ESTIMATORS = {
+    "FairKernelRegressor": (FairKernelRegressor, FKR_PARAMS),
+    "FairKernelClassifier": (FairKernelClassifier, FKR_PARAMS),
+    "FairKernelRidge": (FairKernelRidge, {"mu": 1.0, "random_state": 0}),
+}
+
+
+def _fkr(cls: str, ctx: Context, *, X: Any = None, y: Any = None, s: Any = None,
+         **params: Any) -> dict[str, Any]:
+    y0 = D["yc"] if cls == "FairKernelClassifier" else D["y"]
+    return {"X": ctx.w(D["X"] if X is None else X), "y": ctx.w(y0 if y is None else y),
+            "sensitive_features": ctx.w(D["s"] if s is None else s), **params}
+
+
+def _xs(ctx: Context, *, X: Any = None, s: Any = None, **params: Any) -> dict[str, Any]:
+    return {"X": ctx.w(D["X"] if X is None else X),
+            "sensitive_features": ctx.w(D["s"] if s is None else s), **params}
+
+
+def _fce(ctx: Context, *, base: Any = None, s: Any = None, **params: Any) -> dict[str, Any]:
+    return {"base_labels": ctx.w(D["base"] if base is None else base),
+            "sensitive_features": ctx.w(D["s"] if s is None else s), **params}
+
+
+def _report(ctx: Context, *, y: Any = None, labels: Any = None, s: Any = None,
+            **params: Any) -> dict[str, Any]:
+    return {"y_true": ctx.w(D["y_true"] if y is None else y),
+            "labels": ctx.w(D["labels"] if labels is None else labels),
+            "sensitive_features": ctx.w(D["s"] if s is None else s), **params}
+
+
+# -- entry points: each computes its result (lazy dask errors surface) -------------------------
+
+def _np(x: Any) -> Any:
+    return np.asarray(x.compute()) if isinstance(x, da.Array) else x
+
+
+class NoClient:
+    """Stands in for a Dask client in cases that must fail before any task is submitted
+    (it answers questions about the workers: there are none)."""
+
+    def scheduler_info(self, **_: Any) -> dict[str, Any]:
+        return {"workers": {}}
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the input was accepted: client.{name} was called")
+
+
+def _fkr_fit(name: str) -> Callable[..., Any]:
+    cls, defaults = ESTIMATORS[name]
+
+    def fit(*, X: Any, y: Any, sensitive_features: Any, **params: Any) -> np.ndarray:
+        est = cls(**{**defaults, **params}).fit(X, y, sensitive_features=sensitive_features)
+        out = est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
+        return _np(out)
+
+    return fit
+
+
+def _fkr_predict(*, X: Any, **params: Any) -> np.ndarray:
+    est = FairKernelRegressor(**FKR_PARAMS, **params).fit(
+        D["X"], D["y"], sensitive_features=D["s"])
+    return _np(est.predict(X))
+
+
+SA_PARAMS = {"max_iter": 5, "random_state": 0}
+
+
+def _sa_fit(*, X: Any, sensitive_features: Any, n_clusters: Any = 3,
+            **params: Any) -> np.ndarray:
+    est = SAFairKMeans(n_clusters, **{**SA_PARAMS, **params})
+    return est.fit(X, sensitive_features=sensitive_features).labels_
+
+
+def _sa_predict(*, X: Any) -> np.ndarray:
+    est = SAFairKMeans(3, **SA_PARAMS).fit(D["X"], sensitive_features=D["s"])
+    return est.predict(X)
+
+
+def _front(*, X: Any, sensitive_features: Any, client: Any, n_clusters: Any = 3,
+           **params: Any) -> tuple[np.ndarray, ...]:
+    params = {"n_starts": 4, "n_iter": 3, "random_state": 0, **params}
+    f = pareto_front(X, sensitive_features=sensitive_features, n_clusters=n_clusters,
+                     client=client, **params)
+    return f.cost, f.balance, f.labels
+
+
+def _fce_fit(*, base_labels: Any, sensitive_features: Any, n_clusters: Any = 3,
+             store: Any = None, resume: bool = False, unprivileged: bool = False,
+             **params: Any) -> np.ndarray:
+    params = {"max_iter": 3, "random_state": 0, **params}
+    est = FairClusteringEnsemble(n_clusters, **params)
+    with _unprivileged() if unprivileged else contextlib.nullcontext():
+        est.fit(base_labels, sensitive_features=sensitive_features, store=store, resume=resume)
+    return _np(est.labels_)
+
+
+def _base(*, X: Any, client: Any, n_clusters: Any = 3, **params: Any) -> np.ndarray:
+    params = {"n_runs": 2, "random_state": 0, **params}
+    return _np(base_clusterings(X, n_clusters=n_clusters, client=client, **params))
+
+
+def _metric(name: str) -> Callable[..., Any]:
+    f = getattr(metrics, name)
+
+    def call(**kwargs: Any) -> Any:
+        return f(*kwargs.pop("args", ()), **kwargs)
+
+    return call
+
+
+def _create_run(*, path: Path, unprivileged: bool = False, **kwargs: Any) -> Any:
+    with _unprivileged() if unprivileged else contextlib.nullcontext():
+        return create_run(path, kind="fce", **kwargs)
+
+
+def _open_run(*, path: Path, unprivileged: bool = False) -> Any:
+    with _unprivileged() if unprivileged else contextlib.nullcontext():
+        return open_run(path)
+
+
+def _write_array(*, path: Path, data: Any) -> Any:
+    return create_run(path, kind="fce").write_array("x", data)
+
+
+ENTRY_POINTS: dict[str, Callable[..., Any]] = {
+    **{f"{name}.fit": _fkr_fit(name) for name in ESTIMATORS},
+    "FairKernelRegressor.predict": _fkr_predict,
+    "SAFairKMeans.fit": _sa_fit,
+    "SAFairKMeans.predict": _sa_predict,
+    "pareto_front": _front,
+    "FairClusteringEnsemble.fit": _fce_fit,
+    "base_clusterings": _base,
+    **{name: _metric(name) for name in (
+        "clustering_report", "balance", "statistical_disparity", "kmeans_cost", "error_rate",
+        "normalized_entropy")},
+    "create_run": _create_run,
+    "open_run": _open_run,
+    "resume_run": lambda **kw: resume_run(**kw),
+    "Run.write_array": _write_array,
+    "load_input": lambda **kw: load_input(**kw),
+}
+
+NEEDS_CLIENT = {"pareto_front", "base_clusterings"}
+
+
+def run_case(case: Case, backend: str, client: Any = None) -> Any:
+    """Build the case's input for ``backend`` and call its entry point; return the result.
+
+    ``client`` is the Dask client for the entry points that need one; a case expected to fail
+    before submitting any task gets a :class:`NoClient` instead.
+    """
+    ctx = Context(backend, Path(tempfile.mkdtemp(prefix="daskfair-case-")))
+    try:
+        kwargs = case.build(ctx)
+        if case.entry in NEEDS_CLIENT:
+            failing = case.expected(backend).error is not None and not case.client
+            kwargs["client"] = NoClient() if failing or client is None else client
+        return ENTRY_POINTS[case.entry](**kwargs)
+    finally:
+        ctx.cleanup()
+        shutil.rmtree(ctx.tmp, ignore_errors=True)
+
+
+# -- the catalogue -------------------------------------------------------------------------------
+
+CASES: list[Case] = []
+
+
+def case(id: str, entry: str, item: str, input: str, build: Callable[[Context], dict],
+         expect: Expect, says: str, **kw: Any) -> None:
+    CASES.append(Case(id, entry, item, input, build, expect, says, **kw))
+
+
+def err(error: type[BaseException], match: str, defect: str = "", now: str = "") -> Expect:
+    return Expect(error, match, defect=defect, now=now)
+
+
+WORKS = Expect()
+NAN_X = err(ValueError, r"X contains NaN or infinite values.*Drop or impute")
+GROUPS_MISSING = err(ValueError, r"sensitive_features contains NaN or other missing values")
+ONE_GROUP = err(ValueError, r"sensitive_features has 1 distinct group.*at least 2 are needed")
+MIXED = err(TypeError, r"sensitive_features mixes values that cannot be sorted.*one type")
+SHORT_GROUPS = err(ValueError, r"sensitive_features has 11 entries but X has 12 rows")
+NOT_NUMERIC = err(TypeError, r"X must be numeric.*get_dummies")
+NO_COLUMNS = err(ValueError, r"X has no columns")
+GROUP_SAYS = "works: strings, floats and booleans are groups like integer codes (same result)"
+
+
+def _run(c: Context, name: str = "run.zarr", *, complete: bool = True, **attrs: Any) -> Path:
+    path = c.tmp / name
+    run = create_run(path, kind="fce", params={"n_clusters": 3})
+    if attrs:
+        info = {**run.info, **attrs}
+        run.group.attrs["daskfair"] = info
+    if complete:
+        run.mark_complete()
+    return path
+
+
+def _zarr_group(c: Context, zarr_format: int = 3) -> Path:
+    import zarr
+
+    path = c.tmp / "plain.zarr"
+    zarr.open_group(store=str(path), mode="w", zarr_format=zarr_format).attrs["note"] = "x"
+    return path
+
+
+def _truncated(c: Context) -> Path:
+    path = _run(c)
+    meta = path / "zarr.json"
+    meta.write_text(meta.read_text()[:40])
+    return path
+
+
+def _array_store(c: Context) -> Path:
+    import zarr
+
+    path = c.tmp / "array.zarr"
+    zarr.create_array(store=str(path), shape=(3,), dtype="f8")
+    return path
+
+
+def _no_permission(c: Context) -> Path:
+    d = c.public_dir() / "readonly"
+    d.mkdir()
+    d.chmod(0o555)
+    return d / "run.zarr"
+
+
+def _unreadable(c: Context) -> Path:
+    path = c.public_dir() / "run.zarr"
+    create_run(path, kind="fce").mark_complete()
+    path.chmod(0o000)
+    return path
+
+
+def _file(c: Context, name: str, text: str | bytes) -> Path:
+    path = c.tmp / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+OTHER_FORMAT = err(StoreError, r"written in daskfair store format 2, this version reads format "
+                               r"1.*Rerun the job with this version")
+NO_WRITE = err(PermissionError, r"(no write permission|cannot write the run store).*writable")
+
+FKC_NAN_Y = ("regression.py FairKernelClassifier.fit: for dask y the NaN is counted as a third "
+             "class ('got 3 class(es) ([0.0, 1.0, nan])'); check pd.isna(classes) after "
+             "da.unique")
+
+# FKR-F²E: the three kernel estimators share the input checks
+for name, p in (("FairKernelRegressor", "fkr"), ("FairKernelClassifier", "fkc"),
+                ("FairKernelRidge", "fkrr")):
+    fit = f"{name}.fit"
+
+    def b(ctx: Context, _n: str = name, **kw: Any) -> dict[str, Any]:
+        return _fkr(_n, ctx, **kw)
+
+    y_key = "yc" if p == "fkc" else "y"
+    case(f"{p}-nan-X", fit, "NaN/inf", "X with one NaN", lambda c, b=b: b(c, X=_nan(D["X"])),
+         NAN_X, "drop or impute the rows")
+    case(f"{p}-inf-X", fit, "NaN/inf", "X with one +inf",
+         lambda c, b=b: b(c, X=_nan(D["X"], np.inf)), NAN_X, "drop or impute the rows")
+    if p == "fkc":
+        case("fkc-nan-y", fit, "NaN/inf", "class labels y with one NaN",
+             lambda c, b=b: b(c, y=_nan(D["yc"])),
+             err(ValueError, r"y contains missing values.*needs a class"),
+             "every training row needs a class",
+             dask=err(ValueError, r"y contains missing values"))
+    else:
+        case(f"{p}-nan-y", fit, "NaN/inf", "target y with one NaN",
+             lambda c, b=b: b(c, y=_nan(D["y"])),
+             err(ValueError, r"y contains NaN or infinite values.*Drop or impute"),
+             "drop or impute the rows")
+    case(f"{p}-nan-groups", fit, "NaN/inf", "float groups with one NaN",
+         lambda c, b=b: b(c, s=_groups("nan")), GROUPS_MISSING, "every row needs a group")
+    case(f"{p}-none-groups", fit, "NaN/inf", "object groups with None",
+         lambda c, b=b: b(c, s=_groups("none")), GROUPS_MISSING, "every row needs a group")
+    empty = err(ValueError, r"X has 0 rows.*at least 2 are needed")
+    one_row = err(ValueError, r"X has 1 rows.*at least 2 are needed")
+    case(f"{p}-empty", fit, "empty arrays", "0 rows",
+         lambda c, b=b, k=y_key: b(c, X=D["X"][:0], y=D[k][:0], s=D["s"][:0]),
+         empty, "give at least 2 rows")
+    case(f"{p}-no-columns", fit, "empty arrays", "X of shape (12, 0)",
+         lambda c, b=b: b(c, X=D["X"][:, :0]), NO_COLUMNS, "give at least one feature")
+    case(f"{p}-one-row", fit, "one row", "1 row",
+         lambda c, b=b, k=y_key: b(c, X=D["X"][:1], y=D[k][:1], s=D["s"][:1]),
+         one_row, "give at least 2 rows (of two classes)")
+    case(f"{p}-one-group", fit, "one group", "every row in group 0",
+         lambda c, b=b: b(c, s=_groups("one")), ONE_GROUP,
+         "fairness needs at least two groups")
+    case(f"{p}-three-groups", fit, "one group", "three groups",
+         lambda c, b=b: b(c, s=_groups("three")),
+         err(ValueError, r"binary sensitive attribute; got 3 groups.*Merge them into two"),
+         "merge the groups into two")
+    case(f"{p}-group-of-one-row", fit, "group of one row", "group 1 has a single row",
+         lambda c, b=b: b(c, s=_groups("single")), WORKS,
+         "works: a group of one row is a group (its mean is that row)")
+    for kind in ("str", "float", "bool"):
+        case(f"{p}-groups-{kind}", fit, "groups as strings/floats/booleans",
+             f"groups as {kind} values", lambda c, b=b, k=kind: b(c, s=_groups(k)), WORKS,
+             GROUP_SAYS, same_as=lambda c, b=b: b(c))
+    case(f"{p}-groups-mixed-types", fit, "groups as strings/floats/booleans",
+         "object groups mixing strings and integers",
+         lambda c, b=b: b(c, s=_groups("mixed")), MIXED, "give every group as one type")
+    case(f"{p}-groups-2d", fit, "mismatched lengths", "groups of shape (12, 2)",
+         lambda c, b=b: b(c, s=_groups("2d")),
+         err(ValueError, r"sensitive_features must be 1-D with one group per row"),
+         "combine the attributes into one column")
+    case(f"{p}-short-y", fit, "mismatched lengths", "y one row shorter than X",
+         lambda c, b=b, k=y_key: b(c, y=D[k][:-1]),
+         err(ValueError, r"Inconsistent numbers of rows: X has 12, y has 11"),
+         "give X and y the same rows")
+    case(f"{p}-short-groups", fit, "mismatched lengths", "groups one row shorter than X",
+         lambda c, b=b: b(c, s=_groups("short")), SHORT_GROUPS, "give one group per row")
+    for arg, name_ in (("X", "X"), ("y", "y"), ("s", "sensitive_features")):
+        case(f"{p}-unknown-chunks-{arg}", fit, "unknown chunk sizes",
+             f"{name_} a dask array with unknown chunk sizes, the rest numpy",
+             lambda c, b=b, a=arg, k=y_key: b(c, **{a: c.unknown(
+                 {"X": D["X"], "y": D[k], "s": D["s"]}[a])}),
+             err(ValueError, rf"{name_} is a dask array with unknown chunk sizes.*"
+                             r"compute_chunk_sizes"),
+             "call compute_chunk_sizes() first", backends=("numpy",))
+    case(f"{p}-strings-X", fit, "non-numeric columns", "X of strings",
+         lambda c, b=b: b(c, X=D["X"].astype(str)), NOT_NUMERIC,
+         "encode categorical columns (pandas.get_dummies)", unknown=NOT_NUMERIC)
+    case(f"{p}-dataframe-text-column", fit, "non-numeric columns",
+         "a pandas DataFrame with a text column",
+         lambda c, b=b: b(c, X=pd.DataFrame({"a": D["X"][:, 0], "b": ["x", "y"] * (N // 2)})),
+         NOT_NUMERIC, "encode categorical columns (pandas.get_dummies)", backends=("numpy",))
+    case(f"{p}-nullable-dataframe", fit, "NaN/inf",
+         "a pandas DataFrame with a nullable Int64 column holding pd.NA",
+         lambda c, b=b: b(c, X=pd.DataFrame({"a": pd.array([1, None] * (N // 2), dtype="Int64"),
+                                             "b": D["X"][:, 0]})),
+         err(ValueError, r"X contains missing values \(None or pd.NA\).*Drop or impute"),
+         "drop or impute the rows", backends=("numpy",))
+    case(f"{p}-complex-X", fit, "non-numeric columns", "complex X",
+         lambda c, b=b: b(c, X=D["X"] + 1j), err(ValueError, r"X is complex"),
+         "give real numbers", unknown=err(ValueError, r"X is complex"))
+    case(f"{p}-sparse-X", fit, "non-numeric columns", "scipy.sparse X",
+         lambda c, b=b: b(c, X=scipy.sparse.csr_matrix(D["X"])),
+         err(TypeError, r"X is a sparse matrix.*toarray"), "convert with X.toarray()",
+         backends=("numpy",))
+    case(f"{p}-none-X", fit, "empty arrays", "X is None", lambda c, b=b: b(c, X=None) | {
+         "X": None}, err(TypeError, r"X is None"), "pass an array", backends=("numpy",))
+
+for p, cls in (("fkr", "FairKernelRegressor"), ("fkc", "FairKernelClassifier")):
+    fit = f"{cls}.fit"
+    case(f"{p}-k-above-rank", fit, "k > rank", "n_components=50 with 12 rows",
+         lambda c, n=cls: _fkr(n, c, n_components=50),
+         err(ValueError, r"n_components=50 is larger than the rank of the kernel feature map "
+                         r"\(12\).*Use at most 12"), "use at most r components")
+case("fkr-k-above-rank-mean-discrepancy", "FairKernelRegressor.fit", "k > rank",
+     "n_components=12 with 12 rows, objective='mean_discrepancy'",
+     lambda c: _fkr("FairKernelRegressor", c, n_components=12, objective="mean_discrepancy"),
+     err(ValueError, r"n_components=12 is larger than the rank of the feature map minus the "
+                     r"constrained direction \(11\)"), "use at most r - 1 components")
+case("fkr-k-zero", "FairKernelRegressor.fit", "parameter out of range", "n_components=0",
+     lambda c: _fkr("FairKernelRegressor", c, n_components=0),
+     err(ValueError, r"n_components must be >= 1, got 0"), "use k >= 1")
+case("fkr-default-k-rank-one", "FairKernelRegressor.fit", "k > rank",
+     "one feature, linear kernel (rank 1), objective='mean_discrepancy', default n_components",
+     lambda c: _fkr("FairKernelRegressor", c, X=D["X"][:, :1], kernel="linear",
+                    n_components=None, objective="mean_discrepancy"),
+     err(ValueError, r"rank"),
+     "use a kernel of higher rank or objective='paper'")
+case("fkr-object-X", "FairKernelRegressor.fit", "non-numeric columns",
+     "X as an object array of numbers (as from a mixed pandas frame)",
+     lambda c: _fkr("FairKernelRegressor", c, X=D["X"].astype(object)), WORKS,
+     "works: numbers in an object array are numbers (same result as float64)",
+     same_as=lambda c: _fkr("FairKernelRegressor", c))
+case("fkr-constant-X", "FairKernelRegressor.fit", "k > rank",
+     "constant X (rbf kernel of rank 1), n_components=2",
+     lambda c: _fkr("FairKernelRegressor", c, X=np.ones((N, 3))),
+     err(ValueError, r"n_components=2 is larger than the rank of the kernel feature map \(1\)"),
+     "use fewer components or a kernel of higher rank")
+case("fkr-zero-X-linear", "FairKernelRegressor.fit", "k > rank",
+     "X all zeros with the linear kernel (rank 0)",
+     lambda c: _fkr("FairKernelRegressor", c, X=np.zeros((N, 3)), kernel="linear"),
+     err(ValueError, r"no positive eigenvalue.*check the kernel parameters and the feature "
+                     r"scaling"), "check the kernel parameters and the scaling")
+case("fkr-huge-X", "FairKernelRegressor.fit", "NaN/inf",
+     "finite X of magnitude 1e300 (its kernel overflows)",
+     lambda c: _fkr("FairKernelRegressor", c, X=D["X"] * 1e300),
+     err(ValueError, r"kernel.*(finite|overflow|scal)"),
+     "scale the features", unknown=UNKNOWN)
+case("fkc-three-classes", "FairKernelClassifier.fit", "labels out of range",
+     "y with three classes", lambda c: _fkr("FairKernelClassifier", c, y=np.arange(N) % 3),
+     err(ValueError, r"exactly two classes in y, got 3 class\(es\).*Use FairKernelRegressor"),
+     "use FairKernelRegressor for more classes")
+case("fkc-one-class", "FairKernelClassifier.fit", "labels out of range", "y with one class",
+     lambda c: _fkr("FairKernelClassifier", c, y=np.zeros(N)),
+     err(ValueError, r"exactly two classes in y, got 1 class"), "give two classes")
+case("fkc-classes-str", "FairKernelClassifier.fit", "labels out of range",
+     "class labels as strings", lambda c: _fkr("FairKernelClassifier", c,
+                                               y=np.where(D["yc"] == 1, "yes", "no")),
+     WORKS, "works: any two class labels (classes_[1] is the positive one)",
+     same_as=lambda c: _fkr("FairKernelClassifier", c))
+case("fkrr-negative-mu", "FairKernelRidge.fit", "parameter out of range", "mu=-1",
+     lambda c: _fkr("FairKernelRidge", c, mu=-1.0), err(ValueError, r"mu must be >= 0"),
+     "use mu >= 0", unknown=err(ValueError, r"mu must be >= 0"))
+PREDICT = "FairKernelRegressor.predict"
+case("fkr-predict-wrong-features", PREDICT, "mismatched lengths", "X with 2 of 3 features",
+     lambda c: {"X": c.w(D["X"][:, :2])},
+     err(ValueError, r"X has 2 features, but FairKernelRegressor is expecting 3"),
+     "give the training features", unknown=UNKNOWN)
+case("fkr-predict-nan", PREDICT, "NaN/inf", "X with one NaN", lambda c: {"X": c.w(_nan(D["X"]))},
+     NAN_X, "drop or impute the rows")
+case("fkr-predict-empty", PREDICT, "empty arrays", "0 rows",
+     lambda c: {"X": c.w(D["X"][:0])}, err(ValueError, r"X has 0 rows.*at least 1"),
+     "give at least one row")
+
+# SAfairKM: one trade-off point
+SA = "SAFairKMeans.fit"
+case("sa-nan-X", SA, "NaN/inf", "X with one NaN", lambda c: _xs(c, X=_nan(D["X"])), NAN_X,
+     "drop or impute the rows")
+case("sa-inf-X", SA, "NaN/inf", "X with one -inf", lambda c: _xs(c, X=_nan(D["X"], -np.inf)),
+     NAN_X, "drop or impute the rows")
+case("sa-nan-groups", SA, "NaN/inf", "float groups with one NaN",
+     lambda c: _xs(c, s=_groups("nan")), GROUPS_MISSING, "every row needs a group")
+case("sa-empty", SA, "empty arrays", "0 rows",
+     lambda c: _xs(c, X=D["X"][:0], s=D["s"][:0]),
+     err(ValueError, r"X has 0 rows.*at least 2 are needed"), "give at least 2 rows")
+case("sa-no-columns", SA, "empty arrays", "X of shape (12, 0)",
+     lambda c: _xs(c, X=D["X"][:, :0]), NO_COLUMNS, "give at least one feature")
+case("sa-one-row", SA, "one row", "1 row, n_clusters=1",
+     lambda c: _xs(c, X=D["X"][:1], s=D["s"][:1], n_clusters=1),
+     err(ValueError, r"X has 1 rows.*at least 2 are needed"), "give at least 2 rows")
+case("sa-two-rows", SA, "one row", "2 rows of two groups, n_clusters=2",
+     lambda c: _xs(c, X=D["X"][:2], s=D["s"][:2], n_clusters=2), WORKS,
+     "works: the smallest problem", n_out=2)
+case("sa-one-group", SA, "one group", "every row in group 0",
+     lambda c: _xs(c, s=_groups("one")), ONE_GROUP, "fairness needs at least two groups")
+case("sa-three-groups", SA, "one group", "three groups", lambda c: _xs(c, s=_groups("three")),
+     WORKS, "works: any number of groups >= 2")
+case("sa-group-of-one-row", SA, "group of one row", "group 1 has a single row, K=3",
+     lambda c: _xs(c, s=_groups("single")), Expect(warns=UserWarning),
+     "works, with a UserWarning: a group smaller than K makes every balance 0 "
+     "(merge small groups or lower n_clusters)")
+for kind in ("str", "float", "bool"):
+    case(f"sa-groups-{kind}", SA, "groups as strings/floats/booleans", f"groups as {kind} values",
+         lambda c, k=kind: _xs(c, s=_groups(k)), WORKS, GROUP_SAYS, same_as=_xs)
+case("sa-groups-mixed-types", SA, "groups as strings/floats/booleans",
+     "object groups mixing strings and integers", lambda c: _xs(c, s=_groups("mixed")), MIXED,
+     "give every group as one type")
+case("sa-short-groups", SA, "mismatched lengths", "groups one row shorter than X",
+     lambda c: _xs(c, s=_groups("short")), SHORT_GROUPS, "give one group per row")
+for arg, name_ in (("X", "X"), ("s", "sensitive_features")):
+    case(f"sa-unknown-chunks-{arg}", SA, "unknown chunk sizes",
+         f"{name_} a dask array with unknown chunk sizes",
+         lambda c, a=arg: _xs(c, **{a: c.unknown(D[a])}),
+         err(ValueError, rf"{name_} is a dask array with unknown chunk sizes.*"
+                         r"compute_chunk_sizes"), "call compute_chunk_sizes() first",
+         backends=("numpy",))
+case("sa-strings-X", SA, "non-numeric columns", "X of strings",
+     lambda c: _xs(c, X=D["X"].astype(str)), NOT_NUMERIC,
+     "encode categorical columns (pandas.get_dummies)", unknown=NOT_NUMERIC)
+case("sa-K-above-n", SA, "K > n", "n_clusters=13 with 12 rows",
+     lambda c: _xs(c, n_clusters=13),
+     err(ValueError, r"n_clusters=13 is larger than the number of samples \(12\); use fewer "
+                     r"clusters or more data"), "use fewer clusters or more data")
+case("sa-K-equals-n", SA, "K > n", "n_clusters=12 with 12 rows",
+     lambda c: _xs(c, n_clusters=12), WORKS, "works: one row per cluster")
+case("sa-K-one", SA, "K > n", "n_clusters=1",
+     lambda c: _xs(c, n_clusters=1),
+     err(ValueError, r"n_clusters must be >= 2 for a balance trade-off"), "use K >= 2")
+case("sa-K-float", SA, "K > n", "n_clusters=3.0",
+     lambda c: _xs(c, n_clusters=3.0), err(TypeError, r"n_clusters must be an integer"),
+     "give an integer")
+INIT_BAD = [
+    ("out-of-range", "init labels 0..3 with K=3", np.arange(N) % 4,
+     err(ValueError, r"init must lie in \[0, 2\], found values in \[\d, 3\]")),
+    ("negative", "init labels -1..1", np.arange(N) % 3 - 1,
+     err(ValueError, r"init must lie in \[0, 2\], found values in \[-1, 1\]")),
+    ("fractional", "init labels 0.5, 1.5, ...", np.arange(N) % 3 + 0.5,
+     err(ValueError, r"init must be integer cluster indices, got non-integer floats")),
+    ("nan", "init labels with a NaN", _nan(np.arange(N) % 3),
+     err(ValueError, r"init contains NaN or infinite values.*Drop or relabel")),
+    ("short", "init one row shorter", np.arange(N - 1) % 3,
+     err(ValueError, r"init has 11 entries but 12 were expected")),
+    ("empty-cluster", "init leaving cluster 2 empty", np.arange(N) % 2,
+     err(ValueError, r"init leaves a cluster empty")),
+    ("strings", "init labels as strings", np.array(["a", "b", "c"] * 4),
+     err(TypeError, r"init must be integers")),
+]
+for tag, text, init, expect in INIT_BAD:
+    case(f"sa-init-{tag}", SA, "labels out of range", text,
+         lambda c, i=init: _xs(c, init=c.w(i)), expect, "give K labels 0..K-1, each used")
+SAP = "SAFairKMeans.predict"
+case("sa-predict-wrong-features", SAP, "mismatched lengths", "X with 2 of 3 features",
+     lambda c: {"X": c.w(D["X"][:, :2])},
+     err(ValueError, r"X has 2 features, but SAFairKMeans is expecting 3"),
+     "give the training features")
+case("sa-predict-nan", SAP, "NaN/inf", "X with one NaN", lambda c: {"X": c.w(_nan(D["X"]))},
+     NAN_X, "drop or impute the rows")
+
+# SAfairKM Pareto front: the same checks before any task runs
+FR = "pareto_front"
+case("front-nan-X", FR, "NaN/inf", "X with one NaN", lambda c: _xs(c, X=_nan(D["X"])), NAN_X,
+     "drop or impute the rows")
+case("front-empty", FR, "empty arrays", "0 rows",
+     lambda c: _xs(c, X=D["X"][:0], s=D["s"][:0]),
+     err(ValueError, r"X has 0 rows.*at least 2 are needed"), "give at least 2 rows")
+case("front-one-row", FR, "one row", "1 row",
+     lambda c: _xs(c, X=D["X"][:1], s=D["s"][:1], n_clusters=1),
+     err(ValueError, r"X has 1 rows.*at least 2 are needed"), "give at least 2 rows")
+case("front-one-group", FR, "one group", "every row in group 0",
+     lambda c: _xs(c, s=_groups("one")), ONE_GROUP, "fairness needs at least two groups")
+case("front-group-of-one-row", FR, "group of one row", "group 1 has a single row, K=3",
+     lambda c: _xs(c, s=_groups("single")), Expect(warns=UserWarning),
+     "works, with a UserWarning: every balance is 0, the front is one point")
+for kind in ("str", "bool"):
+    case(f"front-groups-{kind}", FR, "groups as strings/floats/booleans",
+         f"groups as {kind} values", lambda c, k=kind: _xs(c, s=_groups(k)), WORKS, GROUP_SAYS,
+         same_as=_xs)
+case("front-short-groups", FR, "mismatched lengths", "groups one row shorter than X",
+     lambda c: _xs(c, s=_groups("short")), SHORT_GROUPS, "give one group per row")
+case("front-strings-X", FR, "non-numeric columns", "X of strings",
+     lambda c: _xs(c, X=D["X"].astype(str)), NOT_NUMERIC,
+     "encode categorical columns (pandas.get_dummies)", unknown=NOT_NUMERIC)
+case("front-K-above-n", FR, "K > n", "n_clusters=13 with 12 rows",
+     lambda c: _xs(c, n_clusters=13),
+     err(ValueError, r"n_clusters=13 is larger than the number of samples \(12\)"),
+     "use fewer clusters or more data")
+case("front-K-one", FR, "K > n", "n_clusters=1", lambda c: _xs(c, n_clusters=1),
+     err(ValueError, r"n_clusters must be >= 2 for a balance trade-off"), "use K >= 2")
+case("front-bad-pairs", FR, "parameter out of range", "pairs=[(0, 0)]",
+     lambda c: _xs(c, pairs=[(0, 0)]),
+     err(ValueError, r"pairs must hold non-negative integers with n_a \+ n_b > 0"),
+     "give pairs (n_a, n_b) with n_a + n_b > 0",
+     unknown=err(ValueError, r"pairs must hold non-negative integers"))
+case("front-no-iterations", FR, "parameter out of range", "n_iter=0",
+     lambda c: _xs(c, n_iter=0), err(ValueError, r"n_iter must be an integer >= 1, got 0"),
+     "use n_iter >= 1", unknown=err(ValueError, r"n_iter must be an integer >= 1"))
+case("front-resume-without-store", FR, "half-written store", "resume=True without store",
+     lambda c: _xs(c, resume=True),
+     err(ValueError, r"resume=True needs the store of the interrupted run"),
+     "pass the store to resume", unknown=err(ValueError, r"resume=True needs the store"))
+
+# FCE: base labelings are the input
+FCE = "FairClusteringEnsemble.fit"
+FCE_NAN_DEFECT = ("ensemble/estimator.py check_base_labels: NaN/inf labels are reported as "
+                  "'got fractions'; test np.isfinite first and say NaN")
+FCE_NAN_NOW = r"ValueError: base_labels must be integer cluster indices, got fractions"
+case("fce-nan-labels", FCE, "NaN/inf", "base labels with one NaN",
+     lambda c: _fce(c, base=_nan(D["base"])),
+     err(ValueError, r"base_labels contains NaN"),
+     "drop or relabel the rows")
+case("fce-inf-labels", FCE, "NaN/inf", "base labels with one +inf",
+     lambda c: _fce(c, base=_nan(D["base"], np.inf)),
+     err(ValueError, r"base_labels contains (NaN|inf)"),
+     "drop or relabel the rows")
+FCE_UNKNOWN = err(ValueError, r"base_labels is a dask array with unknown chunk sizes")
+case("fce-negative-labels", FCE, "labels out of range", "base labels -1..1",
+     lambda c: _fce(c, base=D["base"] - 1),
+     err(ValueError, r"base_labels column 0 has negative labels.*0, 1, 2"),
+     "use cluster indices 0, 1, 2, ...")
+case("fce-fractional-labels", FCE, "labels out of range", "base labels 0.5, 1.5, ...",
+     lambda c: _fce(c, base=D["base"] + 0.5),
+     err(ValueError, r"base_labels must be integer cluster indices, got fractions"),
+     "use integer cluster indices")
+case("fce-huge-label", FCE, "labels out of range",
+     "one base label 10**12 (ids instead of cluster indices)",
+     lambda c: _fce(c, base=np.c_[D["base"], np.r_[10**12, np.zeros(N - 1, int)]]),
+     err(ValueError, r"base_labels.*(larger|more clusters|re-?encode|unique)"),
+     "re-encode the labels 0..c-1")
+case("fce-empty", FCE, "empty arrays", "0 rows", lambda c: _fce(c, base=D["base"][:0],
+                                                             s=D["s"][:0]),
+     err(ValueError, r"base_labels is empty \(shape \(0, 3\)\)"), "give labelings")
+case("fce-no-labelings", FCE, "empty arrays", "base labels of shape (12, 0)",
+     lambda c: _fce(c, base=D["base"][:, :0]),
+     err(ValueError, r"base_labels is empty \(shape \(12, 0\)\)"), "give labelings")
+case("fce-one-row", FCE, "one row", "1 row, n_clusters=1",
+     lambda c: _fce(c, base=D["base"][:1], s=D["s"][:1], n_clusters=1), ONE_GROUP,
+     "fairness needs at least two groups (so two rows)")
+case("fce-two-rows", FCE, "one row", "2 rows of two groups, n_clusters=2",
+     lambda c: _fce(c, base=D["base"][:2], s=D["s"][:2], n_clusters=2), WORKS,
+     "works: the smallest problem", n_out=2)
+case("fce-one-group", FCE, "one group", "every row in group 0",
+     lambda c: _fce(c, s=_groups("one")), ONE_GROUP, "fairness needs at least two groups")
+case("fce-group-of-one-row", FCE, "group of one row", "group 1 has a single row",
+     lambda c: _fce(c, s=_groups("single")), WORKS, "works")
+for kind in ("str", "float", "bool"):
+    case(f"fce-groups-{kind}", FCE, "groups as strings/floats/booleans",
+         f"groups as {kind} values", lambda c, k=kind: _fce(c, s=_groups(k)), WORKS, GROUP_SAYS,
+         same_as=_fce)
+case("fce-groups-mixed-types", FCE, "groups as strings/floats/booleans",
+     "object groups mixing strings and integers", lambda c: _fce(c, s=_groups("mixed")),
+     MIXED, "give every group as one type")
+case("fce-short-groups", FCE, "mismatched lengths", "groups one row shorter",
+     lambda c: _fce(c, s=_groups("short")), SHORT_GROUPS, "give one group per row")
+case("fce-unequal-labelings", FCE, "mismatched lengths",
+     "a list of two labelings of 12 and 11 rows",
+     lambda c: _fce(c, base=[c.w(D["base"][:, 0]), c.w(D["base"][:-1, 1])]),
+     err(ValueError, r"base labelings have different lengths \[11, 12\]"),
+     "label the same rows in every labeling", unknown=err(
+         ValueError, r"base labelings have different lengths"))
+case("fce-unknown-chunks", FCE, "unknown chunk sizes",
+     "base labels a dask array with unknown chunk sizes, groups numpy",
+     lambda c: _fce(c, base=c.unknown(D["base"])), FCE_UNKNOWN,
+     "call compute_chunk_sizes() first", backends=("numpy",))
+case("fce-unknown-chunks-groups", FCE, "unknown chunk sizes",
+     "groups a dask array with unknown chunk sizes",
+     lambda c: _fce(c, s=c.unknown(D["s"])),
+     err(ValueError, r"sensitive_features is a dask array with unknown chunk sizes"),
+     "call compute_chunk_sizes() first", backends=("numpy",))
+case("fce-strings-labels", FCE, "non-numeric columns", "base labels as strings",
+     lambda c: _fce(c, base=D["base"].astype(str)),
+     err(TypeError, r"base_labels must be integers, got dtype <U"), "give integer labels")
+case("fce-bool-labels", FCE, "non-numeric columns", "base labels as booleans",
+     lambda c: _fce(c, base=D["base"] > 0, n_clusters=2),
+     err(TypeError, r"base_labels must be integers, got dtype bool"),
+     "give integer labels (base.astype(int))")
+case("fce-1d-labels", FCE, "mismatched lengths", "one labeling as a 1-D array",
+     lambda c: _fce(c, base=D["base"][:, 0]),
+     err(ValueError, r"base_labels must be 2-D \(n_samples, n_labelings\)"),
+     "pass an (n, m) array (base[:, None] for one labeling)",
+     unknown=err(ValueError, r"base_labels must be 2-D"))
+case("fce-c-above-n", FCE, "K > n", "n_clusters=13 with 12 rows",
+     lambda c: _fce(c, n_clusters=13),
+     err(ValueError, r"n_clusters=13 is larger than the number of samples \(12\)"),
+     "use fewer clusters or more data")
+case("fce-c-equals-n", FCE, "K > n", "n_clusters=12 with 12 rows",
+     lambda c: _fce(c, n_clusters=12), WORKS, "works: one row per cluster")
+case("fce-c-zero", FCE, "K > n", "n_clusters=0", lambda c: _fce(c, n_clusters=0),
+     err(ValueError, r"n_clusters must be >= 1, got 0"), "use c >= 1")
+case("fce-c-float", FCE, "K > n", "n_clusters=3.0", lambda c: _fce(c, n_clusters=3.0),
+     err(TypeError, r"n_clusters must be an integer"), "give an integer")
+case("fce-auto-c-one-cluster", FCE, "K > n",
+     "n_clusters=None and one labeling with every row in one cluster",
+     lambda c: _fce(c, base=np.zeros((N, 1), dtype=np.int64), n_clusters=None),
+     err(ValueError, r"n_clusters"),
+     "give n_clusters")
+case("fce-auto-c-four-rows", FCE, "K > n", "n_clusters=None (silhouette search) on 4 rows",
+     lambda c: _fce(c, base=D["base"][:4], s=D["s"][:4], n_clusters=None), WORKS,
+     "the candidates are capped below the rows of the silhouette sample", n_out=4)
+
+case("fce-store-exists", FCE, "half-written store", "store= a path that holds a run",
+     lambda c: _fce(c, store=_run(c)),
+     err(FileExistsError, r"already exists.*--overwrite"),
+     "choose another path, delete it, or pass --overwrite", backends=("numpy",))
+case("fce-resume-finished", FCE, "half-written store", "resume=True on a finished run",
+     lambda c: _fce(c, store=_run(c), resume=True),
+     err(ValueError, r"holds a finished run; there is nothing to resume"),
+     "read it with open_run, or start a new store", backends=("numpy",))
+case("fce-resume-other-format", FCE, "zarr store from another version",
+     "resume=True on a run of store format 2",
+     lambda c: _fce(c, store=_run(c, format=2, complete=False), resume=True), OTHER_FORMAT,
+     "rerun with this version", backends=("numpy",))
+case("fce-store-no-permission", FCE, "path without write permission",
+     "store= in a read-only directory (run as nobody when root)",
+     lambda c: _fce(c, store=_no_permission(c), unprivileged=True), NO_WRITE,
+     "choose a --store path in a writable directory", backends=("numpy",))
+case("front-store-exists", FR, "half-written store", "store= a path that holds a run",
+     lambda c: _xs(c, store=_run(c)), err(FileExistsError, r"already exists.*--overwrite"),
+     "choose another path, delete it, or pass --overwrite", backends=("numpy",), client=True)
+case("front-resume-other-kind", FR, "half-written store",
+     "resume=True on an interrupted FCE run",
+     lambda c: _xs(c, store=_run(c, complete=False), resume=True),
+     err(ValueError, r"holds a 'fce' run, not a 'safairkm' run"), "resume the right kind",
+     backends=("numpy",), client=True)
+
+# base clusterings: every check before the first task
+BC = "base_clusterings"
+case("base-nan-X", BC, "NaN/inf", "X with one NaN", lambda c: {"X": c.w(_nan(D["X"]))}, NAN_X,
+     "drop or impute the rows")
+case("base-empty", BC, "empty arrays", "0 rows", lambda c: {"X": c.w(D["X"][:0])},
+     err(ValueError, r"X has 0 rows.*at least 2"), "give at least 2 rows")
+case("base-one-row", BC, "one row", "1 row", lambda c: {"X": c.w(D["X"][:1]), "n_clusters": 1},
+     err(ValueError, r"X has 1 rows.*at least 2"), "give at least 2 rows")
+case("base-no-columns", BC, "empty arrays", "X of shape (12, 0)",
+     lambda c: {"X": c.w(D["X"][:, :0])}, NO_COLUMNS, "give at least one feature")
+case("base-strings-X", BC, "non-numeric columns", "X of strings",
+     lambda c: {"X": c.w(D["X"].astype(str))}, NOT_NUMERIC,
+     "encode categorical columns (pandas.get_dummies)", unknown=NOT_NUMERIC)
+case("base-K-above-n", BC, "K > n", "n_clusters=13 with 12 rows",
+     lambda c: {"X": c.w(D["X"]), "n_clusters": 13},
+     err(ValueError, r"n_clusters=13 is larger than the number of samples \(12\)"),
+     "use fewer clusters or more data")
+case("base-K-zero", BC, "K > n", "n_clusters=0", lambda c: {"X": c.w(D["X"]), "n_clusters": 0},
+     err(ValueError, r"n_clusters must be >= 1, got 0"), "use n_clusters >= 1")
+case("base-unknown-method", BC, "parameter out of range", "methods=('dbscan',)",
+     lambda c: {"X": c.w(D["X"]), "methods": ("dbscan",)},
+     err(ValueError, r"unknown base clustering methods \['dbscan'\]; choose from"),
+     "choose one of BASE_METHODS")
+case("base-no-runs", BC, "parameter out of range", "n_runs=0",
+     lambda c: {"X": c.w(D["X"]), "n_runs": 0},
+     err(ValueError, r"n_runs must be >= 1, got 0"), "use n_runs >= 1")
+case("base-K-equals-n", BC, "K > n", "n_clusters=12 with 12 rows, all four methods",
+     lambda c: {"X": c.w(D["X"]), "n_clusters": 12, "n_runs": 4,
+                "methods": ("kmeans", "minibatch", "spectral", "agglomerative")},
+     WORKS, "works: one row per cluster")
+case("base-constant-X-spectral", BC, "k > rank", "constant X with methods=('spectral',)",
+     lambda c: {"X": c.w(np.ones((N, 3))), "methods": ("spectral",)}, WORKS,
+     "works: every row in one cluster (the Nyström map has rank 1)")
+
+# metrics: clustering_report runs every check of the others
+REP = "clustering_report"
+case("report-nan-labels", REP, "NaN/inf", "cluster labels with one NaN",
+     lambda c: _report(c, labels=_nan(D["labels"])),
+     err(ValueError, r"labels contains NaN or infinite values.*Drop or relabel"),
+     "drop or relabel the rows")
+case("report-inf-labels", REP, "NaN/inf", "cluster labels with one +inf",
+     lambda c: _report(c, labels=_nan(D["labels"], np.inf)),
+     err(ValueError, r"labels contains NaN or infinite values"), "drop or relabel the rows")
+case("report-nan-groups", REP, "NaN/inf", "float groups with one NaN",
+     lambda c: _report(c, s=_groups("nan")), GROUPS_MISSING, "every row needs a group")
+case("report-none-groups", REP, "NaN/inf", "object groups with None",
+     lambda c: _report(c, s=_groups("none")), GROUPS_MISSING, "every row needs a group")
+case("report-negative-labels", REP, "labels out of range", "cluster labels -1..1",
+     lambda c: _report(c, labels=D["labels"] - 1),
+     err(ValueError, r"labels has negative values \(-1\).*return_inverse"),
+     "encode with numpy.unique(..., return_inverse=True)")
+case("report-labels-above-classes", REP, "labels out of range",
+     "cluster labels 3..5 with 3 classes (c = number of classes)",
+     lambda c: _report(c, labels=D["labels"] + 3),
+     err(ValueError, r"labels must lie in \[0, 2\], found values in \[[345], [345]\]"),
+     "give n_clusters, or labels below the number of classes")
+case("report-labels-above-n-clusters", REP, "labels out of range",
+     "cluster labels 0..2 with n_clusters=2", lambda c: _report(c, n_clusters=2),
+     err(ValueError, r"labels must lie in \[0, 1\], found values in \[0, 2\]"),
+     "give n_clusters above the largest label")
+case("report-n-clusters-zero", REP, "labels out of range", "n_clusters=0",
+     lambda c: _report(c, n_clusters=0), err(ValueError, r"n_clusters must be >= 1, got 0"),
+     "use n_clusters >= 1")
+case("report-n-clusters-bool", REP, "labels out of range", "n_clusters=True",
+     lambda c: _report(c, n_clusters=True),
+     err(TypeError, r"n_clusters must be an integer, got True"), "give an integer")
+case("report-huge-class-label", REP, "labels out of range",
+     "one class label 10**9 (ids instead of classes)",
+     lambda c: _report(c, y=np.r_[10**9, D["y_true"][1:]]),
+     err(ValueError, r"y_true.*(re-?encode|return_inverse|larger than)"),
+     "re-encode the labels 0..c-1")
+case("report-empty", REP, "empty arrays", "0 rows",
+     lambda c: _report(c, y=D["y_true"][:0], labels=D["labels"][:0], s=D["s"][:0]),
+     err(ValueError, r"y_true is empty; metrics need at least one row"), "give rows")
+case("report-one-row", REP, "one row", "1 row", lambda c: _report(
+     c, y=D["y_true"][:1], labels=D["labels"][:1], s=D["s"][:1]), ONE_GROUP,
+     "fairness metrics need two groups (so two rows)")
+case("report-one-group", REP, "one group", "every row in group 0",
+     lambda c: _report(c, s=_groups("one")), ONE_GROUP, "fairness needs at least two groups")
+case("report-group-of-one-row", REP, "group of one row", "group 1 has a single row",
+     lambda c: _report(c, s=_groups("single")), WORKS,
+     "works: Bal, MNCE and f_CCE are 0 where a cluster misses the group")
+for kind in ("str", "float", "bool", "object"):
+    case(f"report-groups-{kind}", REP, "groups as strings/floats/booleans",
+         f"groups as {kind} values", lambda c, k=kind: _report(c, s=_groups(k)), WORKS,
+         GROUP_SAYS, same_as=_report)
+case("report-groups-mixed-types", REP, "groups as strings/floats/booleans",
+     "object groups mixing strings and integers", lambda c: _report(c, s=_groups("mixed")),
+     MIXED, "give every group as one type")
+case("report-short-labels", REP, "mismatched lengths", "labels one row shorter than y_true",
+     lambda c: _report(c, labels=D["labels"][:-1]),
+     err(ValueError, r"labels has 11 entries but 12 were expected"), "give one label per row")
+case("report-short-groups", REP, "mismatched lengths", "groups one row shorter",
+     lambda c: _report(c, s=_groups("short")), SHORT_GROUPS, "give one group per row")
+for arg, name_ in (("y", "y_true"), ("labels", "labels"), ("s", "sensitive_features")):
+    case(f"report-unknown-chunks-{arg}", REP, "unknown chunk sizes",
+         f"{name_} a dask array with unknown chunk sizes, the rest numpy",
+         lambda c, a=arg: _report(c, **{a: c.unknown(
+             {"y": D["y_true"], "labels": D["labels"], "s": D["s"]}[a])}),
+         err(ValueError, rf"{name_} (is a dask array with unknown chunk sizes|has 12 entries "
+                         r"but X has an unknown number of rows)"),
+         "call compute_chunk_sizes() first", backends=("numpy",))
+case("report-strings-labels", REP, "non-numeric columns", "cluster labels as strings",
+     lambda c: _report(c, labels=D["labels"].astype(str)),
+     err(TypeError, r"labels must be integers, got dtype <U"),
+     "encode them with numpy.unique(..., return_inverse=True)")
+case("report-2d-labels", REP, "mismatched lengths", "labels of shape (12, 2)",
+     lambda c: _report(c, labels=np.c_[D["labels"], D["labels"]]),
+     err(ValueError, r"labels must be 1-D, got shape"), "give one label per row")
+case("balance-group-of-one-row", "balance", "group of one row", "group 1 has a single row",
+     lambda c: {"labels": c.w(D["labels"]), "sensitive_features": c.w(_groups("single"))},
+     WORKS, "works: 0, a cluster misses group 1")
+case("sd-one-group", "statistical_disparity", "one group", "every row in group 0",
+     lambda c: {"y_pred": c.w(D["yc"]), "sensitive_features": c.w(_groups("one"))}, ONE_GROUP,
+     "fairness needs at least two groups")
+case("sd-groups-str", "statistical_disparity", "groups as strings/floats/booleans",
+     "groups as strings", lambda c: {"y_pred": c.w(D["yc"]),
+                                     "sensitive_features": c.w(_groups("str"))},
+     WORKS, GROUP_SAYS, same_as=lambda c: {"y_pred": c.w(D["yc"]),
+                                           "sensitive_features": c.w(D["s"])})
+case("sd-2d-predictions", "statistical_disparity", "mismatched lengths",
+     "predictions of shape (12, 2)",
+     lambda c: {"y_pred": c.w(np.c_[D["yc"], D["yc"]]), "sensitive_features": c.w(D["s"])},
+     err(ValueError, r"y_pred must be a non-empty 1-D array"), "give one prediction per row",
+     unknown=err(ValueError, r"y_pred must be a non-empty 1-D array"))
+case("sd-short-groups", "statistical_disparity", "mismatched lengths",
+     "groups one row shorter",
+     lambda c: {"y_pred": c.w(D["yc"]), "sensitive_features": c.w(_groups("short"))},
+     SHORT_GROUPS, "give one group per row",
+     unknown=err(ValueError, r"y_pred.*unknown|unknown chunk sizes"))
+case("kmeans-cost-nan-X", "kmeans_cost", "NaN/inf", "X with one NaN",
+     lambda c: {"X": c.w(_nan(D["X"])), "labels": c.w(D["labels"])}, NAN_X,
+     "drop or impute the rows")
+case("kmeans-cost-short-labels", "kmeans_cost", "mismatched lengths",
+     "labels one row shorter than X",
+     lambda c: {"X": c.w(D["X"]), "labels": c.w(D["labels"][:-1])},
+     err(ValueError, r"labels has 11 entries but 12 were expected"), "give one label per row")
+case("error-rate-short", "error_rate", "mismatched lengths", "y_pred one row shorter",
+     lambda c: {"args": (c.w(D["yc"]), c.w(D["yc"][:-1]))},
+     err(ValueError, r"Inconsistent numbers of rows: y_true has 12, y_pred has 11"),
+     "give the same rows", unknown=err(ValueError, r"y_true is a dask array with unknown chunk"))
+case("error-rate-empty", "error_rate", "empty arrays", "0 rows",
+     lambda c: {"args": (c.w(D["yc"][:0]), c.w(D["yc"][:0]))},
+     err(ValueError, r"y_true is empty"), "give rows",
+     unknown=err(ValueError, r"y_true is a dask array with unknown chunk"))
+case("error-rate-2d", "error_rate", "mismatched lengths", "two (12, 2) arrays",
+     lambda c: {"args": (c.w(np.zeros((N, 2))), c.w(np.ones((N, 2))))},
+     err(ValueError, r"y_true and y_pred must be 1-D"),
+     "give one label per row", unknown=err(ValueError, r"y_true and y_pred must be 1-D"))
+case("ne-n-clusters-zero", "normalized_entropy", "labels out of range", "n_clusters=0",
+     lambda c: {"labels": c.w(D["labels"]), "n_clusters": 0},
+     err(ValueError, r"n_clusters must be >= 1"),
+     "use n_clusters >= 1",
+     unknown=err(ValueError, r"labels is a dask array with unknown chunk"))
+case("ne-n-clusters-below-labels", "normalized_entropy", "labels out of range",
+     "3 distinct labels with n_clusters=2",
+     lambda c: {"labels": c.w(D["labels"]), "n_clusters": 2},
+     err(ValueError, r"labels must lie in \[0, 1\]"),
+     "give n_clusters above the largest label",
+     unknown=err(ValueError, r"labels is a dask array with unknown chunk"))
+case("error-rate-unknown-chunks", "error_rate", "unknown chunk sizes",
+     "both inputs dask arrays with unknown chunk sizes",
+     lambda c: {"args": (c.unknown(D["yc"]), c.unknown(D["yc"]))},
+     err(ValueError, r"y_true is a dask array with unknown chunk sizes"),
+     "call compute_chunk_sizes() first", backends=("numpy",))
+
+# run stores
+STORE_FILE = {"backends": ("file",)}
+case("store-other-format", "open_run", "zarr store from another version",
+     "a run written in store format 2", lambda c: {"path": _run(c, format=2)}, OTHER_FORMAT,
+     "rerun with this version, or read it with the version that wrote it", **STORE_FILE)
+case("store-other-format-resume", "resume_run", "zarr store from another version",
+     "resume a run written in store format 2",
+     lambda c: {"path": _run(c, format=2, complete=False), "kind": "fce",
+                "params": {"n_clusters": 3}}, OTHER_FORMAT,
+     "rerun with this version", **STORE_FILE)
+case("store-format-not-int", "open_run", "zarr store from another version",
+     "a run whose format marker is the string '1'", lambda c: {"path": _run(c, format="1")},
+     err(StoreError, r"format '1'"),
+     "rerun the job", **STORE_FILE)
+case("store-zarr-v2-group", "open_run", "zarr store from another version",
+     "a zarr format 2 group (zarr-python 2) without the daskfair marker",
+     lambda c: {"path": _zarr_group(c, 2)},
+     err(StoreError, r"is a zarr group but not a daskfair run"), "open a daskfair run",
+     **STORE_FILE)
+case("store-plain-zarr-group", "open_run", "zarr store from another version",
+     "a zarr group written by something else", lambda c: {"path": _zarr_group(c)},
+     err(StoreError, r"is a zarr group but not a daskfair run"), "open a daskfair run",
+     **STORE_FILE)
+case("store-zarr-array", "open_run", "zarr store from another version",
+     "a zarr array instead of a group", lambda c: {"path": _array_store(c)},
+     err(StoreError, r"not a readable zarr group.*rerun the job"), "rerun the job",
+     **STORE_FILE)
+case("store-half-written", "open_run", "half-written store",
+     "a run without its completion marker (crashed)",
+     lambda c: {"path": _run(c, complete=False)},
+     err(IncompleteRunError, r"did not finish.*resume it \(--resume\).*or delete it"),
+     "resume it, or delete it and run again", **STORE_FILE)
+case("store-truncated-metadata", "open_run", "half-written store",
+     "zarr.json cut off after 40 bytes", lambda c: {"path": _truncated(c)},
+     err(StoreError, r"not a readable zarr group \(JSONDecodeError.*corrupt.*rerun the job"),
+     "rerun the job to recreate it", **STORE_FILE)
+case("store-empty-directory", "open_run", "half-written store", "an empty directory",
+     lambda c: {"path": (c.tmp / "empty.zarr").mkdir() or c.tmp / "empty.zarr"},
+     err(StoreError, r"not a readable zarr group"), "rerun the job", **STORE_FILE)
+case("store-is-a-file", "open_run", "half-written store", "a text file named run.zarr",
+     lambda c: {"path": _file(c, "run.zarr", "hello")},
+     err(StoreError, r"not a readable zarr group"), "rerun the job", **STORE_FILE)
+case("store-missing", "open_run", "half-written store", "a path that does not exist",
+     lambda c: {"path": c.tmp / "nope.zarr"},
+     err(StoreError, r"no run store at .*does not exist"), "check the path", **STORE_FILE)
+case("store-resume-missing", "resume_run", "half-written store",
+     "resume a path that does not exist",
+     lambda c: {"path": c.tmp / "nope.zarr", "kind": "fce", "params": {}},
+     err(StoreError, r"nothing to resume.*Run without --resume"), "run without --resume",
+     **STORE_FILE)
+case("store-resume-other-kind", "resume_run", "half-written store",
+     "resume an FCE run as SAfairKM",
+     lambda c: {"path": _run(c, complete=False), "kind": "safairkm",
+                "params": {"n_clusters": 3}},
+     err(ValueError, r"holds a 'fce' run, not a 'safairkm' run"), "resume the right kind",
+     **STORE_FILE)
+case("store-resume-other-params", "resume_run", "half-written store",
+     "resume with other parameters",
+     lambda c: {"path": _run(c, complete=False), "kind": "fce", "params": {"n_clusters": 4}},
+     err(ValueError, r"parameters differ from the stored run \(\['n_clusters'\]\)"),
+     "resume with the same parameters, or start a new store", **STORE_FILE)
+case("store-resume-finished", "resume_run", "half-written store", "resume a finished run",
+     lambda c: {"path": _run(c), "kind": "fce", "params": {"n_clusters": 3}},
+     err(ValueError, r"holds a finished run; there is nothing to resume"),
+     "read it with open_run, or start a new store", **STORE_FILE)
+case("store-exists", "create_run", "path without write permission",
+     "create a run where one exists", lambda c: {"path": _run(c)},
+     err(FileExistsError, r"already exists.*--overwrite"),
+     "choose another path, delete it, or pass overwrite=True", **STORE_FILE)
+case("store-no-write-permission", "create_run", "path without write permission",
+     "create a run in a read-only directory (run as nobody when root)",
+     lambda c: {"path": _no_permission(c), "unprivileged": True},
+     NO_WRITE, "choose a --store path in a writable directory", **STORE_FILE)
+case("store-no-read-permission", "open_run", "path without write permission",
+     "open a run in a directory without read permission (run as nobody when root)",
+     lambda c: {"path": _unreadable(c), "unprivileged": True},
+     err(StoreError, r"[Pp]ermission denied(?!.*corrupt)"),
+     "fix the permissions", **STORE_FILE)
+case("store-parent-is-a-file", "create_run", "path without write permission",
+     "create a run inside a regular file's path",
+     lambda c: {"path": _file(c, "file.txt", "x") / "run.zarr"},
+     err(ValueError, r"not a directory"),
+     "choose a --store path in a directory", **STORE_FILE)
+case("store-write-unknown-chunks", "Run.write_array", "unknown chunk sizes",
+     "write a dask array with unknown chunk sizes",
+     lambda c: {"path": c.tmp / "w.zarr", "data": c.unknown(np.arange(10.0))},
+     err(ValueError, r"unknown chunk sizes; call compute_chunk_sizes"),
+     "call compute_chunk_sizes() first", **STORE_FILE)
+case("store-write-strings", "Run.write_array", "non-numeric columns", "write an array of strings",
+     lambda c: {"path": c.tmp / "w.zarr", "data": np.array(["a", "b"])},
+     err(TypeError, r"store 'x' as an attribute: arrays must be numeric"),
+     "store text as an attribute", **STORE_FILE)
+
+# load_input: the command line's --input
+
+
+def _csv(c: Context, text: str, name: str = "t.csv", **kw: Any) -> dict[str, Any]:
+    return {"path": _file(c, name, text), "label": "y", "sensitive": "s", **kw}
+
+
+def _zarr_input(c: Context, shape: tuple[int, ...] = (5, 3), **kw: Any) -> dict[str, Any]:
+    import zarr
+
+    path = c.tmp / "x.zarr"
+    z = zarr.create_array(store=str(path), shape=shape, dtype="f8")
+    z[...] = np.arange(float(np.prod(shape))).reshape(shape)
+    return {"path": path, **kw}
+
+
+GOOD_CSV = "a,b,s,y\n1,2,m,0\n3,4,f,1\n"
+LI = "load_input"
+INPUT_FILE = {"backends": ("file",)}
+case("input-missing-file", LI, "half-written store", "a path that does not exist",
+     lambda c: {"path": c.tmp / "nope.csv", "sensitive": "s"},
+     err(FileNotFoundError, r"input .*nope.csv does not exist"), "check the path", **INPUT_FILE)
+case("input-unknown-suffix", LI, "non-numeric columns", "a .json file",
+     lambda c: _csv(c, "{}", "x.json"),
+     err(ValueError, r"cannot tell the format.*use a .csv, .tsv, .parquet"),
+     "use a .csv, .tsv, .parquet file or a zarr array", **INPUT_FILE)
+case("input-empty-file", LI, "empty arrays", "a CSV file of 0 bytes", lambda c: _csv(c, ""),
+     err(ValueError, r"t.csv is empty: a table needs a header line and rows"),
+     "give a header line and rows", **INPUT_FILE)
+case("input-header-only", LI, "empty arrays", "a CSV with a header and no rows",
+     lambda c: _csv(c, "a,b,s,y\n"), err(ValueError, r"holds no rows"), "give rows",
+     **INPUT_FILE)
+case("input-one-row", LI, "one row", "a CSV with one row",
+     lambda c: _csv(c, "a,b,s,y\n1,2,m,0\n"), WORKS,
+     "works: loads; the method then asks for at least 2 rows", n_out=1, **INPUT_FILE)
+case("input-ragged-csv", LI, "non-numeric columns", "a CSV line with 5 fields under 4 names",
+     lambda c: _csv(c, GOOD_CSV + "5,6,m,1,9\n"),
+     err(ValueError, r"not a readable comma-separated table \(ParserError.*Every line needs "
+                     r"the same fields"), "give every line the header's fields", **INPUT_FILE)
+case("input-binary-csv", LI, "non-numeric columns", "binary bytes in a .csv file",
+     lambda c: {"path": _file(c, "t.csv", b"\xff\xfe\x00garbage\x00\x01"), "sensitive": "s"},
+     err(ValueError, r"not a readable comma-separated table \(UnicodeDecodeError.*UTF-8"),
+     "save the table as UTF-8 text", **INPUT_FILE)
+case("input-bad-parquet", LI, "non-numeric columns", "a text file named .parquet",
+     lambda c: _csv(c, "not parquet", "t.parquet"),
+     err(ValueError, r"not a readable Parquet file \(ArrowInvalid"), "check the file",
+     **INPUT_FILE)
+case("input-no-sensitive", LI, "one group", "a table without --sensitive",
+     lambda c: _csv(c, GOOD_CSV, sensitive=None),
+     err(ValueError, r"is a table: name its sensitive column with --sensitive COLUMN"),
+     "name the column with --sensitive", **INPUT_FILE)
+case("input-unknown-column", LI, "mismatched lengths", "--sensitive sex (no such column)",
+     lambda c: _csv(c, GOOD_CSV, sensitive="sex"),
+     err(ValueError, r"has no column 'sex' \(--sensitive\); its columns are"),
+     "use one of the listed columns", **INPUT_FILE)
+case("input-non-numeric-feature", LI, "non-numeric columns", "a text feature column",
+     lambda c: _csv(c, "a,b,s,y\n1,x,m,0\n3,4,f,1\n"),
+     err(ValueError, r"feature columns \['b'\] .* are not numeric.*get_dummies.*--features"),
+     "encode it or leave it out with --features", **INPUT_FILE)
+case("input-missing-values", LI, "NaN/inf", "an empty cell",
+     lambda c: _csv(c, "a,b,s,y\n1,,m,0\n3,4,f,1\n"),
+     err(ValueError, r"has missing values \{'b': 1\} \(column: count\); drop or impute"),
+     "drop or impute those rows", **INPUT_FILE)
+case("input-inf", LI, "NaN/inf", "a cell 'inf'",
+     lambda c: _csv(c, "a,b,s,y\n1,inf,m,0\n3,4,f,1\n"),
+     err(ValueError, r"has infinite values \{'b': 1\} \(column: count\); drop or clip"),
+     "drop or clip those rows", **INPUT_FILE)
+case("input-label-is-sensitive", LI, "mismatched lengths", "--label s --sensitive s",
+     lambda c: _csv(c, GOOD_CSV, label="s"),
+     err(ValueError, r"--label and --sensitive name the same column \('s'\)"),
+     "give the groups a column of their own", **INPUT_FILE)
+case("input-features-overlap", LI, "mismatched lengths", "--features a s",
+     lambda c: _csv(c, GOOD_CSV, features=["a", "s"]),
+     err(ValueError, r"--features must not include the label or sensitive column \(\['s'\]\)"),
+     "leave the label and groups out of --features", **INPUT_FILE)
+case("input-features-twice", LI, "mismatched lengths", "--features a a",
+     lambda c: _csv(c, GOOD_CSV, features=["a", "a"]),
+     err(ValueError, r"--features lists \['a'\] more than once"), "name each column once",
+     **INPUT_FILE)
+case("input-groups-strings", LI, "groups as strings/floats/booleans",
+     "a table whose group column holds strings", lambda c: _csv(c, GOOD_CSV), WORKS,
+     "works: the groups are passed on as they are", n_out=2, **INPUT_FILE)
+case("input-both-sources", LI, "mismatched lengths", "--dataset and --input",
+     lambda c: _csv(c, GOOD_CSV, dataset="adult"),
+     err(ValueError, r"exactly one of --dataset NAME or --input PATH"), "give one source",
+     **INPUT_FILE)
+case("input-zarr-group", LI, "zarr store from another version",
+     "a zarr group (a daskfair run) as --input", lambda c: {"path": _run(c), "sensitive": "0"},
+     err(ValueError, r"is a zarr group; give the path of a 2-D array inside it"),
+     "give the path of an array inside the group", **INPUT_FILE)
+case("input-zarr-corrupt", LI, "half-written store", "a zarr array whose zarr.json is cut off",
+     lambda c: {"path": _truncated(c), "sensitive": "0"},
+     err(ValueError, r"is not a readable zarr array"), "rewrite the array", **INPUT_FILE)
+case("input-zarr-1d", LI, "mismatched lengths", "a 1-D zarr array",
+     lambda c: _zarr_input(c, (5,), sensitive="0"),
+     err(ValueError, r"must be a 2-D numeric array, got shape \(5,\)"), "give a 2-D array",
+     **INPUT_FILE)
+case("input-zarr-no-rows", LI, "empty arrays", "a zarr array of shape (0, 3)",
+     lambda c: _zarr_input(c, (0, 3), sensitive="0"), err(ValueError, r"holds no rows"),
+     "give rows", **INPUT_FILE)
+case("input-zarr-column-out-of-range", LI, "mismatched lengths", "--sensitive 7 of 3 columns",
+     lambda c: _zarr_input(c, sensitive="7"),
+     err(ValueError, r"--sensitive 7 is outside the 3 columns"), "give a column index",
+     **INPUT_FILE)
+case("input-zarr-column-name", LI, "non-numeric columns", "--sensitive sex for a zarr array",
+     lambda c: _zarr_input(c, sensitive="sex"),
+     err(ValueError, r"is a zarr array: --sensitive must be a column index, got 'sex'"),
+     "give a column index", **INPUT_FILE)
+case("input-zarr-label-is-sensitive", LI, "mismatched lengths", "--label 0 --sensitive 0",
+     lambda c: _zarr_input(c, sensitive="0", label="0"),
+     err(ValueError, r"--label and --sensitive name the same column \(0\)"),
+     "give the groups a column of their own", **INPUT_FILE)
+case("input-zarr-features-overlap", LI, "mismatched lengths", "--features 0 2 --sensitive 2",
+     lambda c: _zarr_input(c, sensitive="2", features=["0", "2"]),
+     err(ValueError, r"--features must not include the label or sensitive column"),
+     "leave the label and groups out of --features", **INPUT_FILE)
+
+
+# -- the document --------------------------------------------------------------------------------
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _outcome(e: Expect) -> str:
+    if e.error is None:
+        return "works" + (f" ({e.warns.__name__})" if e.warns else "")
+    return e.error.__name__ + (" ⚠" if e.defect else "")
+
+
+def markdown_table(cases: list[Case] = CASES) -> str:
+    """One row per case: id, entry point, item, input, outcome per backend, regex, advice."""
+    lines = [
+        "| id | entry point | item | bad input | numpy | dask | unknown chunks | message "
+        "matches | what it says to do |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in cases:
+        cols = [_outcome(c.expected(b)) if b in c.backends or (b == "numpy" and "file" in
+                                                                 c.backends) else "–"
+                for b in ARRAYS]
+        regex = c.expect.match or (c.dask and c.dask.match) or ""
+        lines.append("| " + " | ".join(_cell(x) for x in (
+            f"`{c.id}`", f"`{c.entry}`", c.item, c.input, *cols,
+            f"`{regex}`" if regex else "", c.says)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def render_doc(cases: list[Case] = CASES) -> str:
+    """The whole of docs/hostile_inputs.md."""
+    defects = [(c.id, b, c.expected(b).defect) for c in cases for b in c.backends
+               if c.expected(b).defect]
+    by_entry: dict[str, int] = {}
+    for c in cases:
+        by_entry[c.entry] = by_entry.get(c.entry, 0) + 1
+    counts = ", ".join(f"{k} {v}" for k, v in by_entry.items())
+    seen: dict[str, dict[str, list[str]]] = {}
+    for cid, b, text in defects:
+        seen.setdefault(text, {}).setdefault(cid, []).append(b)
+    defect_lines = "\n".join(
+        "* " + ", ".join(f"`{cid}` ({', '.join(bs)})" for cid, bs in ids.items()) + f": {text}"
+        for text, ids in seen.items())
+    return f"""# Hostile inputs
+
+Every bad input tried on daskfair's public entry points, and what it gets. Generated from
+`tests/hostile_inputs.py` by `python tests/hostile_inputs.py`; `tests/test_hostile_inputs.py`
+runs every case with numpy inputs, with dask inputs (5-row blocks, synchronous scheduler) and
+with dask inputs of unknown chunk sizes (a boolean row selection), and fails when this page and
+the catalogue disagree. A path-based case (stores, `load_input`) runs once, in the numpy
+column.
+
+Outcomes: an exception type, "works" (the call must return a result of the right length with
+finite values; for groups given as strings, floats or booleans, the same result as integer
+codes), or "–" (not run: the input is not an array, or the case is about one backend). The
+regex is the one the numpy message must match (dask messages match the same one unless the
+catalogue says otherwise). ⚠ marks a known defect: the case states the behaviour it should
+have and runs as a strict xfail until the module named below is fixed.
+
+Every other error is a `ValueError` or `TypeError` (or daskfair's `StoreError`,
+`IncompleteRunError`, both `ValueError`s), plus `FileNotFoundError`, `FileExistsError` and
+`PermissionError` for paths: the errors the `daskfair` command prints as one line.
+
+{len(cases)} cases, by entry point: {counts}.
+
+{markdown_table(cases)}
+## Known defects (fix outside the validation layer)
+
+{defect_lines or NO_DEFECTS}
+"""
+
+
+NO_DEFECTS = ("None open: every defect this catalogue found has been fixed (each ran as a "
+              "strict xfail until then).")
+
+
+if __name__ == "__main__":
+    DOC.parent.mkdir(exist_ok=True)
+    DOC.write_text(render_doc())
+    print(f"wrote {DOC} ({len(CASES)} cases)")
