@@ -296,10 +296,29 @@ def sa2gd_quadratics(doc: dict[str, Any]) -> Extracted:
              [Measure("max distance to x*(λ)", doc["max_distance_to_minimiser"], ".1e")])]
 
 
+def memory_streaming(doc: dict[str, Any]) -> Extracted:
+    setting = (f"{doc['rows']:,} rows × {doc['features']} features = {doc['data_gb']:.2f} GB "
+               f"on disk; {doc['workers']} workers × {doc['memory_limit_per_worker']}")
+    rows = []
+    for key, name in (("fkr", "FKR-F2E"), ("fce", "FCE"), ("safairkm", "SAfairKM")):
+        r = doc[key]
+        measures = [Measure("seconds", r["seconds"], ".1f"),
+                    Measure("peak cluster GB", r["peak_cluster_memory_gb"], ".2f"),
+                    Measure("spilled GB", r["spilled_to_disk_gb"], ".2f"),
+                    Measure("workers replaced", r["workers_replaced"])]
+        if "nothing_lost" in r:
+            measures.append(Measure("nothing lost", r["nothing_lost"]))
+        else:
+            measures.append(Measure("full data refused", r["refused_full_data"] is not None))
+            measures.append(Measure("subsample rows", r["subsample_rows"]))
+        rows.append((f"{name}: {setting}", measures))
+    return rows
+
+
 EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
     f.__name__: f for f in (fkr_table1, fkr_tradeoff, fkr_scale, fkr_convergence, fce_tables,
                             fce_raw, safairkm_seed, safairkm_synthetic, safairkm_scale,
-                            sa2gd_quadratics, fce_scale)
+                            sa2gd_quadratics, fce_scale, memory_streaming)
 }
 
 

@@ -335,13 +335,13 @@ def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str]) -> in
     """Open the run, start the client, run ``job(run, client)`` (returns the text to print),
     mark the run complete."""
     from .progress import show_progress
-    from .store import create_run, resume_run
+    from .store import check_new_store, create_run, resume_run
 
     params = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMS}
     resume = getattr(args, "resume", False)
     run = resume_run(args.store, kind=kind, params=params) if resume else None
-    if run is None and os.path.exists(args.store) and not args.overwrite:
-        create_run(args.store, kind=kind)  # raises the "already exists" error with advice
+    if run is None:  # refused before a cluster starts; created once it runs
+        check_new_store(args.store, overwrite=args.overwrite)
     try:
         with _client(args) as client, show_progress(not args.no_progress):
             _announce(client)

@@ -35,6 +35,7 @@ __all__ = [
     "IncompleteRunError",
     "Run",
     "StoreError",
+    "check_new_store",
     "create_run",
     "open_run",
     "resume_run",
@@ -240,22 +241,7 @@ def create_run(
     overwrite : bool
         Replace an existing store at ``path``; otherwise an existing one is an error.
     """
-    path = Path(path)
-    if path.exists() and not overwrite:
-        raise FileExistsError(
-            f"{path} already exists. Choose another --store path, delete it, or pass "
-            "overwrite=True (--overwrite) to replace it."
-        )
-    parent = path.parent if str(path.parent) else Path(".")
-    if any(p.exists() and not p.is_dir() for p in (parent, *parent.parents)):
-        raise ValueError(
-            f"cannot create the run store {path}: a part of its path is a file, not a "
-            "directory. Choose another --store path.")
-    if parent.exists() and not os.access(parent, os.W_OK):
-        raise PermissionError(
-            f"cannot create the run store {path}: no write permission in {parent}. "
-            "Choose a --store path in a writable directory."
-        )
+    path = check_new_store(path, overwrite=overwrite)
     try:
         group = zarr.open_group(store=str(path), mode="w")
     except PermissionError as exc:
@@ -275,6 +261,37 @@ def create_run(
         }
     )
     return Run(path, group)
+
+
+def check_new_store(path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Check that a new run store can be made at ``path`` (before any work starts).
+
+    Raises
+    ------
+    FileExistsError
+        ``path`` exists and ``overwrite`` is false.
+    ValueError
+        A part of the path is a file.
+    PermissionError
+        The parent directory is not writable.
+    """
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise FileExistsError(
+            f"{path} already exists. Choose another --store path, delete it, or pass "
+            "overwrite=True (--overwrite) to replace it."
+        )
+    parent = path.parent if str(path.parent) else Path(".")
+    if any(p.exists() and not p.is_dir() for p in (parent, *parent.parents)):
+        raise ValueError(
+            f"cannot create the run store {path}: a part of its path is a file, not a "
+            "directory. Choose another --store path.")
+    if parent.exists() and not os.access(parent, os.W_OK):
+        raise PermissionError(
+            f"cannot create the run store {path}: no write permission in {parent}. "
+            "Choose a --store path in a writable directory."
+        )
+    return path
 
 
 def open_run(

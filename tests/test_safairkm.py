@@ -247,7 +247,8 @@ def test_vfairkm_without_penalty_is_lloyd():
 
     X, g = _data(n=500)
     est = VFairKMeans(4, mu=0.0, random_state=0).fit(X, sensitive_features=g)
-    centers = _init_centers(make_problem(X, g, 4), 0)
+    problem = make_problem(X, g, 4)
+    centers = _init_centers(problem, 0) + problem.offset  # the problem is centered
     ref = KMeans(4, init=centers, n_init=1, algorithm="lloyd", tol=0, max_iter=100).fit(X)
     np.testing.assert_array_equal(est.labels_, ref.labels_)
     assert est.cost_ == pytest.approx(ref.inertia_ / len(X), rel=1e-9)
