@@ -15,7 +15,7 @@ import logging
 import dask
 import distributed
 
-__all__ = ["LOST_WORK", "count_recovery"]
+__all__ = ["LOST_WORK", "count_recovery", "wait_for_workers"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,3 +36,9 @@ def count_recovery(done: int, exc: BaseException, where: str) -> int:
     logger.warning("%s: a worker was lost (%s); continuing from the last recovery point",
                    where, type(exc).__name__)
     return done + 1
+
+
+def wait_for_workers(client: distributed.Client) -> None:
+    """After a loss the nannies restart their workers: wait (``daskfair.recovery-wait``
+    seconds, default 120) until one is back."""
+    client.wait_for_workers(1, timeout=float(dask.config.get("daskfair.recovery-wait", 120)))

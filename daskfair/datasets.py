@@ -427,6 +427,15 @@ def load_dataset(
     return _LOADERS[name](globals()["data_dir"](data_dir), sensitive)
 
 
+def standard_scale(X: Any) -> Any:
+    """Z-score every column (constant columns become 0); a dask array stays lazy, its moments
+    computed once, here."""
+    mean, std = X.mean(axis=0), X.std(axis=0)
+    if isinstance(X, da.Array):
+        mean, std = da.compute(mean, std)
+    return (X - mean) / np.where(std > 0, std, 1.0)
+
+
 def preprocess_safairkm(
     X: np.ndarray, sensitive: np.ndarray, n_samples: int | None = 5000, seed: int = 1
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -436,9 +445,7 @@ def preprocess_safairkm(
     ``numpy.random.default_rng(seed)`` (sorted); the authors' exact rows cannot be reproduced
     without their code. ``n_samples=None`` keeps every row.
     """
-    X = np.asarray(X, dtype=np.float64)
-    std = X.std(axis=0)
-    Z = (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
+    Z = standard_scale(np.asarray(X, dtype=np.float64))
     Z /= np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1e-300)
     if n_samples is None or n_samples >= len(Z):
         return Z, np.asarray(sensitive)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import dask.array as da
 import numpy as np
 
 from .metrics import error_rate, statistical_disparity
@@ -28,9 +29,14 @@ SEED_KERNELS: dict[str, dict[str, Any]] = {
 }
 
 
-def minmax_scale(X: np.ndarray, train: np.ndarray) -> np.ndarray:
-    """Scale every column to [0, 1] on the training rows' range (constant columns become 0)."""
+def minmax_scale(X: Any, train: np.ndarray) -> Any:
+    """Scale every column to [0, 1] on the training rows' range (constant columns become 0).
+
+    numpy in, numpy out; a dask array stays lazy (its bounds are computed once, here).
+    """
     lo, hi = X[train].min(axis=0), X[train].max(axis=0)
+    if isinstance(X, da.Array):
+        lo, hi = da.compute(lo, hi)
     span = np.where(hi > lo, hi - lo, 1.0)
     return (X - lo) / span
 

@@ -18,6 +18,7 @@ import dask.array as da
 import numpy as np
 
 from ._validation import is_dask
+from .fkr_protocol import minmax_scale
 from .inputs import JobData, to_dask
 from .metrics import (
     REPORT_COLUMNS,
@@ -118,9 +119,7 @@ def fkr_job(
     else:
         y = y_raw.astype(np.float64)
     train, test, split_text = _split(n, data, split, test_size, seed)
-    X = to_dask(data.X, chunk_rows)
-    lo, hi = da.compute(X[train].min(axis=0), X[train].max(axis=0))
-    X = (X - lo) / np.where(hi > lo, hi - lo, 1.0)  # the seed's min-max scaling
+    X = minmax_scale(to_dask(data.X, chunk_rows), train)  # the seed's scaling
     Xtr, Xte = X[train], X[test]
     echo(f"FKR-F²E ({task}): {len(train):,} training and {len(test):,} test rows, "
          f"{X.shape[1]} features; {split_text}")
@@ -208,15 +207,14 @@ def safairkm_job(
     ``scale="safairkm"`` is the seed's preprocessing (z-scored columns, unit-length rows);
     ``rows`` subsamples (seeded) as the seed did (5,000 rows).
     """
-    from .datasets import preprocess_safairkm
+    from .datasets import preprocess_safairkm, standard_scale
     from .safairkm import DEFAULT_PAIRS, pareto_front, vfairkm_front
 
     X, s = _numpy(data.X).astype(np.float64), _numpy(data.sensitive)
     if scale == "safairkm":
         X, s = preprocess_safairkm(X, s, n_samples=rows, seed=seed)
     elif scale == "standard":
-        std = X.std(axis=0)
-        X = (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
+        X = standard_scale(X)
     elif scale != "none":
         raise ValueError(f"--scale must be safairkm, standard or none, got {scale!r}.")
     if scale != "safairkm" and rows is not None and rows < len(X):
@@ -296,6 +294,7 @@ def fce_job(
     consensus starts, so a resumed job reads them instead of clustering again. The consensus
     checkpoints after every iteration.
     """
+    from .datasets import standard_scale
     from .ensemble import FairClusteringEnsemble, base_clusterings
 
     if pool is not None:
@@ -309,9 +308,7 @@ def fce_job(
         if c_base is None:
             raise ValueError("clustering features needs --clusters (or --base-clusters).")
         if not (resume and run.attrs.get("base_done")):
-            X = to_dask(data.X, chunk_rows)
-            mean, var = da.compute(X.mean(axis=0), X.var(axis=0))
-            X = (X - mean) / np.where(var > 0, np.sqrt(var), 1.0)
+            X = standard_scale(to_dask(data.X, chunk_rows))
             echo(f"{n_runs} base clusterings ({', '.join(methods)}, c = {c_base}) of "
                  f"{X.shape[0]:,} rows, each a task")
             labels = base_clusterings(X, n_clusters=c_base, n_runs=n_runs, methods=methods,

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.optimize
 
 from .._blocks import align_rows, block_sum, row_blocks
-from .._recovery import LOST_WORK, count_recovery
+from .._recovery import LOST_WORK, count_recovery, wait_for_workers
 from .._validation import is_dask
 from ._kernels import block_moments, sweep_block
 
@@ -227,7 +227,7 @@ def run_consensus(
             # the labels on the workers depend on released labels of earlier iterations, so
             # dask cannot recompute them: restart the iteration from the client's copy
             recoveries = count_recovery(recoveries, exc, "FCE consensus")
-            distributed.get_client().wait_for_workers(1, timeout=120)
+            wait_for_workers(distributed.get_client())
             state = _on_cluster(safe, base)
             continue
         state, safe = new, new_safe

@@ -26,7 +26,7 @@ import dask.array as da
 import numpy as np
 
 from .._random import as_seed_sequence
-from .._recovery import LOST_WORK, count_recovery
+from .._recovery import LOST_WORK, count_recovery, wait_for_workers
 from .._validation import check_array, check_int
 from ..metrics import hypervolume_2d
 from ..store import Run, create_run, open_run, resume_run
@@ -391,7 +391,8 @@ def pareto_front(
             break
         except LOST_WORK as exc:
             recoveries = count_recovery(recoveries, exc, "SAfairKM front")
-            slots = _wait_for_workers(client)
+            wait_for_workers(client)
+            slots = _worker_slots(client.nthreads())
             problem_f = client.scatter(problem, broadcast=True, hash=False)
             if run is None and safe is not None:
                 t = safe[0]
@@ -463,12 +464,6 @@ def _copy_members(client: Any, survivors: list) -> list[tuple[Members, np.ndarra
 
 def _worker_slots(nthreads: dict[str, int]) -> list:
     return [w for w, n in sorted(nthreads.items()) for _ in range(n)] or [None]
-
-
-def _wait_for_workers(client: Any) -> list:
-    # after a loss, the nannies restart their workers: wait for one, then use who is there
-    client.wait_for_workers(1, timeout=float(dask.config.get("daskfair.recovery-wait", 120)))
-    return _worker_slots(client.nthreads())
 
 
 def _slot(slots: list, j: int) -> list | None:
