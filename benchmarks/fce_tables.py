@@ -22,9 +22,9 @@ import time
 import numpy as np
 
 from _common import RESULTS, pyplot, write_result
-from daskfair.audit import audit_labelings, subset_summary
+from daskfair.cli.audit import audit_labelings, subset_summary
+from daskfair.cli.demo import PAPER_FCE_ROWS
 from daskfair.datasets import FCE_POOL_NAMES, FCE_POOLS, load_fce_pool
-from daskfair.demo import PAPER_FCE_ROWS
 from daskfair.deploy import client_context
 from daskfair.ensemble.protocol import VARIANTS, pool_rows
 from daskfair.metrics import REPORT_COLUMNS

@@ -26,7 +26,7 @@ from distributed.diagnostics import MemorySampler
 
 from _common import RESULTS, pyplot, write_result
 from daskfair.datasets import make_fair_regression
-from daskfair.regression import FairKernelRegressor
+from daskfair.fkr.estimators import FairKernelRegressor
 
 CHUNK = 25_000
 

@@ -23,7 +23,7 @@ import numpy as np
 from _common import RESULTS, pyplot, write_result
 from daskfair.datasets import load_dataset
 from daskfair.deploy import client_context
-from daskfair.fkr_protocol import METHODS, SEED_KERNELS, run_method
+from daskfair.fkr.protocol import METHODS, SEED_KERNELS, run_method
 
 # The seed's Table I: (SD mean, SD std, error mean, error std).
 PAPER = {

@@ -20,7 +20,7 @@ import numpy as np
 from _common import RESULTS, pyplot, write_result
 from daskfair.datasets import load_dataset
 from daskfair.deploy import client_context
-from daskfair.fkr_protocol import SEED_KERNELS, run_method
+from daskfair.fkr.protocol import SEED_KERNELS, run_method
 
 K_VALUES = (1, 2, 5, 10, 20, 30)  # within the kernels' numerical ranks (≥ 36 here)
 GAMMAS = (0.0, 0.1, 1.0, 10.0, 100.0, 1000.0, None)  # None: exact constraint

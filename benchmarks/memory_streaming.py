@@ -34,7 +34,7 @@ from distributed.diagnostics import MemorySampler
 from _common import RESULTS, pyplot, write_result
 from daskfair.datasets import make_fair_blobs
 from daskfair.ensemble import FairClusteringEnsemble, base_clusterings
-from daskfair.regression import FairKernelClassifier
+from daskfair.fkr.estimators import FairKernelClassifier
 from daskfair.safairkm import pareto_front
 
 CHUNK = 50_000

@@ -13,9 +13,9 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 _PUBLIC = {
-    "FairKernelRegressor": "regression",
-    "FairKernelClassifier": "regression",
-    "FairKernelRidge": "regression",
+    "FairKernelRegressor": "fkr",
+    "FairKernelClassifier": "fkr",
+    "FairKernelRidge": "fkr",
     "FairClusteringEnsemble": "ensemble",
     "base_clusterings": "ensemble",
     "SAFairKMeans": "safairkm",
@@ -23,8 +23,8 @@ _PUBLIC = {
     "ParetoFront": "safairkm",
     "pareto_front": "safairkm",
     "vfairkm_front": "safairkm",
-    "sa2gd": "alternating",
-    "sa2gd_front": "alternating",
+    "sa2gd": "safairkm",
+    "sa2gd_front": "safairkm",
     "load_dataset": "datasets",
     "load_fce_pool": "datasets",
     "make_fair_blobs": "datasets",

@@ -12,9 +12,9 @@ term (FCE-f) and of FCE, and then how accuracy and fairness trade off as the wei
 import numpy as np
 
 from daskfair import FairClusteringEnsemble, load_fce_pool
+from daskfair.cli.plots import plot_fce_metrics
 from daskfair.ensemble import auto_fairness
 from daskfair.metrics import REPORT_COLUMNS, clustering_report
-from daskfair.plots import plot_fce_metrics
 
 
 def report_line(label, y, labels, groups):

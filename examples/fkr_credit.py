@@ -12,7 +12,7 @@ import dask.array as da
 import numpy as np
 
 from daskfair import FairKernelClassifier, get_client, load_dataset
-from daskfair.fkr_protocol import METHODS, SEED_KERNELS, minmax_scale, run_method
+from daskfair.fkr.protocol import METHODS, SEED_KERNELS, minmax_scale, run_method
 from daskfair.metrics import error_rate, statistical_disparity
 
 

@@ -15,8 +15,8 @@ import argparse
 import numpy as np
 
 from daskfair import pareto_front, vfairkm_front
+from daskfair.cli.plots import plot_fronts
 from daskfair.datasets import load_dataset, preprocess_safairkm
-from daskfair.plots import plot_fronts
 
 
 def main() -> None:

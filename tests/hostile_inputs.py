@@ -42,7 +42,7 @@ from daskfair import (
     base_clusterings,
     pareto_front,
 )
-from daskfair.inputs import load_input
+from daskfair.cli.inputs import load_input
 from daskfair.store import IncompleteRunError, StoreError, create_run, open_run, resume_run
 
 __all__ = ["BACKENDS", "CASES", "ENTRY_POINTS", "Case", "Context", "Expect", "render_doc",

@@ -5,8 +5,8 @@ import sys
 import numpy as np
 import pytest
 
-from daskfair.audit import audit_labelings, subset_summary
 from daskfair.cli import main
+from daskfair.cli.audit import audit_labelings, subset_summary
 from daskfair.datasets import load_fce_pool
 from daskfair.metrics import REPORT_COLUMNS, clustering_report
 from daskfair.store import open_run
@@ -79,8 +79,8 @@ def test_demo_command_writes_the_store(client, data_dir, tmp_path, capsys):
 
 
 def test_demo_safairkm_section(client, data_dir):
+    from daskfair.cli.demo import format_safairkm_table, safairkm_section
     from daskfair.datasets import load_dataset, preprocess_safairkm
-    from daskfair.demo import format_safairkm_table, safairkm_section
     from daskfair.metrics import hypervolume_2d
 
     rows = safairkm_section(client, data_dir=data_dir, n_iter=15, mus=(0.0, 400.0))

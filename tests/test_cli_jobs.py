@@ -11,7 +11,8 @@ import pytest
 
 from daskfair.cli import main
 from daskfair.datasets import load_dataset, load_fce_pool, preprocess_safairkm
-from daskfair.fkr_protocol import minmax_scale
+from daskfair.fkr.estimators import FairKernelClassifier
+from daskfair.fkr.protocol import minmax_scale
 from daskfair.metrics import (
     REPORT_COLUMNS,
     balance,
@@ -20,7 +21,6 @@ from daskfair.metrics import (
     kmeans_cost,
     statistical_disparity,
 )
-from daskfair.regression import FairKernelClassifier
 from daskfair.store import open_run
 
 pytestmark = pytest.mark.cluster

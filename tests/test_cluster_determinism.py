@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from daskfair._blocks import block_sum, canonical_rows
 from daskfair.ensemble import FairClusteringEnsemble, base_clusterings
-from daskfair.regression import FairKernelRegressor
+from daskfair.fkr.estimators import FairKernelRegressor
 from daskfair.safairkm import pareto_front
 
 N = 4000

@@ -39,7 +39,7 @@ from daskfair import (
     FairKernelRegressor,
     SAFairKMeans,
 )
-from daskfair.inputs import JobData
+from daskfair.cli.inputs import JobData
 from daskfair.metrics import REPORT_COLUMNS, clustering_report, kmeans_cost
 
 from .hostile_inputs import CASES, DOC, ENTRY_POINTS, NEEDS_CLIENT, render_doc, run_case

@@ -6,7 +6,7 @@ import pytest
 import zarr
 
 from daskfair.cli import build_parser, main
-from daskfair.inputs import load_input, to_dask
+from daskfair.cli.inputs import load_input, to_dask
 
 
 @pytest.fixture

@@ -25,11 +25,11 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 from daskfair.ensemble import FairClusteringEnsemble, base_clusterings
 from daskfair.ensemble.base import assign_block, fit_run
-from daskfair.fkr_protocol import minmax_scale
+from daskfair.fkr.estimators import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
+from daskfair.fkr.protocol import minmax_scale
 from daskfair.kernels import kernel_block, kernel_params
 from daskfair.metrics import balance, kmeans_cost, statistical_disparity
 from daskfair.nystroem import fit_nystroem
-from daskfair.regression import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
 from daskfair.safairkm import SAFairKMeans, pareto_front
 
 from ._dense_reference import dense_fkr_predict, dense_fkrr_predict

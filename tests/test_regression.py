@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 from sklearn.exceptions import NotFittedError
 
-from daskfair.fair_embedding import group_statistics, mean_discrepancy_directions
+from daskfair.fkr.embedding import group_statistics, mean_discrepancy_directions
+from daskfair.fkr.estimators import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
 from daskfair.kernels import kernel_params
-from daskfair.regression import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
 
 from ._dense_reference import dense_fkr_predict, dense_fkrr_predict
 
@@ -188,7 +188,7 @@ def test_bad_inputs(data):
 def test_exact_on_real_data_matches_dense_and_nystroem(data_dir, objective):
     """The authors' Communities & Crime file: 600 training rows, polynomial degree 4."""
     from daskfair.datasets import load_dataset
-    from daskfair.fkr_protocol import minmax_scale
+    from daskfair.fkr.protocol import minmax_scale
 
     data = load_dataset("ffe_crime", data_dir)
     train, test = data.splits[0][:600], data.splits[1][-200:]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from daskfair import sa2gd, sa2gd_front
-from daskfair.alternating import theorem_step
+from daskfair.safairkm.alternating import theorem_step
 
 A = np.array([[1.0, 0.0], [0.0, 3.0]])
 B = np.array([[2.0, 0.5], [0.5, 1.0]])

@@ -10,7 +10,7 @@ classifier declares ``multi_class=False`` (the seed is binary).
 import numpy as np
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from daskfair.regression import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
+from daskfair.fkr.estimators import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
 
 
 def _groups(X):

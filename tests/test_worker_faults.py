@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from daskfair.ensemble import FairClusteringEnsemble, base_clusterings
-from daskfair.regression import FairKernelRegressor
+from daskfair.fkr.estimators import FairKernelRegressor
 from daskfair.safairkm import pareto_front
 
 pytestmark = pytest.mark.cluster

@@ -13,6 +13,7 @@ from typing import Any
 import dask.array as da
 import numpy as np
 
+from .._nearest import nearest_center
 from .._random import as_seed_sequence, child_rng, spawn_seeds
 from .._validation import check_array, check_n_clusters, is_dask
 from ..kernels import kernel_params
@@ -21,15 +22,6 @@ from ..nystroem import fit_nystroem
 __all__ = ["BASE_METHODS", "assign_block", "base_clusterings", "fit_run"]
 
 BASE_METHODS = ("kmeans", "minibatch", "spectral", "agglomerative")
-
-
-def _nearest(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
-    # both sides shifted by the centers' mean first: with data far from the origin the
-    # expansion below would cancel catastrophically
-    shift = centers.mean(axis=0)
-    X, centers = X - shift, centers - shift
-    # argmin_k ‖x − c_k‖² = argmin_k (‖c_k‖² − 2 x·c_k)
-    return np.argmin((centers**2).sum(axis=1) - 2.0 * X @ centers.T, axis=1)
 
 
 def fit_run(sample: np.ndarray, method: str, n_clusters: int, seed: int) -> dict[str, Any]:
@@ -79,10 +71,10 @@ def assign_block(X: np.ndarray, models: Sequence[dict[str, Any]]) -> np.ndarray:
     for r, model in enumerate(models):
         if model["method"] == "spectral":
             Z = model["feature_map"].transform(X)
-            out[:, r] = _nearest(_unit_rows((Z - model["mean"]) @ model["directions"]),
+            out[:, r] = nearest_center(_unit_rows((Z - model["mean"]) @ model["directions"]),
                                  model["centers"])
         else:
-            out[:, r] = _nearest(X, model["centers"])
+            out[:, r] = nearest_center(X, model["centers"])
     return out
 
 

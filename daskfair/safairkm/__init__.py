@@ -1,5 +1,6 @@
 """SAfairKM: stochastic alternating balance fair k-means and its Pareto front (Liu & Vicente)."""
 
+from .alternating import sa2gd, sa2gd_front
 from .estimator import SAFairKMeans
 from .front import DEFAULT_PAIRS, ParetoFront, nondominated, pareto_front
 from .vfairkm import VFairKMeans, vfairkm_front
@@ -11,5 +12,7 @@ __all__ = [
     "VFairKMeans",
     "nondominated",
     "pareto_front",
+    "sa2gd",
+    "sa2gd_front",
     "vfairkm_front",
 ]

@@ -8,9 +8,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._nearest import nearest_center
 from .._random import as_seed_sequence
 from .._validation import check_array, check_int, check_labels, is_dask
-from ..ensemble.base import _nearest
 from ._kernels import balance_of, cost_of, run_member
 from .problem import make_problem, members_from_labels, start_labels
 
@@ -151,4 +151,4 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
             raise ValueError(
                 f"X has {X.shape[1]} features, but SAFairKMeans is expecting "
                 f"{self.n_features_in_} features as input.")
-        return _nearest(X, self.cluster_centers_)
+        return nearest_center(X, self.cluster_centers_)

@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._nearest import nearest_center
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_array, check_n_clusters, check_sensitive, is_dask
-from ..ensemble.base import _nearest
 from ._kernels import balance_of, cost_of, init_state
 
 __all__ = ["Members", "Problem", "check_fits_workers", "cluster_means", "make_problem",
@@ -140,10 +140,10 @@ def cluster_means(X: np.ndarray, labels: np.ndarray, previous: np.ndarray) -> np
 
 
 def _lloyd(X: np.ndarray, centers: np.ndarray, max_iter: int = 100) -> np.ndarray:
-    labels = _nearest(X, centers)
+    labels = nearest_center(X, centers)
     for _ in range(max_iter):
         centers = cluster_means(X, labels, centers)
-        new = _nearest(X, centers)
+        new = nearest_center(X, centers)
         if np.array_equal(new, labels):
             break
         labels = new

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ._blocks import block_sum
-from .kernels import kernel_block
+from .._blocks import block_sum
+from ..kernels import kernel_block
 
 __all__ = [
     "OBJECTIVES",

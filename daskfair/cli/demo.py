@@ -19,12 +19,12 @@ from typing import Any
 
 import distributed
 
+from ..datasets import FCE_POOL_NAMES, FCE_POOLS, load_dataset, load_fce_pool
+from ..ensemble.protocol import VARIANTS, pool_rows
+from ..fkr.protocol import METHODS, SEED_KERNELS, run_method
+from ..metrics import REPORT_COLUMNS
+from ..store import create_run
 from .audit import audit_labelings, subset_summary
-from .datasets import FCE_POOL_NAMES, FCE_POOLS, load_dataset, load_fce_pool
-from .ensemble.protocol import VARIANTS, pool_rows
-from .fkr_protocol import METHODS, SEED_KERNELS, run_method
-from .metrics import REPORT_COLUMNS
-from .store import create_run
 
 __all__ = ["PAPER_KM_ROWS", "format_table", "run_demo"]
 
@@ -150,8 +150,8 @@ def safairkm_section(
     """SAfairKM front and VfairKM sweep on the seed's Adult setting (5,000 rows, K = 10)."""
     import numpy as np
 
-    from .datasets import preprocess_safairkm
-    from .safairkm import pareto_front, vfairkm_front
+    from ..datasets import preprocess_safairkm
+    from ..safairkm import pareto_front, vfairkm_front
 
     d = load_dataset("safairkm_adult", data_dir)
     X, s = preprocess_safairkm(d.X, d.sensitive)
@@ -167,7 +167,7 @@ def safairkm_section(
         out[name] = {"points": len(front), "seconds": time.perf_counter() - t0,
                      "cost": front.cost.tolist(), "balance": front.balance.tolist()}
     ref = (1.05 * max(max(r["cost"]) for r in out.values()), 0.0)
-    from .metrics import hypervolume_2d
+    from ..metrics import hypervolume_2d
 
     for r in out.values():
         r["hypervolume"] = hypervolume_2d(r["cost"], r["balance"], ref)
@@ -232,7 +232,7 @@ def run_demo(
         ``{"km": {pool: {metric: (mean, std)}}, "fce": {pool: {metric: (mean, std)}},
         "fkr": {method: {"sd", "error"}}, "safairkm": {front: {...}}}``.
     """
-    from .deploy import get_client
+    from ..deploy import get_client
 
     unknown = sorted((set(pools) | set(fce_pools)) - set(FCE_POOLS))
     if unknown:

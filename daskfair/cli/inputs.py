@@ -20,7 +20,7 @@ import dask.array as da
 import numpy as np
 import pandas as pd
 
-from ._validation import is_dask
+from .._validation import is_dask
 
 __all__ = ["JobData", "load_input", "read_table", "to_dask"]
 
@@ -237,7 +237,7 @@ def load_input(
     if (dataset is None) == (path is None):
         raise ValueError("give the data as exactly one of --dataset NAME or --input PATH.")
     if dataset is not None:
-        from .datasets import load_dataset
+        from ..datasets import load_dataset
 
         for opt, value in (("--label", label), ("--sensitive", sensitive),
                            ("--features", features)):

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .store import Run, open_run
+from ..store import Run, open_run
 
 __all__ = ["plot_fce_metrics", "plot_fronts", "plot_run", "plot_tradeoff"]
 

@@ -13,8 +13,8 @@ from typing import Any
 import distributed
 import numpy as np
 
-from ._validation import check_consistent_length, check_labels, check_sensitive
-from .metrics import REPORT_COLUMNS, clustering_report
+from .._validation import check_consistent_length, check_labels, check_sensitive
+from ..metrics import REPORT_COLUMNS, clustering_report
 
 __all__ = ["audit_labelings", "subset_summary"]
 
@@ -62,7 +62,7 @@ def audit_labelings(
     ndarray of shape (n_labelings, 7)
         Columns in the order of :data:`daskfair.metrics.REPORT_COLUMNS`.
     """
-    from .deploy import get_client
+    from ..deploy import get_client
 
     base_labels = np.asarray(base_labels)
     if base_labels.ndim != 2:

@@ -17,18 +17,18 @@ import dask
 import dask.array as da
 import numpy as np
 
-from ._validation import is_dask
-from .fkr_protocol import minmax_scale
-from .inputs import JobData, to_dask
-from .metrics import (
+from .._validation import is_dask
+from ..fkr.protocol import minmax_scale
+from ..metrics import (
     REPORT_COLUMNS,
     clustering_report,
     error_rate,
     hypervolume_2d,
     statistical_disparity,
 )
-from .progress import IterationBar
-from .store import Run
+from ..progress import IterationBar
+from ..store import Run
+from .inputs import JobData, to_dask
 
 __all__ = ["fce_job", "fkr_job", "format_fce_report", "format_fkr_results", "safairkm_job"]
 
@@ -102,7 +102,7 @@ def fkr_job(
     data the paper objective can equal the constant). Features are min-max scaled on the
     training rows, as in the seed.
     """
-    from .regression import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
+    from ..fkr.estimators import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
 
     if data.y is None:
         raise ValueError("FKR-F²E needs a label: give --label COLUMN.")
@@ -207,8 +207,8 @@ def safairkm_job(
     ``scale="safairkm"`` is the seed's preprocessing (z-scored columns, unit-length rows);
     ``rows`` subsamples (seeded) as the seed did (5,000 rows).
     """
-    from .datasets import preprocess_safairkm, standard_scale
-    from .safairkm import DEFAULT_PAIRS, pareto_front, vfairkm_front
+    from ..datasets import preprocess_safairkm, standard_scale
+    from ..safairkm import DEFAULT_PAIRS, pareto_front, vfairkm_front
 
     X, s = _numpy(data.X).astype(np.float64), _numpy(data.sensitive)
     if scale == "safairkm":
@@ -294,8 +294,8 @@ def fce_job(
     consensus starts, so a resumed job reads them instead of clustering again. The consensus
     checkpoints after every iteration.
     """
-    from .datasets import standard_scale
-    from .ensemble import FairClusteringEnsemble, base_clusterings
+    from ..datasets import standard_scale
+    from ..ensemble import FairClusteringEnsemble, base_clusterings
 
     if pool is not None:
         base_np, y, s = pool

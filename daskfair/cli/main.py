@@ -10,8 +10,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__
-from .hpc import JOBQUEUE_SYSTEMS
+from .. import __version__
+from ..hpc import JOBQUEUE_SYSTEMS
 
 __all__ = ["build_parser", "main"]
 
@@ -286,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _print_dashboard(client: Any) -> None:
-    from .deploy import dashboard_link
+    from ..deploy import dashboard_link
 
     link = dashboard_link(client)
     if link:
@@ -297,7 +297,7 @@ def _print_dashboard(client: Any) -> None:
 
 
 def _client(args: argparse.Namespace) -> Any:
-    from .deploy import client_context
+    from ..deploy import client_context
 
     return client_context(args.scheduler, n_workers=args.workers, jobqueue=args.jobqueue,
                           jobs=args.jobs, jobqueue_config=args.jobqueue_config,
@@ -311,7 +311,7 @@ def _announce(client: Any) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .datasets import FCE_POOLS
+    from ..datasets import FCE_POOLS
     from .demo import run_demo
 
     with _client(args) as client:
@@ -334,8 +334,8 @@ def _load(args: argparse.Namespace, need_label: bool) -> Any:
 def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str]) -> int:
     """Open the run, start the client, run ``job(run, client)`` (returns the text to print),
     mark the run complete."""
-    from .progress import show_progress
-    from .store import check_new_store, create_run, resume_run
+    from ..progress import show_progress
+    from ..store import check_new_store, create_run, resume_run
 
     params = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMS}
     resume = getattr(args, "resume", False)
@@ -400,7 +400,7 @@ def _cmd_fce(args: argparse.Namespace) -> int:
     from .jobs import fce_job, format_fce_report
 
     if args.pool is not None:
-        from .datasets import load_fce_pool
+        from ..datasets import load_fce_pool
 
         if args.dataset or args.input:
             raise ValueError("give either --pool or features (--dataset / --input), not both.")
@@ -430,7 +430,7 @@ def _brief(value: Any, width: int = 96) -> str:
 def _cmd_show(args: argparse.Namespace) -> int:
     import zarr
 
-    from .store import open_run
+    from ..store import open_run
 
     run = open_run(args.store, allow_incomplete=True)
     info = run.info
@@ -482,7 +482,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
-    from .datasets import DATASETS, FCE_POOLS, data_dir, verify_data
+    from ..datasets import DATASETS, FCE_POOLS, data_dir, verify_data
 
     root = data_dir(args.data_dir)
     print(f"data directory: {root}")
@@ -523,6 +523,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"daskfair {args.command}: error: {exc}", file=sys.stderr)
         return 2
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -24,7 +24,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import (
+from .._validation import (
     as_array,
     check_array,
     check_consistent_length,
@@ -32,9 +32,9 @@ from ._validation import (
     column_or_1d,
     is_dask,
 )
-from .fair_embedding import OBJECTIVES, GroupStats, fair_directions, group_statistics
-from .kernels import kernel_params
-from .nystroem import LANDMARK_METHODS, fit_nystroem
+from ..kernels import kernel_params
+from ..nystroem import LANDMARK_METHODS, fit_nystroem
+from .embedding import OBJECTIVES, GroupStats, fair_directions, group_statistics
 
 __all__ = ["FairKernelClassifier", "FairKernelRegressor", "FairKernelRidge"]
 

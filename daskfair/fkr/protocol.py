@@ -14,8 +14,8 @@ from typing import Any
 import dask.array as da
 import numpy as np
 
-from .metrics import error_rate, statistical_disparity
-from .regression import FairKernelClassifier, FairKernelRidge
+from ..metrics import error_rate, statistical_disparity
+from .estimators import FairKernelClassifier, FairKernelRidge
 
 __all__ = ["METHODS", "SEED_KERNELS", "minmax_scale", "run_method"]
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ._random import as_seed_sequence, child_rng
-from ._validation import check_int
+from .._random import as_seed_sequence, child_rng
+from .._validation import check_int
 
 __all__ = ["SA2GDResult", "sa2gd", "sa2gd_front", "theorem_step"]
 
@@ -178,7 +178,7 @@ def sa2gd_front(
     Pair i uses the seed's child i, so results do not depend on where the tasks run.
     ``pairs`` overrides the list. Returns the results in order of increasing λ.
     """
-    from .deploy import get_client
+    from ..deploy import get_client
 
     n_total = check_int(n_total, "n_total", 1)
     pairs = [(a, n_total - a) for a in range(n_total + 1)] if pairs is None else list(pairs)

@@ -1,0 +1,18 @@
+"""Nearest-center assignment, shared by SAfairKM (its starts and estimator) and FCE (base
+clusterings): a pure numpy block function."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["nearest_center"]
+
+
+def nearest_center(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    """Index of the nearest row of ``centers`` for every row of ``X`` (squared Euclidean)."""
+    # both sides shifted by the centers' mean first: with data far from the origin the
+    # expansion below would cancel catastrophically
+    shift = centers.mean(axis=0)
+    X, centers = X - shift, centers - shift
+    # argmin_k ‖x − c_k‖² = argmin_k (‖c_k‖² − 2 x·c_k)
+    return np.argmin((centers**2).sum(axis=1) - 2.0 * X @ centers.T, axis=1)
