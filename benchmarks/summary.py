@@ -315,10 +315,32 @@ def memory_streaming(doc: dict[str, Any]) -> Extracted:
     return rows
 
 
+def fkr_vs_fairlearn(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    summary = doc["summary"]
+    for name in dict.fromkeys(r["data"] for r in summary):
+        def at(method: str, bound: float | None, name: str = name) -> dict[str, Any] | None:
+            return next((r for r in summary if r["data"] == name and r["method"] == method
+                         and r["bound"] == bound), None)
+        measures = []
+        for method, label in (("FairKernelClassifierCV", "FKR-CV"), ("EG(LR)", "EG(LR)")):
+            r = at(method, 0.01)
+            if r is not None:
+                measures.append(Measure(f"{label} at .01: SD/error", (r["sd"], r["error"]),
+                                        ".4f"))
+        wins = [c for c in doc.get("comparison", []) if c["data"] == name]
+        if wins:
+            measures.append(Measure("FKR at least as accurate at EG's SD ≤ .03",
+                                    f"{sum(c['fkr_at_least_as_accurate'] for c in wins)}"
+                                    f" of {len(wins)}"))
+        rows.append((f"{name}: {doc['splits']} splits, test rows", measures))
+    return rows
+
+
 EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
     f.__name__: f for f in (fkr_table1, fkr_tradeoff, fkr_scale, fkr_convergence, fce_tables,
                             fce_raw, safairkm_seed, safairkm_synthetic, safairkm_scale,
-                            sa2gd_quadratics, fce_scale, memory_streaming)
+                            sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn)
 }
 
 

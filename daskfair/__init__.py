@@ -15,6 +15,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 _PUBLIC = {
     "FairKernelRegressor": "fkr",
     "FairKernelClassifier": "fkr",
+    "FairKernelClassifierCV": "fkr",
+    "FairKernelRegressorCV": "fkr",
     "FairKernelRidge": "fkr",
     "FairClusteringEnsemble": "ensemble",
     "base_clusterings": "ensemble",

@@ -7,6 +7,7 @@ the whole array.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -141,10 +142,31 @@ def block_sum(
             nxt = [combine(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
             parts = nxt + ([parts[-1]] if len(parts) % 2 else [])
         return parts[0]
+    kwargs = {k: _shared(v) for k, v in kwargs.items()}
     parts = [dask.delayed(func, pure=True)(*blk, **kwargs)
              for blk in row_blocks(*arrays, row_width=row_width)]
     total = _tree(parts, combine)
     return progress.compute(total) if compute else total
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(_nbytes(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, dict):
+        return sum(_nbytes(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return sum(_nbytes(v) for v in value)
+    return 0
+
+
+def _shared(value: Any) -> Any:
+    # A constant larger than 1 MB (a model's coefficients) becomes one node of the graph that
+    # every block's task depends on, instead of a literal copied into every task.
+    if _nbytes(value) > 2**20:
+        return dask.delayed(value, pure=True, traverse=False)
+    return value
 
 
 def numpy_blocks(arrays: Sequence[Any], row_width: int | None = None

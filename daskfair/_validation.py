@@ -22,11 +22,14 @@ __all__ = [
     "as_array",
     "check_array",
     "check_consistent_length",
+    "check_feature_names",
     "check_int",
     "check_labels",
     "check_n_clusters",
+    "check_sample_weight",
     "check_sensitive",
     "column_or_1d",
+    "feature_names",
     "is_dask",
 ]
 
@@ -375,3 +378,58 @@ def check_n_clusters(n_clusters: Any, n_samples: int, name: str = "n_clusters") 
             "use fewer clusters or more data."
         )
     return int(n_clusters)
+
+
+def _nonnegative_block(block: np.ndarray, name: str) -> np.ndarray:
+    if block.size and block.min() < 0:
+        raise ValueError(f"{name} has negative values (min {block.min():g}); sample weights "
+                         "must be >= 0.")
+    return block
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | da.Array | None:
+    """Validate non-negative, finite per-row weights (``None`` passes through).
+
+    The sign check is lazy for dask arrays; numpy weights must not all be zero.
+    """
+    if sample_weight is None:
+        return None
+    w = check_array(sample_weight, "sample_weight", ndim=1)
+    _check_n_entries(w.shape[0], n_samples, "sample_weight", "X")
+    if is_dask(w):
+        return w.map_blocks(_nonnegative_block, "sample_weight", dtype=w.dtype)
+    _nonnegative_block(w, "sample_weight")
+    if not w.sum() > 0:
+        raise ValueError("sample_weight sums to zero: at least one row needs a positive weight.")
+    return w
+
+
+def feature_names(X: Any) -> np.ndarray | None:
+    """Column names of a pandas or dask DataFrame when they are all strings, else None."""
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return None
+    names = np.asarray(list(columns), dtype=object)
+    if names.size and all(isinstance(c, str) for c in names):
+        return names
+    return None
+
+
+def check_feature_names(estimator: Any, X: Any) -> None:
+    """Compare ``X``'s column names with ``estimator.feature_names_in_`` (scikit-learn's rule).
+
+    Different names are an error; names on one side only are a warning.
+    """
+    fitted = getattr(estimator, "feature_names_in_", None)
+    names = feature_names(X)
+    kind = type(estimator).__name__
+    if fitted is None and names is not None:
+        warnings.warn(f"X has feature names, but {kind} was fitted without feature names",
+                      UserWarning, stacklevel=3)
+    elif fitted is not None and names is None:
+        warnings.warn(f"X does not have valid feature names, but {kind} was fitted with "
+                      "feature names", UserWarning, stacklevel=3)
+    elif fitted is not None and (len(fitted) != len(names) or (fitted != names).any()):
+        raise ValueError(
+            "The feature names should match those that were passed during fit. Fitted with: "
+            f"{list(fitted)[:10]}; got: {list(names)[:10]}.")

@@ -33,6 +33,7 @@ __all__ = [
     "clustering_accuracy",
     "clustering_report",
     "contingency",
+    "equalized_odds_difference",
     "error_rate",
     "fairness_cce",
     "hypervolume_2d",
@@ -157,6 +158,45 @@ def error_rate(y_true: Any, y_pred: Any) -> float:
         raise ValueError("y_true is empty; the error rate needs at least one row.")
     wrong = (y_true != y_pred).sum()
     return float(wrong.compute() if is_dask(wrong) else wrong) / n
+
+
+def equalized_odds_difference(
+    y_true: Any, y_pred: Any, *, sensitive_features: Any, positive_label: Any = 1
+) -> float:
+    """Largest gap in true- or false-positive rate between any two groups.
+
+    max(max_g TPR_g − min_g TPR_g, max_g FPR_g − min_g FPR_g), fairlearn's
+    ``equalized_odds_difference`` (its defaults, ``agg="worst_case"``), computed from one
+    group × true × predicted count table (one pass for dask inputs).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        True and predicted labels; "positive" means ``== positive_label``.
+    sensitive_features : array-like of shape (n_samples,)
+        Group of every row (at least two groups); every group needs both true classes.
+    positive_label : scalar
+        The favourable outcome.
+    """
+    y_true, y_pred = as_array(y_true, "y_true"), as_array(y_pred, "y_pred")
+    if y_true.ndim != 1 or y_pred.ndim != 1 or y_true.shape[0] == 0:
+        raise ValueError(f"y_true and y_pred must be non-empty and 1-D, got shapes "
+                         f"{y_true.shape} and {y_pred.shape}.")
+    n = check_consistent_length(("y_true", y_true), ("y_pred", y_pred))
+    groups, names = check_sensitive(sensitive_features, n)
+    truth = (y_true == positive_label).astype(np.int64)
+    pred = (y_pred == positive_label).astype(np.int64)
+    table = _table(groups, truth, pred, sizes=(len(names), 2, 2))  # [group, true, pred]
+    per_class = table.sum(axis=2)
+    missing = np.argwhere(per_class == 0)
+    if missing.size:
+        g, v = missing[0]
+        raise ValueError(
+            f"group {names[g]!r} has no rows with true label "
+            f"{'positive' if v else 'negative'}, so its {'true' if v else 'false'}-positive "
+            "rate is undefined; equalized odds needs both classes in every group.")
+    rates = table[:, :, 1] / per_class  # column 0: FPR, column 1: TPR
+    return float((rates.max(axis=0) - rates.min(axis=0)).max())
 
 
 # -- SAfairKM seed (Liu & Vicente), eq. (2) --------------------------------------------------

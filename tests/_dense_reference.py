@@ -42,3 +42,19 @@ def dense_fkrr_predict(X, y, s, Xt, mu, alpha, tol=1e-10, **kernel):
     intercept = y.mean() - Z.mean(axis=0) @ w
     Zt = pairwise_kernels(Xt, X, **kernel) @ (Ur / np.sqrt(Lr))
     return Zt @ w + intercept
+
+
+def absolute_alpha(K, alpha, tol=1e-10):
+    """daskfair's relative ridge penalty in absolute units: α · tr(K) on the range of K (the
+    eigenvalues above ``tol`` · max, as the feature map keeps them)."""
+    lam = np.linalg.eigvalsh(K)
+    return alpha * lam[lam > tol * lam.max()].sum()
+
+
+def absolute_mu(K, s, mu):
+    """daskfair's relative FKRR penalty for a 0/1 group vector s, in the units of
+    ``dense_fkrr_predict`` (μ (sᵀHZw)²): μ · sᵀHKHKHs / (sᵀHKHs)²."""
+    n = len(K)
+    H = np.eye(n) - 1.0 / n
+    v = H @ s
+    return mu * (v @ K @ H @ K @ v) / (v @ K @ v) ** 2

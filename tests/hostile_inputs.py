@@ -529,9 +529,8 @@ for name, p in (("FairKernelRegressor", "fkr"), ("FairKernelClassifier", "fkc"),
          lambda c, b=b: b(c, s=_groups("one")), ONE_GROUP,
          "fairness needs at least two groups")
     case(f"{p}-three-groups", fit, "one group", "three groups",
-         lambda c, b=b: b(c, s=_groups("three")),
-         err(ValueError, r"binary sensitive attribute; got 3 groups.*Merge them into two"),
-         "merge the groups into two")
+         lambda c, b=b: b(c, s=_groups("three")), WORKS,
+         "works: every group's mean is matched (any number of groups)")
     case(f"{p}-group-of-one-row", fit, "group of one row", "group 1 has a single row",
          lambda c, b=b: b(c, s=_groups("single")), WORKS,
          "works: a group of one row is a group (its mean is that row)")
@@ -585,15 +584,20 @@ for name, p in (("FairKernelRegressor", "fkr"), ("FairKernelClassifier", "fkc"),
 
 for p, cls in (("fkr", "FairKernelRegressor"), ("fkc", "FairKernelClassifier")):
     fit = f"{cls}.fit"
-    case(f"{p}-k-above-rank", fit, "k > rank", "n_components=50 with 12 rows",
-         lambda c, n=cls: _fkr(n, c, n_components=50),
+    case(f"{p}-k-above-rank", fit, "k > rank", "n_components=50 with 12 rows, "
+         "objective='paper'", lambda c, n=cls: _fkr(n, c, n_components=50, objective="paper"),
          err(ValueError, r"n_components=50 is larger than the rank of the kernel feature map "
                          r"\(12\).*Use at most 12"), "use at most r components")
 case("fkr-k-above-rank-mean-discrepancy", "FairKernelRegressor.fit", "k > rank",
-     "n_components=12 with 12 rows, objective='mean_discrepancy'",
+     "n_components=12 with 12 rows, objective='mean_discrepancy' (the default)",
      lambda c: _fkr("FairKernelRegressor", c, n_components=12, objective="mean_discrepancy"),
      err(ValueError, r"n_components=12 is larger than the rank of the feature map minus the "
-                     r"constrained direction \(11\)"), "use at most r - 1 components")
+                     r"constrained directions \(11\)"), "use at most r - 1 components")
+case("fkr-three-groups-paper", "FairKernelRegressor.fit", "one group",
+     "three groups, objective='paper'",
+     lambda c: _fkr("FairKernelRegressor", c, s=_groups("three"), objective="paper"),
+     err(ValueError, r"defined for two groups, got 3.*objective='mean_discrepancy'"),
+     "use the mean-discrepancy objective (any number of groups)")
 case("fkr-k-zero", "FairKernelRegressor.fit", "parameter out of range", "n_components=0",
      lambda c: _fkr("FairKernelRegressor", c, n_components=0),
      err(ValueError, r"n_components must be >= 1, got 0"), "use k >= 1")
@@ -611,7 +615,8 @@ case("fkr-object-X", "FairKernelRegressor.fit", "non-numeric columns",
 case("fkr-constant-X", "FairKernelRegressor.fit", "k > rank",
      "constant X (rbf kernel of rank 1), n_components=2",
      lambda c: _fkr("FairKernelRegressor", c, X=np.ones((N, 3))),
-     err(ValueError, r"n_components=2 is larger than the rank of the kernel feature map \(1\)"),
+     err(ValueError, r"n_components=2 is larger than the rank of the feature map minus the "
+                     r"constrained directions \(1\)"),
      "use fewer components or a kernel of higher rank")
 case("fkr-zero-X-linear", "FairKernelRegressor.fit", "k > rank",
      "X all zeros with the linear kernel (rank 0)",

@@ -43,6 +43,7 @@ def test_fkr_job_store(scheduler, data_dir, tmp_path, capsys):
     store = tmp_path / "crime.zarr"
     code, out, err = _run(["fkr", "--dataset", "ffe_crime", "--split", "3", "--components",
                            "2", "4", "--objective", "mean_discrepancy", "--landmarks", "300",
+                           "--kernel", "polynomial", "--degree", "4", "--coef0", "0.1",
                            "--scheduler", scheduler, "--data-dir", str(data_dir),
                            "--store", str(store), "--no-progress"], capsys)
     assert code == 0, err
@@ -70,13 +71,45 @@ def test_fkr_job_store(scheduler, data_dir, tmp_path, capsys):
     # and equal the estimator fitted directly on the seed's scaling (Nyström, same seed)
     Xs = minmax_scale(d.X, train)
     clf = FairKernelClassifier("polynomial", degree=4, coef0=0.1, n_components=2,
-                               objective="mean_discrepancy", n_landmarks=300, random_state=0)
+                               objective="mean_discrepancy", n_landmarks=300, random_state=0,
+                               threshold=0.5)
     direct = clf.fit(Xs[train], y[train], sensitive_features=d.sensitive[train]).predict(
         Xs[test])
     assert np.mean(direct != pred) < 0.002
     assert error_rate(y[test], direct) == pytest.approx(results[0]["error"], abs=0.002)
     assert statistical_disparity(direct, sensitive_features=d.sensitive[test]) == \
         pytest.approx(results[0]["sd"], abs=0.01)
+
+
+def test_fkr_disparity_bound_workflow(scheduler, data_dir, tmp_path, capsys):
+    """The default `daskfair fkr`: selection under a bound, its frontier stored and plotted."""
+    store = tmp_path / "credit.zarr"
+    code, out, err = _run(["fkr", "--dataset", "ffe_credit", "--split", "1",
+                           "--disparity-bound", "0.02", "--landmarks", "200", "--folds", "3",
+                           "--scheduler", scheduler, "--data-dir", str(data_dir),
+                           "--store", str(store), "--no-progress"], capsys)
+    assert code == 0, err
+    assert "FairKernelClassifierCV (<= 0.02)" in out and "chosen from" in out
+    run = open_run(store)
+    sel = run.attrs["selection"]
+    assert sel["validation_sd"] <= 0.02 and sel["disparity_bound"] == 0.02
+    results = run.attrs["results"]
+    assert results[0]["validation_sd"] == sel["validation_sd"]
+    # the stored test predictions give the stored test SD and error
+    d = load_dataset("ffe_credit", data_dir)
+    test = run.read_array("predictions/test_rows")
+    pred = run.read_array("predictions/test")
+    y = d.y.astype(int)
+    assert results[0]["error"] == pytest.approx(np.mean(pred != y[test]))
+    assert results[0]["sd"] == pytest.approx(statistical_disparity(
+        pred, sensitive_features=d.sensitive[test]))
+    # the frontier: every candidate, the chosen one within the bound
+    disparity, error = run.read_array("frontier/disparity"), run.read_array("frontier/error")
+    assert len(disparity) == len(error) > sel["n_candidates"]
+    chosen = [r for r in sel["front"] if r["selected"]]
+    assert len(chosen) == 1 and chosen[0]["disparity"] <= 0.02
+    assert chosen[0]["error"] == pytest.approx(error[disparity <= 0.02].min())
+    assert main(["plot", str(store)]) == 0 and store.with_suffix(".png").exists()
 
 
 def test_safairkm_job_store_and_plot(scheduler, data_dir, tmp_path, capsys):

@@ -32,7 +32,12 @@ from daskfair.metrics import balance, kmeans_cost, statistical_disparity
 from daskfair.nystroem import fit_nystroem
 from daskfair.safairkm import SAFairKMeans, pareto_front
 
-from ._dense_reference import dense_fkr_predict, dense_fkrr_predict
+from ._dense_reference import (
+    absolute_alpha,
+    absolute_mu,
+    dense_fkr_predict,
+    dense_fkrr_predict,
+)
 
 EPS = np.finfo(np.float64).eps
 
@@ -108,14 +113,16 @@ def test_fkr_duplicated_rows_exact_matches_dense_reference(layout, kname):
     assert rank == (20 if kname == "poly" else 60)
     assert lam[rank - 1] > 1e-7 * lam[0] and abs(lam[rank]) < 1e-13 * lam[0]
     for k in (1, 3, 8):
-        est = FairKernelRegressor(**ours, n_components=k, alpha=0.5, approximation="exact")
+        est = FairKernelRegressor(**ours, n_components=k, alpha=0.5, objective="paper",
+                                  approximation="exact")
         est.fit(X, y, sensitive_features=s)
         pred = est.predict(Xt)
         assert est.feature_map_.n_components == rank  # the null space of K is dropped
         assert np.isfinite(pred).all() and np.isfinite(est.predict(X)).all()
         assert np.isfinite(est.dual_coef_).all() and np.isfinite(est.eigenvalues_).all()
-        ref = dense_fkr_predict(X, y, s, Xt, k, 0.5, **theirs)
-        # 1e-6 relative, the tolerance of test_regression's dense comparison. Observed
+        ref = dense_fkr_predict(X, y, s, Xt, k, absolute_alpha(pairwise_kernels(X, **theirs),
+                                                               0.5), **theirs)
+        # 1e-6 relative, the tolerance of test_fkr_estimators' dense comparison. Observed
         # ≤ 2e-9 (eigenvector error ~ eps·‖S‖/gap of S at k); keeping the null space instead
         # (the bug this guards against) changes predictions by O(1e-2 .. 1).
         assert _rel(pred, ref) < 1e-6
@@ -124,14 +131,14 @@ def test_fkr_duplicated_rows_exact_matches_dense_reference(layout, kname):
 @pytest.mark.parametrize("kname", ["poly", "rbf"])
 def test_fkr_mean_discrepancy_is_invariant_to_duplicating_every_row(kname):
     # Duplicating every row leaves the group means and the centered covariance unchanged, so
-    # the mean-discrepancy directions are the same; the ridge Gram matrix doubles, so doubling
-    # alpha gives the same coefficients: the two fits are mathematically identical.
+    # the mean-discrepancy directions are the same; the ridge Gram matrix doubles and so does
+    # the relative penalty's scale tr(K): the same alpha gives the same coefficients.
     X0, y0, s0, Xt = _fkr_data()
     X, y, s, _ = _duplicated("every row twice")
     ours, _ = KERNELS[kname]
     for k in (1, 3, 8):
         kw = dict(**ours, n_components=k, objective="mean_discrepancy", approximation="exact")
-        dup = FairKernelRegressor(**kw, alpha=1.0).fit(X, y, sensitive_features=s)
+        dup = FairKernelRegressor(**kw, alpha=0.5).fit(X, y, sensitive_features=s)
         one = FairKernelRegressor(**kw, alpha=0.5).fit(X0, y0, sensitive_features=s0)
         # 1e-9: only rounding differs (sums over 120 vs 60 rows; observed ≤ 1e-14); the
         # largest-variance directions are well separated, so there is little amplification.
@@ -146,9 +153,11 @@ def test_fkrr_duplicated_rows_matches_dense_reference(kname):
         est = FairKernelRidge(mu, **ours, alpha=0.3, approximation="exact")
         pred = est.fit(X, y, sensitive_features=s).predict(Xt)
         assert np.isfinite(pred).all()
-        # 1e-6 as in test_regression (ridge is well conditioned with alpha = 0.3; observed
-        # ≤ 6e-12)
-        assert _rel(pred, dense_fkrr_predict(X, y, s, Xt, mu, 0.3, **theirs)) < 1e-6
+        # 1e-6 as in test_fkr_estimators (ridge is well conditioned; observed ≤ 6e-12)
+        K = pairwise_kernels(X, **theirs)
+        ref = dense_fkrr_predict(X, y, s, Xt, absolute_mu(K, s.astype(float), mu),
+                                 absolute_alpha(K, 0.3), **theirs)
+        assert _rel(pred, ref) < 1e-6
 
 
 @pytest.mark.parametrize("method", ["uniform", "kmeans++"])
@@ -215,16 +224,18 @@ def test_fkr_on_huge_raw_features_matches_dense_reference(scale):
     A = A * SCALES[scale]
     X, Xt = A[:200], A[200:]
     kw = {"kernel": "polynomial", "degree": 3, "coef0": 0.1}
-    est = FairKernelRegressor(**kw, n_components=3, alpha=0.5, approximation="exact")
+    est = FairKernelRegressor(**kw, n_components=3, alpha=0.5, objective="paper",
+                              approximation="exact")
     pred = est.fit(X, y, sensitive_features=s).predict(Xt)
     # kernel values reach ~1e49 but stay far from overflow; the rank is that of a homogeneous
     # cubic in the 1e8 columns (4 columns: 20, 2 columns: 4) since the 1e-8 columns and coef0
     # vanish in comparison
     assert np.isfinite(pred).all() and np.isfinite(est.dual_coef_).all()
     assert est.feature_map_.n_components == (20 if scale == "1e8" else 4)
-    ref = dense_fkr_predict(X, y, s, Xt, 3, 0.5, metric="poly", degree=3, coef0=0.1,
-                            gamma=1 / 4)
-    # 1e-6 as in test_regression; every step is scale-relative (observed ≤ 3e-13)
+    dense = {"metric": "poly", "degree": 3, "coef0": 0.1, "gamma": 1 / 4}
+    ref = dense_fkr_predict(X, y, s, Xt, 3, absolute_alpha(pairwise_kernels(X, **dense), 0.5),
+                            **dense)
+    # 1e-6 as in test_fkr_estimators; every step is scale-relative (observed ≤ 3e-13)
     assert _rel(pred, ref) < 1e-6
 
 
@@ -235,10 +246,10 @@ def test_fkr_on_tiny_raw_features_collapses_to_rank_one_with_a_clear_error(kerne
     A, y, s = _scale_data()
     A = A * 1e-8
     with pytest.raises(ValueError, match=r"larger than the rank of the kernel feature map \(1\)"):
-        FairKernelRegressor(kernel, n_components=4, approximation="exact").fit(
-            A[:200], y, sensitive_features=s)
-    est = FairKernelRegressor(kernel, approximation="exact").fit(A[:200], y,
-                                                                 sensitive_features=s)
+        FairKernelRegressor(kernel, n_components=4, objective="paper",
+                            approximation="exact").fit(A[:200], y, sensitive_features=s)
+    est = FairKernelRegressor(kernel, objective="paper", approximation="exact").fit(
+        A[:200], y, sensitive_features=s)
     assert est.n_components_ == 1 and est.feature_map_.n_components == 1
     pred = est.predict(A[200:])
     assert np.isfinite(pred).all()
@@ -385,7 +396,7 @@ def test_fkr_float32_dask_input(client):
     pred = lazy.predict(da.from_array(Xt.astype(np.float32), chunks=(20, 4)))
     assert pred.dtype == np.float64
     # the blocks are cast lazily; only the summation order of the block statistics differs,
-    # so 1e-9 as in test_regression's chunking test
+    # so 1e-9 as in test_fkr_estimators's chunking test
     np.testing.assert_allclose(pred.compute(), ref.predict(Xt.astype(np.float32)),
                                rtol=1e-9, atol=1e-12)
 
@@ -447,12 +458,15 @@ def test_fkr_imbalanced_groups_match_dense_reference(minority, code):
         assert np.min(np.abs(lam[lam > 0] / (rcond * lam[0]) - 1)) > 1e-4
         for k in (1, 6, 20):
             est = FairKernelRegressor(**ours, n_components=k, alpha=0.5, rcond=rcond,
-                                      approximation="exact").fit(X, y, sensitive_features=s)
+                                      objective="paper", approximation="exact").fit(
+                X, y, sensitive_features=s)
             assert est.feature_map_.n_components == rank
             pred = est.predict(Xt)
             assert np.isfinite(pred).all() and np.isfinite(est.eigenvalues_).all()
-            ref = dense_fkr_predict(X, y, s, Xt, k, 0.5, tol=rcond, **theirs)
-            # 1e-6 as in test_regression; observed ≤ 1.1e-9 over these cases
+            ref = dense_fkr_predict(X, y, s, Xt, k,
+                                    absolute_alpha(pairwise_kernels(X, **theirs), 0.5,
+                                                   rcond), tol=rcond, **theirs)
+            # 1e-6 as in test_fkr_estimators; observed ≤ 1.1e-9 over these cases
             assert _rel(pred, ref) < 1e-6
             sd = statistical_disparity((pred >= np.median(y)).astype(int),
                                        sensitive_features=st)

@@ -45,8 +45,8 @@ def _numpy(x: Any) -> np.ndarray | None:
 
 # -- FKR-F²E ---------------------------------------------------------------------------------
 
-def _split(n: int, data: JobData, split: int | None, test_size: float,
-           seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+def _split(n: int, data: JobData, split: int | None, test_size: float, seed: int,
+           y: np.ndarray, s: np.ndarray, task: str) -> tuple[np.ndarray, np.ndarray, str]:
     if data.splits is not None and split is not None:
         if not 0 <= split < len(data.splits):
             raise ValueError(f"--split must lie in [0, {len(data.splits) - 1}], got {split}.")
@@ -54,9 +54,18 @@ def _split(n: int, data: JobData, split: int | None, test_size: float,
         return train, np.setdiff1d(np.arange(n), train), f"published split {split}"
     if not 0 < test_size < 1:
         raise ValueError(f"--test-size must lie in (0, 1), got {test_size}.")
-    test_mask = np.random.default_rng(seed).random(n) < test_size
-    return (np.flatnonzero(~test_mask), np.flatnonzero(test_mask),
-            f"random {1 - test_size:.0%}/{test_size:.0%} split (seed {seed})")
+    from sklearn.model_selection import train_test_split
+
+    # stratified by group (and class): the test rows keep every group's share
+    groups = np.unique(s, return_inverse=True)[1]
+    strata = groups * 2 + y if task == "classification" else groups
+    if np.bincount(np.unique(strata, return_inverse=True)[1]).min() < 2:
+        strata = None
+    train, test = train_test_split(np.arange(n), test_size=test_size, random_state=seed,
+                                   stratify=strata)
+    return (np.sort(train), np.sort(test),
+            f"random {1 - test_size:.0%}/{test_size:.0%} split (seed {seed}"
+            + (", stratified)" if strata is not None else ")"))
 
 
 def _scores(task: str, pred: Any, y: np.ndarray, s: np.ndarray) -> dict[str, float]:
@@ -78,14 +87,17 @@ def fkr_job(
     *,
     run: Run,
     client: Any,
-    kernel: str = "polynomial",
-    degree: int = 4,
-    gamma: float | None = None,
-    coef0: float = 0.1,
-    components: Sequence[int | None] = (None,),
-    objective: str = "paper",
+    kernel: str = "rbf",
+    degree: int = 3,
+    gamma: Sequence[float] | float | None = None,
+    coef0: float = 1.0,
+    disparity_bound: float = 0.01,
+    constraint: str = "demographic_parity",
+    folds: int = 5,
+    components: Sequence[int | None] | None = None,
+    objective: str = "mean_discrepancy",
     fairness: float | None = None,
-    alpha: float = 1.0,
+    alpha: float = 1e-4,
     mu: float = 1.0,
     n_landmarks: int = 1000,
     task: str = "auto",
@@ -95,14 +107,22 @@ def fkr_job(
     chunk_rows: int = 50_000,
     echo: Echo = print,
 ) -> dict[str, Any]:
-    """Fit FKR-F²E for every k in ``components`` and the baselines; score the test rows.
+    """Fit the fair kernel model and its baselines on the training rows; score the test rows.
 
-    The baselines are always fitted next to FKR-F²E: FKRR (Pérez-Suay et al., penalty
-    ``mu``), unconstrained kernel ridge and the constant predictor (DESIGN §2: on the seed's
-    data the paper objective can equal the constant). Features are min-max scaled on the
-    training rows, as in the seed.
+    Without ``components``: the most accurate model whose validation disparity is within
+    ``disparity_bound`` (:class:`~daskfair.FairKernelClassifierCV`, or the regressor's CV for
+    a continuous label), whose candidate frontier is stored. With ``components``: FKR-F²E
+    for every k (the seed's method). The baselines always come along: FKRR (penalty ``mu``),
+    unconstrained kernel ridge and the constant predictor (DESIGN §2). Features are min-max
+    scaled on the training rows, as in the seed.
     """
-    from ..fkr.estimators import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
+    from ..fkr import (
+        FairKernelClassifier,
+        FairKernelClassifierCV,
+        FairKernelRegressor,
+        FairKernelRegressorCV,
+        FairKernelRidge,
+    )
 
     if data.y is None:
         raise ValueError("FKR-F²E needs a label: give --label COLUMN.")
@@ -118,66 +138,116 @@ def fkr_job(
         y = (y_raw == classes[1]).astype(np.int64)
     else:
         y = y_raw.astype(np.float64)
-    train, test, split_text = _split(n, data, split, test_size, seed)
+    train, test, split_text = _split(n, data, split, test_size, seed, y, s, task)
     X = minmax_scale(to_dask(data.X, chunk_rows), train)  # the seed's scaling
     Xtr, Xte = X[train], X[test]
     echo(f"FKR-F²E ({task}): {len(train):,} training and {len(test):,} test rows, "
          f"{X.shape[1]} features; {split_text}")
-    kernel_kw = {"kernel": kernel, "degree": degree, "gamma": gamma, "coef0": coef0,
-                 "alpha": alpha}
+    gammas = [None] if gamma is None else list(np.atleast_1d(gamma))
+    kernel_kw = {"kernel": kernel, "degree": degree, "coef0": coef0}
     approx = ({"approximation": "exact"} if len(train) <= n_landmarks
               else {"n_landmarks": n_landmarks, "random_state": seed})
-    fkr_cls = FairKernelClassifier if task == "classification" else FairKernelRegressor
-    methods: list[tuple[str, int | None, Any]] = [
-        (f"FKR-F2E ({objective})", k,
-         fkr_cls(n_components=k, objective=objective, fairness=fairness, **kernel_kw,
-                 **approx))
-        for k in components
-    ]
-    methods += [(f"FKRR (mu={mu:g})", None, FairKernelRidge(mu, **kernel_kw, **approx)),
-                ("kernel ridge", None, FairKernelRidge(0.0, **kernel_kw, **approx)),
+    classify = task == "classification"
+    methods: list[tuple[str, int | None, Any]] = []
+    if components is None:
+        cv_cls = FairKernelClassifierCV if classify else FairKernelRegressorCV
+        extra = {"constraints": constraint} if classify else {}
+        methods.append((f"{cv_cls.__name__} (<= {disparity_bound:g})", None, cv_cls(
+            **kernel_kw, gamma=gammas if len(gammas) > 1 else gammas[0],
+            disparity_bound=disparity_bound, cv=folds, **extra, **approx)))
+    else:
+        fkr_cls = FairKernelClassifier if classify else FairKernelRegressor
+        fixed = {"threshold": 0.5} if classify else {}
+        methods += [(f"FKR-F2E ({objective})", k, fkr_cls(
+            n_components=k, objective=objective, fairness=fairness, **kernel_kw,
+            gamma=gammas[0], alpha=alpha, **fixed, **approx)) for k in components]
+    methods += [(f"FKRR (mu={mu:g})", None, FairKernelRidge(mu, **kernel_kw, gamma=gammas[0],
+                                                            alpha=alpha, **approx)),
+                ("kernel ridge", None, FairKernelRidge(0.0, **kernel_kw, gamma=gammas[0],
+                                                       alpha=alpha, **approx)),
                 ("constant", None, None)]
-    results = []
+    results, chosen = [], None
     for i, (name, k, est) in enumerate(methods):
         t0 = time.perf_counter()
         if est is None:
-            value = np.bincount(y[train]).argmax() if task == "classification" \
-                else y[train].mean()
+            value = np.bincount(y[train]).argmax() if classify else y[train].mean()
             pred = np.full(len(test), value)
         else:
             est.fit(Xtr, y[train], sensitive_features=s[train])
             pred = est.predict(Xte)
-            if task == "classification" and isinstance(est, FairKernelRidge):
+            if classify and isinstance(est, FairKernelRidge):
                 pred = (pred >= 0.5).astype(np.int64)
         row = {"method": name, "n_components": getattr(est, "n_components_", k),
                **_scores(task, pred, y[test], s[test]),
                "seconds": time.perf_counter() - t0}
+        if hasattr(est, "frontier_"):
+            chosen = est
+            row.update(validation_sd=est.best_disparity_, validation_error=est.best_error_)
         results.append(row)
         echo(f"  fitted {name}" + (f", k = {row['n_components']}" if row["n_components"]
                                      else "") + f" ({row['seconds']:.1f} s)")
-        if i == 0:  # the first FKR-F²E model is kept in the run
-            run.write_array("model/landmarks", est.feature_map_.landmarks)
-            run.write_array("model/dual_coef", est.dual_coef_)
-            run.write_array("model/projection", est.projection_)
-            run.write_array("predictions/test", da.asarray(pred).astype(np.float64))
-            run.write_array("predictions/test_rows", test)
-            run.set_attrs(model={"intercept": float(est.intercept_),
-                                 "n_components": int(est.n_components_),
-                                 "classes": classes.tolist() if task == "classification"
-                                 else None})
+        if i == 0:  # the first (fair) model is kept in the run
+            _store_model(run, est, pred, test, classes if classify else None)
     summary = {"task": task, "split": split_text, "n_train": len(train),
                "n_test": len(test), "results": results}
+    if chosen is not None:
+        summary["selection"] = _store_frontier(run, chosen)
+        echo("  " + format_selection(summary["selection"]))
     run.set_attrs(**summary)
     return summary
+
+
+def _store_model(run: Run, est: Any, pred: Any, test: np.ndarray,
+                 classes: np.ndarray | None) -> None:
+    run.write_array("model/landmarks", est.feature_map_.landmarks)
+    run.write_array("model/dual_coef", est.dual_coef_)
+    if hasattr(est, "projection_"):
+        run.write_array("model/projection", est.projection_)
+    run.write_array("predictions/test", da.asarray(pred).astype(np.float64))
+    run.write_array("predictions/test_rows", test)
+    run.set_attrs(model={"estimator": type(est).__name__,
+                         "intercept": float(est.intercept_),
+                         "threshold": getattr(est, "threshold_", None),
+                         "kernel": {k: v for k, v in est.feature_map_.params.items()},
+                         "n_components": getattr(est, "n_components_", None),
+                         "classes": None if classes is None else classes.tolist()})
+
+
+def _store_frontier(run: Run, est: Any) -> dict[str, Any]:
+    """Every candidate's validation disparity/error as arrays; the front in the attributes."""
+    fr = est.frontier_
+    for col in ("candidate", "disparity", "error"):
+        run.write_array(f"frontier/{col}", fr[col].to_numpy())
+    run.write_array("frontier/pareto", fr["pareto"].to_numpy().astype(np.int8))
+    front = fr[fr["pareto"] | fr["selected"]].replace({np.nan: None})
+    return {"n_candidates": int(est.n_candidates_), "folds": int(est.cv),
+            "disparity_bound": float(est.disparity_bound),
+            "best_params": {k: (v.item() if hasattr(v, "item") else v)
+                            for k, v in est.best_params_.items()},
+            "validation_sd": est.best_disparity_, "validation_error": est.best_error_,
+            "front": front.to_dict(orient="records")}
+
+
+def format_selection(selection: dict[str, Any]) -> str:
+    """One line: what the CV estimator chose and its validation scores."""
+    p = dict(selection["best_params"])
+    family = p.pop("family")
+    text = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                     for k, v in p.items())
+    return (f"chosen from {selection['n_candidates']} candidates on "
+            f"{selection['folds']} folds: {family} ({text}); validation disparity "
+            f"{selection['validation_sd']:.4f}, error {selection['validation_error']:.4f}")
 
 
 def format_fkr_results(summary: dict[str, Any]) -> str:
     """Text table of the FKR job's methods (test SD and error)."""
     err = "error" if summary["task"] == "classification" else "RMSE"
-    lines = [f"{'method':<30}{'k':>6}{'SD':>9}{err:>9}{'seconds':>9}", "-" * 63]
+    lines = [f"{'method':<36}{'k':>5}{'SD':>9}{err:>9}{'seconds':>9}", "-" * 68]
     for r in summary["results"]:
-        lines.append(f"{r['method']:<30}{r['n_components'] or '-':>6}{r['sd']:>9.4f}"
+        lines.append(f"{r['method']:<36}{r['n_components'] or '-':>5}{r['sd']:>9.4f}"
                      f"{r['error']:>9.4f}{r['seconds']:>9.1f}")
+    if "selection" in summary:
+        lines += ["", format_selection(summary["selection"])]
     return "\n".join(lines)
 
 

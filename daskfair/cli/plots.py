@@ -93,6 +93,26 @@ def plot_tradeoff(results: Sequence[Mapping[str, Any]], *, error_name: str = "er
     return ax
 
 
+def plot_frontier(disparity: np.ndarray, error: np.ndarray, selection: Mapping[str, Any], *,
+                  error_name: str = "error", ax: Any = None) -> Any:
+    """Validation disparity against error of every candidate, their front and the choice."""
+    ax = _axes(ax)
+    ax.scatter(disparity, error, s=4, alpha=0.3, color="grey", label="candidates")
+    front = sorted((r["disparity"], r["error"]) for r in selection["front"] if r["pareto"])
+    if front:
+        ax.step(*zip(*front, strict=True), where="post", color="black", lw=1, label="front")
+    best = [r for r in selection["front"] if r["selected"]]
+    if best:
+        ax.plot(best[0]["disparity"], best[0]["error"], "*", ms=14, color="crimson",
+                label="chosen")
+    ax.axvline(selection["disparity_bound"], color="grey", ls="--", lw=1,
+               label=f"bound {selection['disparity_bound']:g}")
+    ax.set_xlabel("validation disparity")
+    ax.set_ylabel(f"validation {error_name}")
+    ax.legend(fontsize=8)
+    return ax
+
+
 def plot_fce_metrics(report: Mapping[str, Any], *, ax: Any = None) -> Any:
     """Bars of every metric: base clusterings (mean ± sample std) and the FCE consensus."""
     ax = _axes(ax, (7.0, 3.8))
@@ -142,6 +162,11 @@ def plot_run(run: Run | str | os.PathLike[str], output: str | os.PathLike[str] |
                                    "balance": run.read_array("balance").tolist()}}
             best = None
         ax = plot_fronts(fronts, best_balance=best)
+    elif run.kind == "fkr" and "selection" in attrs:
+        ax = plot_frontier(run.read_array("frontier/disparity"),
+                           run.read_array("frontier/error"), attrs["selection"],
+                           error_name="error" if attrs.get("task") == "classification"
+                           else "RMSE")
     elif run.kind == "fkr":
         ax = plot_tradeoff(attrs["results"], error_name="error"
                            if attrs.get("task") == "classification" else "RMSE")

@@ -1,4 +1,4 @@
-"""Fair feature embedding in kernel space (FKR-F²E, Okray, Hu & Lan 2019), in one data pass.
+"""Fair feature embedding in kernel space (FKR-F²E, Okray, Hu & Lan 2019), from moments.
 
 With an explicit feature map Z (n × r, Z Zᵀ ≈ K) and η = Σ αᵢ φ(xᵢ), write w = Zᵀα; then
 αᵀKα = ‖w‖² and αᵀKgᵀKgα = wᵀ(ZgᵀZg)w, so the seed's generalized eigenproblem (6) becomes the
@@ -7,143 +7,53 @@ symmetric r × r problem ``S w = λ w`` (DESIGN §2), with
     S = ZuᵀZu/nu² + ZpᵀZp/np² − (z̄u z̄pᵀ + z̄p z̄uᵀ),   z̄g = Zgᵀ1/ng,
 
 which is eq. (17)/(18) with its non-symmetric cross term replaced by its symmetric part (the
-quadratic form only sees that). Everything comes from per-group sufficient statistics of the
-kernel block C = k(X, L), accumulated in one pass over row blocks; the whitening T is applied
-afterwards on the client (ZgᵀZg = Tᵀ CgᵀCg T), so the pass costs one CᵀC.
+quadratic form only sees that). The literal mean discrepancy of eq. (3) generalises to J
+groups as equal group means of every fair feature: Dᵀw = 0 with D = [√p_g (z̄_g − z̄)]_g, a
+constraint of rank ≤ J − 1 (DESIGN §7). Everything comes from the moments of one pass
+(:mod:`daskfair.fkr.statistics`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
+import scipy.linalg
 
-from .._blocks import block_sum
-from ..kernels import kernel_block
+from .statistics import Moments
 
 __all__ = [
     "OBJECTIVES",
-    "GroupStats",
+    "between_groups",
+    "constrained_rank",
     "fair_directions",
-    "group_statistics",
     "mean_discrepancy_directions",
     "paper_directions",
     "paper_matrix",
 ]
 
-OBJECTIVES = ("paper", "mean_discrepancy")
+OBJECTIVES = ("mean_discrepancy", "paper")
 
 
-@dataclass(frozen=True)
-class GroupStats:
-    """Sufficient statistics of a binary-group data set in some feature basis.
-
-    Attributes
-    ----------
-    counts : ndarray of shape (2,)
-        n_u, n_p (rows with group code 0 and 1).
-    sums : ndarray of shape (2, p)
-        Σ of the features over each group.
-    grams : ndarray of shape (2, p, p)
-        Zgᵀ Zg per group.
-    fy : ndarray of shape (p,)
-        Zᵀ y (zeros without y).
-    sum_y : float
-        Σ y.
-    """
-
-    counts: np.ndarray
-    sums: np.ndarray
-    grams: np.ndarray
-    fy: np.ndarray
-    sum_y: float
-
-    @property
-    def n(self) -> int:
-        return int(self.counts.sum())
-
-    def change_basis(self, T: np.ndarray) -> GroupStats:
-        """The same statistics for features ``Z T`` (T of shape (p, q))."""
-        return GroupStats(
-            counts=self.counts,
-            sums=self.sums @ T,
-            grams=np.einsum("pi,gpq,qj->gij", T, self.grams, T, optimize=True),
-            fy=T.T @ self.fy,
-            sum_y=self.sum_y,
-        )
-
-    @property
-    def means(self) -> np.ndarray:
-        """Group means z̄g, shape (2, p)."""
-        return self.sums / self.counts[:, None]
-
-    @property
-    def gram(self) -> np.ndarray:
-        """ZᵀZ over all rows."""
-        return self.grams.sum(axis=0)
-
-    def centered_covariance(self) -> np.ndarray:
-        """(1/n) Σ (z − z̄)(z − z̄)ᵀ over all rows."""
-        mean = self.sums.sum(axis=0) / self.n
-        return self.gram / self.n - np.outer(mean, mean)
-
-
-def _block_stats(
-    X: np.ndarray,
-    s: np.ndarray,
-    y: np.ndarray | None,
-    landmarks: np.ndarray,
-    params: dict[str, Any],
-) -> tuple[np.ndarray, ...]:
-    # Pure per-block kernel: C = k(X_b, L) and its per-group moments. The (small) X block is
-    # sorted by group before the kernel is evaluated, so each group's rows of C are a
-    # contiguous view and no copy of C is ever made.
-    order = np.argsort(s, kind="stable")
-    n0 = int(np.count_nonzero(s == 0))
-    C = kernel_block(X[order], landmarks, params)
-    m = C.shape[1]
-    counts = np.array([n0, C.shape[0] - n0], dtype=np.float64)
-    sums = np.zeros((2, m))
-    grams = np.zeros((2, m, m))
-    for g, rows in enumerate((slice(0, n0), slice(n0, None))):
-        Cg = C[rows]
-        if Cg.shape[0]:
-            sums[g] = Cg.sum(axis=0)
-            grams[g] = Cg.T @ Cg  # numpy uses syrk for AᵀA: half the flops of a product
-    if y is None:
-        return counts, sums, grams, np.zeros(m), np.zeros(1)
-    return counts, sums, grams, C.T @ y[order], np.array([y.sum()])
-
-
-def group_statistics(
-    X: Any, s: Any, y: Any, landmarks: np.ndarray, params: dict[str, Any]
-) -> GroupStats:
-    """One pass over the row blocks of ``X`` (numpy or dask): statistics of C = k(X, L).
-
-    Parameters
-    ----------
-    X : ndarray or dask array of shape (n_samples, n_features)
-    s : ndarray or dask array of shape (n_samples,)
-        Group codes in {0, 1}.
-    y : ndarray or dask array of shape (n_samples,), or None
-    landmarks : ndarray of shape (m, n_features)
-    params : dict
-        Resolved kernel parameters.
-    """
-    counts, sums, grams, fy, sum_y = block_sum(
-        _block_stats, X, s, y, landmarks=landmarks, params=params, row_width=len(landmarks)
-    )
-    return GroupStats(counts=counts, sums=sums, grams=grams, fy=fy, sum_y=float(sum_y[0]))
-
-
-def paper_matrix(stats: GroupStats) -> np.ndarray:
-    """S of eq. (17)/(18) in the feature basis, cross term symmetrised."""
-    nu, npr = stats.counts
-    mu_u, mu_p = stats.means
-    S = stats.grams[0] / nu**2 + stats.grams[1] / npr**2
+def paper_matrix(stats: Moments) -> np.ndarray:
+    """S of eq. (17)/(18) in the feature basis, cross term symmetrised (two groups only)."""
+    if stats.n_groups != 2:
+        raise ValueError(
+            f"objective='paper' (the seed's eq. 17/18) is defined for two groups, got "
+            f"{stats.n_groups}. Use objective='mean_discrepancy', which takes any number.")
+    nu, npr = stats.group_counts
+    grams = stats.group_grams
+    mu_u, mu_p = stats.group_means
+    S = grams[0] / nu**2 + grams[1] / npr**2
     S -= np.outer(mu_u, mu_p) + np.outer(mu_p, mu_u)
     return 0.5 * (S + S.T)
+
+
+def between_groups(stats: Moments) -> np.ndarray:
+    """D = [√p_g (z̄_g − z̄)]_g of shape (p, J): D Dᵀ is the between-group covariance.
+
+    Dᵀw = 0 exactly when every group's mean of the feature wᵀz equals the overall mean.
+    """
+    p = stats.group_counts / stats.n
+    return ((stats.group_means - stats.mean) * np.sqrt(p)[:, None]).T
 
 
 def _check_k(k: int, available: int, what: str) -> None:
@@ -156,7 +66,7 @@ def _check_k(k: int, available: int, what: str) -> None:
         )
 
 
-def paper_directions(stats: GroupStats, k: int) -> tuple[np.ndarray, np.ndarray]:
+def paper_directions(stats: Moments, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k least eigenvectors of S (eq. 6 posed on the range of K).
 
     Returns
@@ -172,14 +82,34 @@ def paper_directions(stats: GroupStats, k: int) -> tuple[np.ndarray, np.ndarray]
     return vectors[:, :k], values[:k]
 
 
-def mean_discrepancy_directions(
-    stats: GroupStats, k: int, fairness: float | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Largest-variance directions with (near) equal group means: the literal eq. (3).
+def constrained_rank(stats: Moments) -> int:
+    """Directions left after the exact mean constraint: r − rank(D)."""
+    return stats.sums.shape[1] - _constraint_basis(stats).shape[1]
 
-    With C the centered covariance of Z and d = z̄u − z̄p, maximise wᵀ(C − γ d dᵀ)w over
-    orthonormal w. ``fairness=None`` is the exact constraint dᵀw = 0 (kernel PCA in the
-    mean-matched subspace); γ = 0 is plain kernel PCA; a growing γ traces the trade-off.
+
+def _constraint_basis(stats: Moments) -> np.ndarray:
+    # orthonormal basis of range(D); singular values at rounding level are no constraint
+    U, sv, _ = np.linalg.svd(between_groups(stats), full_matrices=False)
+    if sv.size == 0 or sv[0] == 0:
+        return U[:, :0]
+    return U[:, sv > 1e-12 * max(sv[0], np.sqrt(np.trace(stats.covariance())))]
+
+
+def mean_discrepancy_directions(
+    stats: Moments, k: int, fairness: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Largest-variance directions with equal group means: the literal eq. (3), J groups.
+
+    With Σ the centered covariance of z and B = D Dᵀ the between-group covariance
+    (:func:`between_groups`), ``fairness=None`` maximises wᵀΣw over orthonormal w with
+    Dᵀw = 0 (kernel PCA in the mean-matched subspace: every group's mean of every fair
+    feature equals the overall mean). A number γ ≥ 0 maximises wᵀ(Σ − γ·s·B)w instead. The
+    scale s is the ratio of variance to between-group variance that the unconstrained
+    solution (kernel PCA, the top k eigenvectors W₀ of Σ) captures,
+    s = tr(W₀ᵀΣW₀)/tr(W₀ᵀBW₀), so γ is scale-free: the same γ means the same on any data
+    size, kernel scale and k. γ = 0 is plain kernel PCA; at γ = 1 the penalty on the kernel
+    PCA directions' group-mean gaps is as large as the variance they capture; the gaps shrink
+    by orders of magnitude between γ ≈ 0.1 and γ ≈ 10, and ``None`` closes them exactly.
 
     Returns
     -------
@@ -187,30 +117,33 @@ def mean_discrepancy_directions(
     values : ndarray of shape (k,)
         The maximised objective per direction, decreasing.
     """
-    C = stats.centered_covariance()
-    d = stats.means[0] - stats.means[1]
-    r = C.shape[0]
+    cov = stats.covariance()
+    r = cov.shape[0]
     if fairness is None:
-        norm = np.linalg.norm(d)
-        if norm > 0:
-            u = d / norm
-            P = np.eye(r) - np.outer(u, u)
-            C = P @ C @ P
-            r -= 1
-        _check_k(k, r, "rank of the feature map minus the constrained direction")
-    else:
-        if fairness < 0:
-            raise ValueError(f"fairness must be >= 0 or None, got {fairness}.")
-        _check_k(k, r, "rank of the kernel feature map")
-        C = C - fairness * np.outer(d, d)
-    values, vectors = np.linalg.eigh(0.5 * (C + C.T))
+        U = _constraint_basis(stats)
+        _check_k(k, r - U.shape[1], "rank of the feature map minus the constrained directions")
+        # an orthonormal basis of the complement of range(D): the constraint holds exactly
+        Q = scipy.linalg.null_space(U.T) if U.shape[1] else np.eye(r)
+        values, vectors = np.linalg.eigh(Q.T @ cov @ Q)
+        return Q @ vectors[:, ::-1][:, :k], values[::-1][:k]
+    if not fairness >= 0:
+        raise ValueError(f"fairness must be >= 0 or None, got {fairness}.")
+    _check_k(k, r, "rank of the kernel feature map")
+    D = between_groups(stats)
+    B = D @ D.T
+    values, vectors = np.linalg.eigh(cov)
+    top = vectors[:, ::-1][:, :k]  # the unconstrained solution: kernel PCA
+    captured = float(np.linalg.norm(D.T @ top) ** 2)
+    if captured > 0:
+        cov = cov - fairness * (float(values[::-1][:k].sum()) / captured) * B
+        values, vectors = np.linalg.eigh(0.5 * (cov + cov.T))
     return vectors[:, ::-1][:, :k], values[::-1][:k]
 
 
 def fair_directions(
-    stats: GroupStats, k: int, objective: str = "paper", fairness: float | None = None
+    stats: Moments, k: int, objective: str = "mean_discrepancy", fairness: float | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Dispatch to :func:`paper_directions` or :func:`mean_discrepancy_directions`."""
+    """Dispatch to :func:`mean_discrepancy_directions` or :func:`paper_directions`."""
     if objective == "paper":
         if fairness is not None:
             raise ValueError(

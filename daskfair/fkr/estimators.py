@@ -1,20 +1,20 @@
 """FKR-F²E regressor and classifier, and the FKRR baseline, as scikit-learn estimators.
 
-All three fit from the same one-pass statistics of the kernel block C = k(X, L)
-(:func:`daskfair.fair_embedding.group_statistics`) and predict with one kernel block per row
-block: ``ŷ = k(x, L) · dual_coef_ + intercept_``.
+All three fit from the moments of one pass over the kernel block C = k(X, L)
+(:func:`daskfair.fkr.statistics.kernel_moments`) and predict with one kernel block per row
+block: ``f(x) = k(x, L) · dual_coef_ + intercept_``. The classifier reads the training rows
+a second time, to place its threshold and calibrate its probabilities on the training scores
+(:mod:`daskfair.fkr.scores`); with ``loss="logistic"`` each Newton step is one more pass.
 """
 
 from __future__ import annotations
 
 import logging
-from numbers import Real
 from typing import Any
 
 import dask.array as da
 import numpy as np
-import pandas as pd
-import scipy.linalg
+from scipy.special import expit
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -24,134 +24,70 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (
-    as_array,
-    check_array,
-    check_consistent_length,
-    check_sensitive,
-    column_or_1d,
-    is_dask,
-)
-from ..kernels import kernel_params
-from ..nystroem import LANDMARK_METHODS, fit_nystroem
-from .embedding import OBJECTIVES, GroupStats, fair_directions, group_statistics
+from .._validation import is_dask
+from ._base import FitInput, KernelModelMixin
+from .embedding import OBJECTIVES, constrained_rank, fair_directions
+from .logistic import logistic_newton
+from .ridge import fkrr_penalty, penalty_scale, ridge_fit
+from .scores import ScoreModel, platt_scaling, score_histograms
+from .statistics import Moments
 
-__all__ = ["FairKernelClassifier", "FairKernelRegressor", "FairKernelRidge"]
+__all__ = ["FairKernelClassifier", "FairKernelRegressor", "FairKernelRidge", "calibrate"]
 
 logger = logging.getLogger(__name__)
 
-APPROXIMATIONS = ("nystroem", "exact")
+LOSSES = ("squared", "logistic")
+N_BINS = 512
 
 
-def ridge_solve(
-    stats: GroupStats,
-    alpha: float,
-    fit_intercept: bool,
-    penalty: np.ndarray | None = None,
-) -> tuple[np.ndarray, float]:
-    """Ridge regression from sufficient statistics (eq. 13, plus an optional intercept).
-
-    β = (FᵀHF + αI + penalty)⁻¹ FᵀHy with H the centering operator when ``fit_intercept``
-    (else H = I); intercept = ȳ − f̄ᵀβ.
-    """
-    n = stats.n
-    gram, fy = stats.gram, stats.fy
-    mean_f = stats.sums.sum(axis=0) / n
-    mean_y = stats.sum_y / n
-    if fit_intercept:
-        gram = gram - n * np.outer(mean_f, mean_f)
-        fy = fy - n * mean_f * mean_y
-    A = gram + alpha * np.eye(gram.shape[0])
-    if penalty is not None:
-        A = A + penalty
-    A = 0.5 * (A + A.T)
-    try:
-        coef = scipy.linalg.solve(A, fy, assume_a="pos")
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-        coef = np.linalg.lstsq(A, fy, rcond=None)[0]
-    intercept = float(mean_y - mean_f @ coef) if fit_intercept else 0.0
-    return coef, intercept
-
-
-def _binary_groups(sensitive_features: Any, n: int) -> tuple[Any, np.ndarray]:
-    s, groups = check_sensitive(sensitive_features, n)
-    if groups.size != 2:
+def _default_k(stats: Moments, objective: str, fairness: float | None) -> int:
+    # The seed's default n/250, capped at what the feature map can give (an explicit
+    # n_components above the rank is an error instead).
+    r = (constrained_rank(stats) if objective == "mean_discrepancy" and fairness is None
+         else stats.sums.shape[1])
+    if r < 1:
         raise ValueError(
-            f"FKR-F²E and FKRR are defined for a binary sensitive attribute; got {groups.size} "
-            f"groups {groups.tolist()}. Merge them into two (e.g. protected vs the rest)."
-        )
-    return s, groups
+            "the kernel feature map has no direction left once the group means are matched "
+            "(its rank is at most the number of groups minus one): use a fairness trade-off "
+            "(fairness=...), or a kernel of higher rank.")
+    want = max(1, int(stats.n) // 250)
+    if want > r:
+        logger.info("n_components: n/250 = %d exceeds the rank %d; using %d", want, r, r)
+    return min(want, r)
 
 
-class _KernelFitMixin:
-    """Validation, feature map and one-pass statistics shared by the three estimators."""
+def calibrate(estimator: Any, data: FitInput, stats: Moments, coef: np.ndarray,
+              threshold: float | str) -> tuple[float, float]:
+    """Place the threshold and calibrate σ(a·f + c) on the training scores f (one pass).
 
-    def _check_params(self) -> None:
-        if self.approximation not in APPROXIMATIONS:
-            raise ValueError(
-                f"approximation must be one of {APPROXIMATIONS}, got {self.approximation!r}."
-            )
-        if self.landmarks not in LANDMARK_METHODS:
-            raise ValueError(
-                f"landmarks must be one of {LANDMARK_METHODS}, got {self.landmarks!r}."
-            )
-        if self.alpha < 0:
-            raise ValueError(f"alpha must be >= 0, got {self.alpha}.")
-        if not (isinstance(self.rcond, Real) and 1e-15 <= self.rcond < 1):
-            raise ValueError(
-                f"rcond must lie in [1e-15, 1), got {self.rcond!r}: smaller values keep "
-                "rounding noise of the landmark kernel as directions (default 1e-10).")
-
-    def _fit_statistics(
-        self, X: Any, y: Any, sensitive_features: Any
-    ) -> tuple[Any, GroupStats]:
-        self._check_params()
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None."
-            )
-        X = check_array(X, "X", min_samples=2)
-        y = check_array(y, "y", ndim=1)
-        n = check_consistent_length(("X", X), ("y", y))
-        s, self.groups_ = _binary_groups(sensitive_features, n)
-        self.n_features_in_ = X.shape[1]
-        params = kernel_params(
-            self.kernel, X.shape[1], gamma=self.gamma, degree=self.degree, coef0=self.coef0
-        )
-        n_landmarks = n if self.approximation == "exact" else self.n_landmarks
-        fmap = fit_nystroem(
-            X, params, n_landmarks=n_landmarks, method=self.landmarks,
-            rcond=self.rcond, random_state=self.random_state,
-        )
-        self.feature_map_ = fmap
-        logger.info("feature map: %d landmarks, rank %d", len(fmap.landmarks), fmap.n_components)
-        raw = group_statistics(X, s, y, fmap.landmarks, params)
-        empty = np.flatnonzero(raw.counts == 0)
-        if empty.size:
-            raise ValueError(
-                f"group {self.groups_[empty[0]]!r} has no rows in the training data; both "
-                "groups must be present."
-            )
-        return X, raw.change_basis(fmap.whitening)
-
-    def _check_X(self, X: Any) -> Any:
-        check_is_fitted(self, "dual_coef_")
-        X = check_array(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input."
-            )
-        return X
-
-    def _decision(self, X: Any) -> Any:
-        X = self._check_X(X)
-        out = self.feature_map_.project(X, self.dual_coef_[:, None])[:, 0]
-        return out + self.intercept_
+    f(x) = zᵀ``coef`` + ``estimator.intercept_`` in the whitened basis of ``stats``, which is
+    also ``k(x, L) @ estimator.dual_coef_ + intercept_``. The training rows' scores are binned
+    per class (:func:`score_histograms`: 512 bins over the scores' mean ± 6 standard
+    deviations, both known from the moments); Platt's logistic fit on the bins gives (a, c).
+    ``threshold="auto"`` puts the decision at probability 1/2; a number fixes the threshold
+    on f and fits the slope only.
+    """
+    mean = float(stats.mean @ coef + estimator.intercept_)
+    std = float(np.sqrt(max(coef @ stats.covariance() @ coef, 0.0)))
+    std = std if std > 1e-12 * max(abs(mean), 1.0) else max(abs(mean), 1.0)
+    lo, width = mean - 6 * std, 12 * std / N_BINS
+    fmap = estimator.feature_map_
+    model = ScoreModel(basis=estimator.dual_coef_[None, :, None], offset=np.zeros((1, 1)),
+                       mix=np.ones((1, 1, 1)), shift=np.full((1, 1), estimator.intercept_),
+                       lo=np.array([lo]), width=np.array([width]), n_bins=N_BINS)
+    n_cells = len(data.cell_group)
+    hist = score_histograms(data.X, data.cells, data.weights, fmap.landmarks, fmap.params,
+                            model, n_cells=n_cells)[0]
+    by_class = np.zeros((2, N_BINS))
+    np.add.at(by_class, data.cell_label, hist)
+    centers = lo + width * (np.arange(N_BINS) + 0.5)
+    if threshold == "auto":
+        return platt_scaling(by_class, centers)
+    return platt_scaling(by_class, centers, slope_only_at=float(threshold))
 
 
 class FairKernelRegressor(
-    _KernelFitMixin,
+    KernelModelMixin,
     ClassNamePrefixFeaturesOutMixin,
     RegressorMixin,
     TransformerMixin,
@@ -159,9 +95,9 @@ class FairKernelRegressor(
 ):
     """Fair kernel regression via fair feature embedding (FKR-F²E).
 
-    Learns the k directions η in kernel space whose group means differ least (the seed's
-    eq. 6, on the range of K), embeds the data on them (eq. 10–12) and fits ridge regression
-    on the embedding (eq. 13). Fits in one pass over the row blocks of X.
+    Learns the k directions η in kernel space whose group means differ least, embeds the data
+    on them (the seed's eq. 10–12) and fits ridge regression on the embedding (eq. 13). Fits
+    in one pass over the row blocks of X; predicts lazily for dask input.
 
     Parameters
     ----------
@@ -174,21 +110,28 @@ class FairKernelRegressor(
         Additive constant of the polynomial and sigmoid kernels (the seed's c).
     n_components : int, optional
         Number of fair features k; default ``max(1, n_samples // 250)`` as in the seed,
-        capped at the rank r of the kernel feature map (r − 1 for the exact mean-discrepancy
-        constraint). An explicit value above that is an error.
+        capped at the rank of the feature map (minus the constrained directions for the exact
+        mean-discrepancy constraint). An explicit value above that is an error.
     alpha : float
-        Ridge penalty (the seed's γ in eq. 13).
+        Relative ridge penalty: the seed's γ of eq. (13) is ``alpha · tr(K)`` (n times the
+        mean of k(x, x); ``alpha · n`` for the rbf kernel), so the same value means the same
+        for any number of rows and any kernel scale. It acts between about 1e-8 (almost no
+        penalty) and 1e-1 (close to the mean predictor).
     fit_intercept : bool
         Fit an unpenalised intercept (the seed's eq. 13 has none).
-    objective : {"paper", "mean_discrepancy"}
-        "paper": the seed's eq. (17)/(18) with its cross term symmetrised — its least
-        eigenvectors tend to follow the data's dominant direction and the regressor can end up
-        close to the constant predictor (see DESIGN §2; benchmarks report both).
-        "mean_discrepancy": the literal mean discrepancy of eq. (3): largest-variance
-        directions with equal group means (kernel PCA in the mean-matched subspace).
+    objective : {"mean_discrepancy", "paper"}
+        "mean_discrepancy" (default): the literal mean discrepancy of eq. (3) — the
+        largest-variance directions on which every sensitive group has the same mean (kernel
+        PCA in the mean-matched subspace), for any number of groups. "paper": the seed's
+        eq. (17)/(18) with its cross term symmetrised (two groups only). Its least
+        eigenvectors follow the data's dominant direction, and on the seed's own data it
+        gives exactly the constant majority-class predictor (Credit, Crime, COMPAS and Adult:
+        see the README's FKR section); it is kept to reproduce the seed.
     fairness : float, optional
-        Only for ``objective="mean_discrepancy"``: maximise wᵀ(C − fairness·d dᵀ)w instead of
-        imposing dᵀw = 0 (``None``, the default); 0 is plain kernel PCA.
+        Only for ``objective="mean_discrepancy"``: a scale-free penalty γ on the group-mean
+        gaps instead of the exact constraint (``None``, the default); 0 is plain kernel PCA,
+        the gaps shrink by orders of magnitude between γ ≈ 0.1 and γ ≈ 10
+        (:func:`~daskfair.fkr.embedding.mean_discrepancy_directions`).
     approximation : {"nystroem", "exact"}
         "exact" uses every training row as a landmark (n × n statistics: small data only).
     n_landmarks : int
@@ -213,9 +156,11 @@ class FairKernelRegressor(
         ``projection_ @ coef_``: predictions are ``k(x, L) @ dual_coef_ + intercept_``.
     intercept_ : float
     n_components_ : int
-    groups_ : ndarray of shape (2,)
-        The sensitive groups (code 0 = "unprotected" u, code 1 = "protected" p).
+    groups_ : ndarray of shape (J,) or None
+        The sensitive groups, in code order (None when fitted without them).
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X was a DataFrame with string column names.
     """
 
     def __init__(
@@ -226,9 +171,9 @@ class FairKernelRegressor(
         degree: int = 3,
         coef0: float = 1.0,
         n_components: int | None = None,
-        alpha: float = 1.0,
+        alpha: float = 1e-4,
         fit_intercept: bool = True,
-        objective: str = "paper",
+        objective: str = "mean_discrepancy",
         fairness: float | None = None,
         approximation: str = "nystroem",
         n_landmarks: int = 1000,
@@ -258,42 +203,45 @@ class FairKernelRegressor(
         tags.regressor_tags.poor_score = True
         return tags
 
-    def fit(self, X: Any, y: Any, *, sensitive_features: Any) -> FairKernelRegressor:
-        """Fit on ``X`` (n_samples, n_features), ``y`` (n_samples,) and the binary groups.
-
-        numpy, pandas and dask inputs are accepted; dask inputs are read once, block by block.
-        """
+    def _check_embedding_params(self) -> None:
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}.")
-        _, stats = self._fit_statistics(X, y, sensitive_features)
+        if not self.alpha >= 0:
+            raise ValueError(f"alpha must be >= 0, got {self.alpha}.")
+
+    def _fit_embedding(self, data: FitInput) -> tuple[Moments, np.ndarray]:
+        """The pass, the fair directions W and the ridge on them; returns (moments, W)."""
+        fmap = self._fit_feature_map(data)
+        stats = self._moments(data, fmap, cell_grams=self.objective == "paper").total
         k = self.n_components
         if k is None:
-            # The seed's default n/250, capped at what the feature map can give (an explicit
-            # n_components above the rank is an error instead).
-            r = stats.grams.shape[1] - (self.objective == "mean_discrepancy"
-                                         and self.fairness is None)
-            if r < 1:
-                raise ValueError(
-                    "the kernel feature map has rank 1, and the exact mean-discrepancy "
-                    "constraint leaves no direction: use objective='paper', a fairness "
-                    "trade-off (fairness=...), or a kernel of higher rank.")
-            k = min(max(1, stats.n // 250), r)
-            if k < stats.n // 250:
-                logger.info("n_components: n/250 = %d exceeds the rank %d; using %d",
-                            stats.n // 250, r, k)
+            k = _default_k(stats, self.objective, self.fairness)
         W, values = fair_directions(stats, k, self.objective, self.fairness)
-        self.coef_, self.intercept_ = ridge_solve(
-            stats.change_basis(W), self.alpha, self.fit_intercept
-        )
-        self.projection_ = self.feature_map_.whitening @ W
+        self.coef_, self.intercept_ = ridge_fit(
+            stats.change_basis(W), self.alpha, fit_intercept=self.fit_intercept,
+            scale=penalty_scale(stats))
+        self.projection_ = fmap.whitening @ W
         self.dual_coef_ = self.projection_ @ self.coef_
         self.eigenvalues_ = values
         self.n_components_ = self._n_features_out = k
+        return stats, W
+
+    def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
+            sample_weight: Any = None) -> FairKernelRegressor:
+        """Fit on ``X`` (n_samples, n_features), ``y`` (n_samples,) and the groups.
+
+        numpy, pandas and dask inputs are accepted; dask inputs are read once, block by block.
+        ``sensitive_features`` may hold any number of groups (two for ``objective="paper"``);
+        without it the model has no fairness constraint (a warning says so).
+        """
+        self._check_embedding_params()
+        data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
+        self._fit_embedding(data)
         return self
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
         """Predictions of shape (n_samples,); lazy for dask input."""
-        return self._decision(X)
+        return self._kernel_output(X)
 
     def transform(self, X: Any) -> np.ndarray | da.Array:
         """The k fair features ``φ_FS(x)`` (eq. 14), shape (n_samples, k); lazy for dask."""
@@ -302,36 +250,69 @@ class FairKernelRegressor(
 
 
 class FairKernelClassifier(ClassifierMixin, FairKernelRegressor):
-    """FKR-F²E for binary classification: regress on the 0/1-coded label, threshold at 1/2.
+    """FKR-F²E for binary classification, with a threshold and probabilities.
 
-    The threshold is the midpoint of the two coded classes, as in the seed's experiments.
-    Parameters and attributes are those of :class:`FairKernelRegressor`, plus ``classes_``.
+    The fair features are learned as in :class:`FairKernelRegressor`; on them the classifier
+    fits either least squares on the 0/1-coded label (``loss="squared"``, the seed's) or
+    logistic regression (``loss="logistic"``, Newton's method, one pass per step). Least
+    squares scores are then calibrated by Platt's logistic fit on the training scores (a
+    second pass), which also places the threshold at probability 1/2 unless ``threshold``
+    fixes it (the seed thresholds at 0.5, the midpoint of the coded classes).
+
+    Parameters
+    ----------
+    loss : {"squared", "logistic"}
+    threshold : "auto" or float
+        For ``loss="squared"``: "auto" predicts ``classes_[1]`` where the calibrated
+        probability is at least 1/2; a number thresholds the least-squares output there.
+    max_iter : int
+        Newton steps at most for ``loss="logistic"``.
+    kernel, gamma, degree, coef0, n_components, alpha, fit_intercept, objective, fairness,
+    approximation, n_landmarks, landmarks, rcond, random_state
+        As in :class:`FairKernelRegressor`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class (coded 1).
+    calibration_ : tuple of float
+        (a, c): ``predict_proba`` is σ(a·f(x) + c) with f the regression output.
+    threshold_ : float
+        The decision threshold on f.
+    n_iter_ : int
+        Newton steps (``loss="logistic"``; each one pass over the data), else 1.
+    Other attributes as in :class:`FairKernelRegressor`.
     """
 
-    def fit(self, X: Any, y: Any, *, sensitive_features: Any) -> FairKernelClassifier:
-        """Fit on two classes; ``classes_[1]`` is coded 1."""
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None."
-            )
-        y = column_or_1d(as_array(y, "y"), "y")
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D class labels, got shape {y.shape}.")
-        check_array(X, "X", min_samples=2)  # rows first: no class count of 0
-        if not is_dask(y) and pd.isna(y).any():
-            raise ValueError("y contains missing values; every training row needs a class.")
-        classes = np.asarray(da.unique(y).compute() if is_dask(y) else np.unique(y))
-        if pd.isna(classes).any():
-            raise ValueError("y contains missing values; every training row needs a class.")
-        if classes.size != 2:
-            raise ValueError(
-                "Only binary classification is supported: FairKernelClassifier needs exactly "
-                f"two classes in y, got {classes.size} class(es) ({classes.tolist()[:10]}). "
-                "Use FairKernelRegressor for a continuous target."
-            )
-        self.classes_ = classes
-        return super().fit(X, (y == classes[1]).astype(np.float64),
-                           sensitive_features=sensitive_features)
+    def __init__(
+        self,
+        kernel: str = "rbf",
+        *,
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        n_components: int | None = None,
+        alpha: float = 1e-4,
+        fit_intercept: bool = True,
+        objective: str = "mean_discrepancy",
+        fairness: float | None = None,
+        loss: str = "squared",
+        threshold: float | str = "auto",
+        max_iter: int = 25,
+        approximation: str = "nystroem",
+        n_landmarks: int = 1000,
+        landmarks: str = "uniform",
+        rcond: float = 1e-10,
+        random_state: Any = None,
+    ) -> None:
+        super().__init__(
+            kernel, gamma=gamma, degree=degree, coef0=coef0, n_components=n_components,
+            alpha=alpha, fit_intercept=fit_intercept, objective=objective, fairness=fairness,
+            approximation=approximation, n_landmarks=n_landmarks, landmarks=landmarks,
+            rcond=rcond, random_state=random_state)
+        self.loss = loss
+        self.threshold = threshold
+        self.max_iter = max_iter
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -339,9 +320,56 @@ class FairKernelClassifier(ClassifierMixin, FairKernelRegressor):
         tags.classifier_tags.poor_score = True
         return tags
 
+    def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
+            sample_weight: Any = None) -> FairKernelClassifier:
+        """Fit on two classes; ``classes_[1]`` is coded 1.
+
+        ``sample_weight`` weighs every row in the moments, the calibration and the logistic
+        loss, so fairlearn's reductions (ExponentiatedGradient, GridSearch) can wrap the
+        classifier.
+        """
+        self._check_embedding_params()
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}.")
+        if not (self.threshold == "auto" or isinstance(self.threshold, int | float)):
+            raise ValueError(f"threshold must be 'auto' or a number, got {self.threshold!r}.")
+        data = self._fit_input(X, y, sensitive_features, sample_weight, classify=True)
+        stats, W = self._fit_embedding(data)
+        fmap = self.feature_map_
+        self.n_iter_ = 1  # the least-squares solve; Newton's steps for the logistic loss
+        if self.loss == "logistic":
+            # near p = 1/2, logit p ≈ 4 (p − 1/2): the least-squares fit is the start, and
+            # α·scale/4 the logistic penalty of the same strength
+            start = np.r_[4 * self.coef_, 4 * (self.intercept_ - 0.5)]
+            theta, self.n_iter_, converged = logistic_newton(
+                data.X, data.y, data.weights, fmap.landmarks, fmap.params, self.projection_,
+                start, penalty=self.alpha * penalty_scale(stats) / 4, max_iter=self.max_iter)
+            if not converged:
+                logger.warning("logistic loss: Newton's method did not converge in %d steps",
+                               self.max_iter)
+            self.coef_, self.intercept_ = theta[:-1], float(theta[-1])
+            self.dual_coef_ = self.projection_ @ self.coef_
+            self.calibration_ = (1.0, 0.0)
+        else:
+            self.calibration_ = calibrate(self, data, stats, W @ self.coef_, self.threshold)
+        a, c = self.calibration_
+        self.threshold_ = -c / a if a != 0 else np.inf
+        return self
+
     def decision_function(self, X: Any) -> np.ndarray | da.Array:
-        """Regression output minus the threshold 1/2; positive means ``classes_[1]``."""
-        return self._decision(X) - 0.5
+        """Log-odds of ``classes_[1]``, a·f(x) + c; positive means ``classes_[1]``."""
+        check_is_fitted(self, "calibration_")
+        a, c = self.calibration_
+        return a * self._kernel_output(X) + c
+
+    def predict_proba(self, X: Any) -> np.ndarray | da.Array:
+        """Probabilities of ``classes_`` (columns), shape (n_samples, 2); lazy for dask."""
+        d = self.decision_function(X)
+        if is_dask(d):
+            p = d.map_blocks(expit, dtype=np.float64)
+            return da.stack([1 - p, p], axis=1)
+        p = expit(d)
+        return np.column_stack([1 - p, p])
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
         """Class labels, shape (n_samples,); lazy for dask input."""
@@ -351,21 +379,23 @@ class FairKernelClassifier(ClassifierMixin, FairKernelRegressor):
         return np.where(positive, self.classes_[1], self.classes_[0])
 
 
-class FairKernelRidge(_KernelFitMixin, RegressorMixin, BaseEstimator):
+class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
     """FKRR baseline: kernel ridge with a penalty on the prediction–group covariance.
 
     Pérez-Suay et al. (2017), the FKR-F²E seed's main comparison (its eq. 1). In explicit
     features Z (DESIGN §2)::
 
-        w = (ZᵀHZ + αI + μ ZᵀHs sᵀHZ)⁻¹ ZᵀHy,
+        w = (ZᵀHZ + α·tr(ZᵀHZ)·I + μ_eff Σ_g v_g v_gᵀ)⁻¹ ZᵀHy,   v_g = ZᵀH 1_g,
 
-    H the centering operator and s the 0/1 group indicator; μ weighs the squared covariance
-    (times n²) between the predictions and s. ``mu=0`` is plain (Nyström) kernel ridge.
+    H the centering operator and 1_g the indicator of group g; the penalty is the squared
+    covariance between the predictions and each group (two groups: the seed's binary
+    penalty). μ is scale-free (:func:`~daskfair.fkr.ridge.fkrr_penalty`): μ = 1 halves the
+    covariance's pull, μ ≥ 100 all but removes it; ``mu=0`` is plain (Nyström) kernel ridge.
 
     Parameters
     ----------
     mu : float
-        Fairness penalty μ.
+        Relative fairness penalty μ.
     kernel, gamma, degree, coef0, alpha, fit_intercept, approximation, n_landmarks, landmarks,
     rcond, random_state
         As in :class:`FairKernelRegressor`.
@@ -375,7 +405,7 @@ class FairKernelRidge(_KernelFitMixin, RegressorMixin, BaseEstimator):
     coef_ : ndarray of shape (r,)
     dual_coef_ : ndarray of shape (m,)
     intercept_ : float
-    feature_map_, groups_, n_features_in_
+    feature_map_, groups_, n_features_in_, feature_names_in_
         As in :class:`FairKernelRegressor`.
     """
 
@@ -387,7 +417,7 @@ class FairKernelRidge(_KernelFitMixin, RegressorMixin, BaseEstimator):
         gamma: float | None = None,
         degree: int = 3,
         coef0: float = 1.0,
-        alpha: float = 1.0,
+        alpha: float = 1e-4,
         fit_intercept: bool = True,
         approximation: str = "nystroem",
         n_landmarks: int = 1000,
@@ -408,19 +438,22 @@ class FairKernelRidge(_KernelFitMixin, RegressorMixin, BaseEstimator):
         self.rcond = rcond
         self.random_state = random_state
 
-    def fit(self, X: Any, y: Any, *, sensitive_features: Any) -> FairKernelRidge:
-        """Fit on ``X``, ``y`` and the binary groups (numpy, pandas or dask)."""
-        if self.mu < 0:
+    def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
+            sample_weight: Any = None) -> FairKernelRidge:
+        """Fit on ``X``, ``y`` and the groups (numpy, pandas or dask; any number of groups)."""
+        if not self.mu >= 0:
             raise ValueError(f"mu must be >= 0, got {self.mu}.")
-        _, stats = self._fit_statistics(X, y, sensitive_features)
-        # ZᵀHs = Σ_{s=1} z − n_p z̄
-        v = stats.sums[1] - stats.counts[1] * stats.sums.sum(axis=0) / stats.n
-        self.coef_, self.intercept_ = ridge_solve(
-            stats, self.alpha, self.fit_intercept, penalty=self.mu * np.outer(v, v)
-        )
-        self.dual_coef_ = self.feature_map_.whitening @ self.coef_
+        if not self.alpha >= 0:
+            raise ValueError(f"alpha must be >= 0, got {self.alpha}.")
+        data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
+        fmap = self._fit_feature_map(data)
+        stats = self._moments(data, fmap).total
+        self.coef_, self.intercept_ = ridge_fit(
+            stats, self.alpha, fit_intercept=self.fit_intercept,
+            penalty=fkrr_penalty(stats, self.mu))
+        self.dual_coef_ = fmap.whitening @ self.coef_
         return self
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
         """Predictions of shape (n_samples,); lazy for dask input."""
-        return self._decision(X)
+        return self._kernel_output(X)

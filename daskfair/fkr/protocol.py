@@ -52,7 +52,7 @@ def run_method(
     n_components: int | None = None,
     fairness: float | None = None,
     mu: float = 1.0,
-    alpha: float = 1.0,
+    alpha: float = 1e-4,
     n_landmarks: int = 1000,
     random_state: Any = 0,
 ) -> dict[str, float]:
@@ -79,7 +79,8 @@ def run_method(
     mu : float
         FKRR's fairness penalty.
     alpha : float
-        Ridge penalty of every kernel method (the seed's eq. 13 γ).
+        Relative ridge penalty of every kernel method (the seed's eq. 13 γ divided by
+        tr(ZᵀHZ); see :class:`~daskfair.FairKernelRegressor`).
     n_landmarks : int
         Nyström landmarks; a training set no larger than this is fitted exactly.
     random_state : int
@@ -103,8 +104,9 @@ def run_method(
         pred = np.full(len(test), np.bincount(y[train]).argmax())
     elif method.startswith("FKR-F2E"):
         objective = "paper" if "paper" in method else "mean_discrepancy"
+        # the seed thresholds the regression output at 0.5, the midpoint of the coded classes
         clf = FairKernelClassifier(**kernel, n_components=n_components, objective=objective,
-                                   fairness=fairness, alpha=alpha, **approx)
+                                   fairness=fairness, alpha=alpha, threshold=0.5, **approx)
         pred = clf.fit(Xs[train], y[train], sensitive_features=s[train]).predict(Xs[test])
     else:
         reg = FairKernelRidge(mu if method == "FKRR" else 0.0, **kernel, alpha=alpha, **approx)

@@ -1,0 +1,294 @@
+"""FairKernelClassifierCV against fairlearn on the same splits: the SD–error frontier.
+
+For each data set and split, in one process and on the same rows:
+
+* ``FairKernelClassifierCV`` (demographic parity, 5 folds, default grid): one fit; every
+  bound is then a re-choice from the stored validation scores (``choose``, no pass). Its
+  test "oracle sweep" (every refitted candidate at every threshold, scored on the test
+  rows) shows the attainable front.
+* fairlearn 0.15's ``ExponentiatedGradient(LogisticRegression, DemographicParity(ε))`` at the
+  same bounds ε, on standardised features (randomised predictions, fixed seed).
+* ``ExponentiatedGradient`` and ``ThresholdOptimizer`` over Nyström + StandardScaler +
+  LogisticRegression (the same kernel and landmarks count; ThresholdOptimizer needs the
+  sensitive attribute at prediction time, FKR does not).
+* unconstrained ``LogisticRegression``, kernel ridge (``FairKernelRidge(mu=0)`` at 0.5), the
+  plain ``FairKernelClassifier`` (fair features, squared and logistic loss), and the
+  constant predictor.
+
+Data: the FKR-F²E authors' Credit, Crime and COMPAS files with their splits (min-max scaled
+on the training rows, as the seed does), and UCI Adult (sex; stratified 75/25 splits by
+seed, standardised on the training rows). fairlearn is a benchmark extra only.
+
+    python benchmarks/fkr_vs_fairlearn.py [--splits 5] [--datasets adult ffe_credit ...]
+        [--no-nystroem] [--gamma-scale 0.1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from _common import RESULTS, pyplot, write_result
+from daskfair.datasets import load_dataset
+from daskfair.fkr import FairKernelClassifier, FairKernelClassifierCV, FairKernelRidge
+from daskfair.fkr.protocol import minmax_scale
+from daskfair.metrics import error_rate, statistical_disparity
+
+BOUNDS = (0.001, 0.005, 0.01, 0.02, 0.03, 0.05)
+DATASETS = ("adult", "ffe_credit", "ffe_crime", "ffe_compas")
+
+
+def split(name: str, data: Any, i: int) -> tuple[np.ndarray, ...]:
+    """Scaled train/test arrays of split i."""
+    n = len(data.y)
+    if data.splits is not None:
+        train = np.unique(data.splits[i])
+        test = np.setdiff1d(np.arange(n), train)
+        X = minmax_scale(data.X, train)
+    else:
+        from sklearn.model_selection import train_test_split
+
+        train, test = train_test_split(np.arange(n), test_size=0.25, random_state=i,
+                                       stratify=data.y * 2 + data.sensitive)
+        mu, sd = data.X[train].mean(axis=0), data.X[train].std(axis=0)
+        X = (data.X - mu) / np.where(sd > 0, sd, 1.0)
+    y, s = data.y.astype(int), data.sensitive
+    return X[train], y[train], s[train], X[test], y[test], s[test]
+
+
+def score(pred: np.ndarray, y: np.ndarray, s: np.ndarray) -> dict[str, float]:
+    return {"sd": statistical_disparity(pred, sensitive_features=s),
+            "error": error_rate(y, pred)}
+
+
+def timed(fn: Any) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def gamma_for(X: np.ndarray, scale: float) -> float:
+    """rbf gamma: ``scale`` / (n_features · mean feature variance)."""
+    return scale / (X.shape[1] * max(float(X.var(axis=0).mean()), 1e-12))
+
+
+def run_split(name: str, data: Any, i: int, args: argparse.Namespace) -> list[dict]:
+    Xtr, ytr, str_, Xte, yte, ste = split(name, data, i)
+    gamma = gamma_for(Xtr, args.gamma_scale)
+    gammas = [gamma_for(Xtr, g) for g in args.cv_gamma_scales]
+    rows: list[dict] = []
+
+    def add(method: str, bound: float | None, pred: np.ndarray, seconds: float,
+            **extra: Any) -> None:
+        rows.append({"data": name, "split": i, "method": method, "bound": bound,
+                     **score(np.asarray(pred).astype(int), yte, ste), "seconds": seconds,
+                     **extra})
+
+    # -- daskfair ------------------------------------------------------------------------
+    cv = FairKernelClassifierCV(gamma=gammas, n_landmarks=args.landmarks, random_state=i)
+    _, secs = timed(lambda: cv.fit(Xtr, ytr, sensitive_features=str_))
+    for b in BOUNDS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            cv.choose(b)
+        add("FairKernelClassifierCV", b, cv.predict(Xte), secs if b == BOUNDS[0] else 0.0,
+            val_sd=cv.best_disparity_, val_error=cv.best_error_, chosen={
+                k: v for k, v in cv.best_params_.items() if k != "threshold"})
+    # the attainable front on the test rows: every refitted candidate at every threshold
+    C = cv.feature_map_.kernel(Xte)
+    S = C @ cv.candidate_dual_coef_ + cv.candidate_intercept_
+    sweep = []
+    for k in range(S.shape[1]):
+        for t in cv.thresholds_[k, ::4]:
+            pred = (S[:, k] >= t).astype(int)
+            sweep.append((statistical_disparity(pred, sensitive_features=ste),
+                          error_rate(yte, pred)))
+    sweep = np.array(sweep)
+    front = []
+    for sd_, err in sweep[np.lexsort((sweep[:, 1], sweep[:, 0]))]:
+        if not front or err < front[-1][1]:
+            front.append((float(sd_), float(err)))
+    rows.append({"data": name, "split": i, "method": "FKR candidates (test sweep)",
+                 "front": front})
+    if args.only_cv:
+        return rows
+    ridge = FairKernelRidge(0.0, gamma=gamma, n_landmarks=args.landmarks, random_state=i)
+    _, secs = timed(lambda: ridge.fit(Xtr, ytr, sensitive_features=str_))
+    add("kernel ridge", None, ridge.predict(Xte) >= 0.5, secs)
+    for loss in ("squared", "logistic"):
+        for k in (10, 50, 200):
+            clf = FairKernelClassifier(gamma=gamma, n_components=k, loss=loss,
+                                       n_landmarks=args.landmarks, random_state=i)
+            _, secs = timed(lambda clf=clf: clf.fit(Xtr, ytr, sensitive_features=str_))
+            add(f"FairKernelClassifier ({loss})", None, clf.predict(Xte), secs,
+                n_components=k)
+    add("constant", None, np.full(len(yte), np.bincount(ytr).argmax()), 0.0)
+
+    # -- fairlearn -----------------------------------------------------------------------
+    from fairlearn.postprocessing import ThresholdOptimizer
+    from fairlearn.reductions import DemographicParity, ExponentiatedGradient
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(Xtr)
+    Ztr, Zte = scaler.transform(Xtr), scaler.transform(Xte)
+    lr, secs = timed(lambda: LogisticRegression(max_iter=2000).fit(Ztr, ytr))
+    add("LogisticRegression", None, lr.predict(Zte), secs)
+    for b in BOUNDS:
+        eg = ExponentiatedGradient(LogisticRegression(max_iter=2000),
+                                   DemographicParity(difference_bound=b))
+        _, secs = timed(lambda eg=eg: eg.fit(Ztr, ytr, sensitive_features=str_))
+        add("EG(LR)", b, eg.predict(Zte, random_state=0), secs,
+            oracle_calls=len(eg.predictors_))
+    if args.nystroem:
+        from sklearn.kernel_approximation import Nystroem
+
+        def features() -> tuple[np.ndarray, np.ndarray]:
+            ny = Nystroem(gamma=gamma, n_components=args.landmarks, random_state=i).fit(Xtr)
+            sc = StandardScaler().fit(ny.transform(Xtr))
+            return sc.transform(ny.transform(Xtr)), sc.transform(ny.transform(Xte))
+
+        (Ntr, Nte), fsecs = timed(features)
+        base = LogisticRegression(max_iter=500)
+        to, secs = timed(lambda: ThresholdOptimizer(
+            estimator=base, constraints="demographic_parity", predict_method="predict_proba",
+            objective="accuracy_score").fit(Ntr, ytr, sensitive_features=str_))
+        add("ThresholdOptimizer(Nyström+LR)", None,
+            to.predict(Nte, sensitive_features=ste, random_state=0), fsecs + secs,
+            uses_sensitive_at_predict=True)
+        for b in args.nystroem_bounds:
+            eg = ExponentiatedGradient(LogisticRegression(max_iter=500),
+                                       DemographicParity(difference_bound=b))
+            _, secs = timed(lambda eg=eg: eg.fit(Ntr, ytr, sensitive_features=str_))
+            add("EG(Nyström+LR)", b, eg.predict(Nte, random_state=0), fsecs + secs,
+                oracle_calls=len(eg.predictors_))
+    return rows
+
+
+def summarise(rows: list[dict]) -> list[dict]:
+    """Mean ± std over splits per (data, method, bound / k)."""
+    import pandas as pd
+
+    df = pd.DataFrame([r for r in rows if "front" not in r])
+    keys = ["data", "method", "bound", "n_components"]
+    df = df.reindex(columns=[*df.columns.drop(keys, errors="ignore"), *keys])
+    df[keys] = df[keys].astype(object).where(df[keys].notna(), None)
+    out = []
+    for key, part in df.groupby(keys, dropna=False, sort=False):
+        out.append({**dict(zip(keys, key, strict=True)), "splits": len(part),
+                    "sd": part["sd"].mean(), "sd_std": part["sd"].std(),
+                    "error": part["error"].mean(), "error_std": part["error"].std(),
+                    "seconds": part["seconds"].mean()})
+    return out
+
+
+def _front(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Lower-left envelope of (SD, error) points."""
+    out: list[tuple[float, float]] = []
+    for sd, err in sorted(points):
+        if not out or err < out[-1][1]:
+            out.append((sd, err))
+    return out
+
+
+def error_at(front: list[tuple[float, float]], sd: float) -> float | None:
+    """The front's error at ``sd``, linear between its points: a random mix of the two
+    neighbouring classifiers has that error and no larger SD. None below the front's SD."""
+    if not front or sd < front[0][0]:
+        return None
+    for (s0, e0), (s1, e1) in itertools.pairwise(front):
+        if s0 <= sd <= s1:
+            return e0 + (e1 - e0) * (sd - s0) / (s1 - s0) if s1 > s0 else min(e0, e1)
+    return front[-1][1]
+
+
+def comparison(summary: list[dict]) -> list[dict]:
+    """At each EG(LR) point with mean test SD ≤ .03: FKR-CV's front at the same mean SD."""
+    out = []
+    for name in dict.fromkeys(r["data"] for r in summary):
+        fkr = _front([(r["sd"], r["error"]) for r in summary
+                      if r["data"] == name and r["method"] == "FairKernelClassifierCV"])
+        for eg in (r for r in summary if r["data"] == name and r["method"] == "EG(LR)"):
+            if eg["sd"] > 0.03:
+                continue
+            err = error_at(fkr, eg["sd"])
+            out.append({"data": name, "eg_bound": eg["bound"], "eg_sd": eg["sd"],
+                        "eg_error": eg["error"], "fkr_error_at_eg_sd": err,
+                        "difference": None if err is None else err - eg["error"],
+                        "fkr_at_least_as_accurate": err is not None
+                        and err <= eg["error"] + 1e-12})
+    return out
+
+
+def plot(summary: list[dict], rows: list[dict], names: list[str], name_: str) -> None:
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.8), squeeze=False)
+    styles = {"FairKernelClassifierCV": ("o-", "crimson"), "EG(LR)": ("s--", "tab:blue"),
+              "EG(Nyström+LR)": ("^--", "tab:green")}
+    for ax, name in zip(axes[0], names, strict=True):
+        for r in (r for r in rows if r.get("front") and r["data"] == name and r["split"] == 0):
+            f = np.array(r["front"])
+            ax.step(f[:, 0], f[:, 1], where="post", color="lightgrey", lw=1,
+                    label="FKR candidates, test (split 0)")
+        for method, (style, color) in styles.items():
+            pts = sorted((r["sd"], r["error"]) for r in summary
+                         if r["data"] == name and r["method"] == method)
+            if pts:
+                ax.plot(*zip(*pts, strict=True), style, color=color, ms=4, label=method)
+        for method, marker in (("LogisticRegression", "x"), ("kernel ridge", "+"),
+                               ("constant", "D"), ("ThresholdOptimizer(Nyström+LR)", "v")):
+            pts = [(r["sd"], r["error"]) for r in summary
+                   if r["data"] == name and r["method"] == method]
+            if pts:
+                ax.plot(*pts[0], marker, color="black", label=method)
+        ax.set_xlim(-0.002, 0.08)
+        ax.set_title(name)
+        ax.set_xlabel("test SD (mean over splits)")
+        ax.set_ylabel("test error")
+    axes[0][0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(RESULTS / f"{name_}.png", dpi=120)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--splits", type=int, default=5)
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    ap.add_argument("--landmarks", type=int, default=1000)
+    ap.add_argument("--gamma-scale", type=float, default=0.1,
+                    help="rbf gamma = scale / (n_features · mean variance), for the fixed "
+                         "kernels (kernel ridge, FairKernelClassifier, Nyström + LR)")
+    ap.add_argument("--cv-gamma-scales", type=float, nargs="+", default=[0.03, 0.1, 0.3, 1.0],
+                    help="the gamma grid FairKernelClassifierCV searches (same units)")
+    ap.add_argument("--no-nystroem", dest="nystroem", action="store_false")
+    ap.add_argument("--only-cv", action="store_true",
+                    help="FairKernelClassifierCV alone (for exploring its settings)")
+    ap.add_argument("--output", default="fkr_vs_fairlearn", help="result name")
+    ap.add_argument("--nystroem-bounds", type=float, nargs="+", default=[0.01])
+    ap.add_argument("--nystroem-splits", type=int, default=2)
+    args = ap.parse_args()
+    rows: list[dict] = []
+    for name in args.datasets:
+        data = load_dataset(name)
+        for i in range(args.splits):
+            t0 = time.perf_counter()
+            split_args = argparse.Namespace(**{**vars(args),
+                                               "nystroem": args.nystroem
+                                               and i < args.nystroem_splits})
+            rows += run_split(name, data, i, split_args)
+            print(f"{name} split {i}: {time.perf_counter() - t0:.0f} s", flush=True)
+    summary = summarise(rows)
+    plot(summary, rows, args.datasets, args.output)
+    write_result(args.output, {
+        "splits": args.splits, "landmarks": args.landmarks, "gamma_scale": args.gamma_scale,
+        "bounds": BOUNDS, "summary": summary, "comparison": comparison(summary),
+        "rows": rows})
+
+
+if __name__ == "__main__":
+    main()

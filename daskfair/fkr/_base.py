@@ -1,0 +1,184 @@
+"""What every FKR-F²E estimator shares: parameter and input checks, the Nyström feature map,
+the moments pass and kernel predictions (the estimator layer; the per-block work lives in
+:mod:`~daskfair.fkr.statistics` and :mod:`~daskfair.fkr.scores`)."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any
+
+import dask.array as da
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import (
+    as_array,
+    check_array,
+    check_consistent_length,
+    check_feature_names,
+    check_sample_weight,
+    check_sensitive,
+    column_or_1d,
+    feature_names,
+    is_dask,
+)
+from ..kernels import kernel_params
+from ..nystroem import LANDMARK_METHODS, NystroemMap, fit_nystroem
+from .statistics import FoldedMoments, kernel_moments
+
+__all__ = ["APPROXIMATIONS", "FitInput", "KernelModelMixin", "binary_classes"]
+
+logger = logging.getLogger(__name__)
+
+APPROXIMATIONS = ("nystroem", "exact")
+
+
+@dataclass(frozen=True)
+class FitInput:
+    """Validated training data and its cells (numpy or dask arrays)."""
+
+    X: Any
+    y: Any
+    weights: Any
+    cells: Any
+    cell_group: np.ndarray
+    cell_label: np.ndarray
+    groups: np.ndarray | None
+    n: int
+
+
+def binary_classes(y: Any) -> tuple[Any, np.ndarray]:
+    """Validate binary class labels; return y coded 0/1 (float) and the two classes."""
+    if y is None:
+        raise ValueError("this classifier requires y to be passed, but the target y is None.")
+    y = column_or_1d(as_array(y, "y"), "y")
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D class labels, got shape {y.shape}.")
+    if not is_dask(y) and pd.isna(y).any():
+        raise ValueError("y contains missing values; every training row needs a class.")
+    classes = np.asarray(da.unique(y).compute() if is_dask(y) else np.unique(y))
+    if pd.isna(classes).any():
+        raise ValueError("y contains missing values; every training row needs a class.")
+    if classes.size != 2:
+        raise ValueError(
+            "Only binary classification is supported: the classifier needs exactly two "
+            f"classes in y, got {classes.size} class(es) ({classes.tolist()[:10]}). Use "
+            "FairKernelRegressor for a continuous target.")
+    return (y == classes[1]).astype(np.float64), classes
+
+
+class KernelModelMixin:
+    """Validation, feature map and the moments pass shared by the FKR-F²E estimators.
+
+    Subclasses define the kernel parameters (``kernel``, ``gamma``, ``degree``, ``coef0``),
+    ``approximation``, ``n_landmarks``, ``landmarks``, ``rcond`` and ``random_state``.
+    """
+
+    def _check_kernel_params(self) -> None:
+        if self.approximation not in APPROXIMATIONS:
+            raise ValueError(
+                f"approximation must be one of {APPROXIMATIONS}, got {self.approximation!r}.")
+        if self.landmarks not in LANDMARK_METHODS:
+            raise ValueError(
+                f"landmarks must be one of {LANDMARK_METHODS}, got {self.landmarks!r}.")
+        if not (isinstance(self.rcond, Real) and 1e-15 <= self.rcond < 1):
+            raise ValueError(
+                f"rcond must lie in [1e-15, 1), got {self.rcond!r}: smaller values keep "
+                "rounding noise of the landmark kernel as directions (default 1e-10).")
+
+    def _fit_input(self, X: Any, y: Any, sensitive_features: Any, sample_weight: Any, *,
+                   classify: bool) -> FitInput:
+        """Check the inputs, record ``n_features_in_``/``feature_names_in_``/``groups_``."""
+        self._check_kernel_params()
+        if classify:
+            check_array(X, "X", min_samples=2)  # rows first: no class count of 0
+            y, self.classes_ = binary_classes(y)
+        elif y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        names = feature_names(X)
+        X = check_array(X, "X", min_samples=2)
+        y = check_array(y, "y", ndim=1)
+        n = check_consistent_length(("X", X), ("y", y))
+        weights = check_sample_weight(sample_weight, n)
+        self.n_features_in_ = X.shape[1]
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        if sensitive_features is None:
+            warnings.warn(
+                f"{type(self).__name__}.fit got no sensitive_features: the model has no "
+                "fairness constraint (this is how fairlearn's reductions call their "
+                "estimator; pass sensitive_features=... otherwise).", UserWarning, stacklevel=3)
+            s, self.groups_ = (da.zeros(n, dtype=np.int64, chunks=X.chunks[0]) if is_dask(X)
+                               else np.zeros(n, dtype=np.int64)), None
+            n_groups = 1
+        else:
+            s, self.groups_ = check_sensitive(sensitive_features, n)
+            n_groups = len(self.groups_)
+        if classify:
+            cells = s * 2 + y.astype(np.int64)
+            cell_group, cell_label = np.repeat(np.arange(n_groups), 2), np.tile([0, 1], n_groups)
+        else:
+            cells = s
+            cell_group, cell_label = np.arange(n_groups), np.full(n_groups, -1)
+        return FitInput(X=X, y=y, weights=weights, cells=cells, cell_group=cell_group,
+                        cell_label=cell_label, groups=self.groups_, n=n)
+
+    def _fit_feature_map(self, data: FitInput, gamma: Any = "param") -> NystroemMap:
+        params = kernel_params(self.kernel, data.X.shape[1],
+                               gamma=self.gamma if gamma == "param" else gamma,
+                               degree=self.degree, coef0=self.coef0)
+        n_landmarks = data.n if self.approximation == "exact" else self.n_landmarks
+        fmap = fit_nystroem(data.X, params, n_landmarks=n_landmarks, method=self.landmarks,
+                            rcond=self.rcond, random_state=self.random_state)
+        logger.info("feature map: %d landmarks, rank %d", len(fmap.landmarks),
+                    fmap.n_components)
+        self.feature_map_ = fmap
+        return fmap
+
+    def _moments(self, data: FitInput, fmap: NystroemMap, *, n_folds: int = 1,
+                 fold_seed: int = 0, cell_grams: bool = False) -> FoldedMoments:
+        """The one pass: moments of k(X, L) per fold and cell, in the whitened basis."""
+        raw = kernel_moments(
+            data.X, data.cells, data.y, data.weights, fmap.landmarks, fmap.params,
+            cell_group=data.cell_group, cell_label=data.cell_label, n_folds=n_folds,
+            fold_seed=fold_seed, cell_grams=cell_grams)
+        total = raw.total
+        if (data.cell_label >= 0).all():
+            weight = np.bincount(data.cell_label, weights=total.counts, minlength=2)
+            if (weight == 0).any():
+                raise ValueError(
+                    f"class {self.classes_[int(np.argmin(weight))]!r} has no rows with a "
+                    "positive weight: the classifier needs both classes.")
+        if data.groups is not None:
+            empty = np.flatnonzero(total.group_counts == 0)
+            if empty.size:
+                raise ValueError(
+                    f"group {data.groups[empty[0]]!r} has no rows with a positive weight in the "
+                    "training data; every group must be present.")
+        if not total.n > 0:
+            raise ValueError("every sample weight is 0: at least one row needs a positive "
+                             "weight.")
+        return FoldedMoments(tuple(m.change_basis(fmap.whitening) for m in raw.folds))
+
+    def _check_X(self, X: Any, attribute: str = "dual_coef_") -> Any:
+        check_is_fitted(self, attribute)
+        check_feature_names(self, X)
+        X = check_array(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input.")
+        return X
+
+    def _kernel_output(self, X: Any) -> Any:
+        """``k(X, L) @ dual_coef_ + intercept_``: numpy in, numpy out; dask in, lazy out."""
+        X = self._check_X(X)
+        out = self.feature_map_.project(X, self.dual_coef_[:, None])[:, 0]
+        return out + self.intercept_

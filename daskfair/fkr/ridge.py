@@ -1,0 +1,154 @@
+"""Ridge regressions solved from moments: FKR-F²E's eq. (13), FKRR and the cell regressions.
+
+Every solve here is a small dense problem on the client; the data were read once to build the
+moments (:mod:`daskfair.fkr.statistics`).
+
+Penalties are scale-free: the ridge penalty is ``alpha · tr(K)`` (n times the mean of
+k(x, x); for the rbf kernel exactly ``alpha · n``), so one ``alpha`` means the same for any
+number of rows, any sample-weight scale and any kernel scale; FKRR's μ is measured against
+the data's own curvature along the penalised directions (:func:`fkrr_penalty`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from .statistics import Moments
+
+__all__ = [
+    "cell_weighted_fit",
+    "fkrr_penalty",
+    "penalty_scale",
+    "ridge_fit",
+    "solve_spd",
+]
+
+
+def penalty_scale(stats: Moments) -> float:
+    """tr(ZᵀZ) ≈ tr(K): n times the mean of k(x, x) over the (weighted) rows.
+
+    Not the centred trace: for kernels whose features share a large mean (rbf, polynomial
+    with a constant) that difference cancels to a few digits, and α_eff would move with the
+    rounding of the inputs.
+    """
+    scale = float(np.trace(stats.gram))
+    return scale if scale > 0 else 1.0
+
+
+def solve_spd(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Solve the symmetric positive (semi-)definite system A X = B (least squares if singular)."""
+    A = 0.5 * (A + A.T)
+    try:
+        return scipy.linalg.solve(A, B, assume_a="pos")
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        return np.linalg.lstsq(A, B, rcond=None)[0]
+
+
+def _normal_equations(stats: Moments, fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
+    # the Gram matrix and the mean, centred when an intercept is fitted (H = I − 11ᵀ/n)
+    gram, mean = stats.gram, stats.mean
+    if fit_intercept:
+        return gram - stats.n * np.outer(mean, mean), mean
+    return gram, np.zeros_like(mean)
+
+
+def ridge_fit(
+    stats: Moments,
+    alpha: float,
+    *,
+    targets: str = "y",
+    fit_intercept: bool = True,
+    penalty: np.ndarray | None = None,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ridge coefficients β = (ZᵀHZ + α·scale·I + penalty)⁻¹ ZᵀH t for one or more targets t.
+
+    ``scale`` is :func:`penalty_scale`, tr(K).
+
+    Parameters
+    ----------
+    stats : Moments
+    alpha : float
+        Relative ridge penalty.
+    targets : {"y", "cells"}
+        "y": the label; "cells": one column per cell, the cell's indicator (the regressions
+        whose combinations give every group's and class's posterior, DESIGN §7).
+    fit_intercept : bool
+    penalty : ndarray of shape (p, p), optional
+        Added to the normal equations (FKRR's fairness penalty).
+    scale : float, optional
+        The penalty scale (default :func:`penalty_scale` of ``stats``; pass the full feature
+        space's when ``stats`` are of a subspace, so α means the same for every subspace).
+
+    Returns
+    -------
+    coef : ndarray of shape (p,) for "y", (p, q) for "cells"
+    intercept : float for "y", ndarray of shape (q,) for "cells"
+    """
+    A, mean = _normal_equations(stats, fit_intercept)
+    n = stats.n
+    if targets == "y":
+        rhs, t_mean = stats.total_fy, stats.total_y / n
+    elif targets == "cells":
+        rhs, t_mean = stats.sums.T, stats.counts / n
+    else:
+        raise ValueError(f"targets must be 'y' or 'cells', got {targets!r}.")
+    if not fit_intercept:
+        t_mean = np.zeros_like(t_mean) if targets == "cells" else 0.0
+    rhs = rhs - n * (np.multiply.outer(mean, t_mean) if targets == "cells" else mean * t_mean)
+    A = A + alpha * (penalty_scale(stats) if scale is None else scale) * np.eye(A.shape[0])
+    if penalty is not None:
+        A = A + penalty
+    coef = solve_spd(A, rhs)
+    intercept = t_mean - mean @ coef
+    return coef, (float(intercept) if targets == "y" else intercept)
+
+
+def fkrr_penalty(stats: Moments, mu: float) -> np.ndarray:
+    """FKRR's penalty μ_eff Σ_g v_g v_gᵀ, v_g = ZᵀH 1_g (Pérez-Suay et al. 2017, J groups).
+
+    (v_gᵀβ)/n is the covariance between the predictions and the indicator of group g, so the
+    penalty is the squared prediction–group covariance of the seed's FKRR (its eq. 1; with two
+    groups v_0 = −v_1 and it is the binary penalty). μ is relative:
+    μ_eff = μ · tr(VᵀAV)/‖V‖⁴ with A = ZᵀHZ, so the penalty's curvature along the penalised
+    directions is μ times the data's own. μ = 1 halves the covariance's pull, μ ≥ 100 all but
+    removes it, for any data size and kernel scale.
+    """
+    if mu < 0:
+        raise ValueError(f"mu must be >= 0, got {mu}.")
+    V = (stats.group_sums - np.outer(stats.group_counts, stats.mean)).T  # (p, J)
+    size = float((V * V).sum())
+    if mu == 0 or size == 0:
+        return np.zeros((V.shape[0], V.shape[0]))
+    A, _ = _normal_equations(stats, True)
+    return mu * float(np.trace(V.T @ A @ V)) / size**2 * (V @ V.T)
+
+
+def cell_weighted_fit(
+    stats: Moments,
+    weights: np.ndarray,
+    targets: np.ndarray,
+    alpha: float,
+    *,
+    scale: float | None = None,
+) -> tuple[np.ndarray, float]:
+    """Weighted ridge with a weight and a target per cell, from per-cell moments.
+
+    Minimises Σ_i w(cell_i) (t(cell_i) − zᵢᵀβ − b)² + α·scale·‖β‖²: the fit a reductions
+    oracle asks for at each step of a demographic-parity or equalized-odds reduction
+    (Agarwal et al. 2018), whose costs depend only on a row's group and class. Every such fit
+    is a client-side solve on the per-cell Gram matrices (``cell_grams=True``) with no pass
+    over the data.
+    """
+    if not stats.has_cell_grams:
+        raise ValueError("cell-weighted fits need the moments of every cell (cell_grams=True).")
+    weights, targets = np.asarray(weights, float), np.asarray(targets, float)
+    sw = float(weights @ stats.counts)
+    mean = (weights @ stats.sums) / sw
+    t_mean = float(weights @ (stats.counts * targets)) / sw
+    A = np.einsum("q,qij->ij", weights, stats.grams) - sw * np.outer(mean, mean)
+    rhs = (weights * targets) @ stats.sums - sw * mean * t_mean
+    A = A + alpha * (penalty_scale(stats) if scale is None else scale) * np.eye(A.shape[0])
+    coef = solve_spd(A, rhs)
+    return coef, t_mean - float(mean @ coef)

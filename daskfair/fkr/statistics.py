@@ -1,0 +1,306 @@
+"""The one pass of FKR-F²E: moments of the kernel block per fold and cell (DESIGN §2, §7).
+
+Every quantity a fit, a fairness constraint or a whole model-selection path needs is a sum
+over rows of the kernel block C = k(X, L): per *cell* (a sensitive group, or a group × class
+pair for a binary label) the weight Σw, the sums Σ w c and Σ w y c, Σ w y, Σ w y², and the
+Gram matrix Σ w c cᵀ (per cell, or one per fold). Rows are split into ``n_folds`` folds by a
+hash of their position and a seed, so the fold of a row never depends on the chunking or on
+the number of workers; one pass returns every fold's moments, the training moments of fold f
+are the total minus fold f, and any model of any candidate is then an r × r problem on the
+client.
+
+Folds are drawn per row, not per row block: a block-wise split would need at least one block
+per fold (not the case below a few thousand rows) and would turn any ordering of the data
+(by time, by label) into a biased split.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import dask.array as da
+import numpy as np
+
+from .._blocks import block_sum
+from .._validation import is_dask
+from ..kernels import kernel_block
+
+__all__ = ["FoldedMoments", "Moments", "fold_of", "kernel_moments", "row_index"]
+
+
+def fold_of(rows: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
+    """Fold of each global row index: splitmix64(seed, row) mod ``n_folds``.
+
+    A pure function of the row's position and the seed: the same for any chunking, any block
+    size and any number of workers.
+    """
+    if n_folds == 1:
+        return np.zeros(len(rows), dtype=np.int64)
+    z = rows.astype(np.uint64) + np.uint64((int(seed) * 0x9E3779B97F4A7C15) % 2**64)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return (z % np.uint64(n_folds)).astype(np.int64)
+
+
+def row_index(X: Any) -> Any:
+    """Global row positions 0..n-1 aligned with ``X`` (numpy, or a lazy dask array)."""
+    n = X.shape[0]
+    return da.arange(n, chunks=X.chunks[0]) if is_dask(X) else np.arange(n)
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Weighted moments of features z per cell (one fold, or a sum of folds).
+
+    Attributes
+    ----------
+    counts : ndarray of shape (q,)
+        Σ w per cell (the row count without weights).
+    sums : ndarray of shape (q, p)
+        Σ w z per cell.
+    grams : ndarray of shape (q, p, p) or (1, p, p)
+        Σ w z zᵀ per cell, or over all cells.
+    fy : ndarray of shape (q, p)
+        Σ w y z per cell.
+    sum_y, sum_yy : ndarray of shape (q,)
+        Σ w y and Σ w y² per cell.
+    cell_group : ndarray of int, shape (q,)
+        The sensitive group of each cell (codes 0..J-1).
+    cell_label : ndarray of int, shape (q,)
+        The class (0/1) of each cell, or -1 when cells are groups only.
+    """
+
+    counts: np.ndarray
+    sums: np.ndarray
+    grams: np.ndarray
+    fy: np.ndarray
+    sum_y: np.ndarray
+    sum_yy: np.ndarray
+    cell_group: np.ndarray
+    cell_label: np.ndarray
+
+    # -- arithmetic ----------------------------------------------------------------------
+    def _combine(self, other: Moments, sign: float) -> Moments:
+        return replace(
+            self,
+            counts=self.counts + sign * other.counts,
+            sums=self.sums + sign * other.sums,
+            grams=self.grams + sign * other.grams,
+            fy=self.fy + sign * other.fy,
+            sum_y=self.sum_y + sign * other.sum_y,
+            sum_yy=self.sum_yy + sign * other.sum_yy,
+        )
+
+    def __add__(self, other: Moments) -> Moments:
+        return self._combine(other, 1.0)
+
+    def __sub__(self, other: Moments) -> Moments:
+        return self._combine(other, -1.0)
+
+    def change_basis(self, T: np.ndarray) -> Moments:
+        """The same moments for the features ``z T`` (T of shape (p, p'))."""
+        return replace(
+            self,
+            sums=self.sums @ T,
+            grams=np.einsum("pi,gpq,qj->gij", T, self.grams, T, optimize=True),
+            fy=self.fy @ T,
+        )
+
+    # -- totals --------------------------------------------------------------------------
+    @property
+    def n(self) -> float:
+        """Σ w over all rows."""
+        return float(self.counts.sum())
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.cell_group.max()) + 1
+
+    @property
+    def has_cell_grams(self) -> bool:
+        return self.grams.shape[0] == self.counts.shape[0] and self.counts.shape[0] > 1
+
+    @property
+    def gram(self) -> np.ndarray:
+        """Σ w z zᵀ over all rows."""
+        return self.grams.sum(axis=0)
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.sums.sum(axis=0) / self.n
+
+    def covariance(self) -> np.ndarray:
+        """(1/n) Σ w (z − z̄)(z − z̄)ᵀ."""
+        mean = self.mean
+        return self.gram / self.n - np.outer(mean, mean)
+
+    def _by_group(self, values: np.ndarray) -> np.ndarray:
+        out = np.zeros((self.n_groups, *values.shape[1:]))
+        np.add.at(out, self.cell_group, values)
+        return out
+
+    @property
+    def group_counts(self) -> np.ndarray:
+        """Σ w per sensitive group, shape (J,)."""
+        return self._by_group(self.counts)
+
+    @property
+    def group_sums(self) -> np.ndarray:
+        """Σ w z per sensitive group, shape (J, p)."""
+        return self._by_group(self.sums)
+
+    @property
+    def group_means(self) -> np.ndarray:
+        """z̄_g, shape (J, p)."""
+        return self.group_sums / self.group_counts[:, None]
+
+    @property
+    def group_grams(self) -> np.ndarray:
+        """Σ w z zᵀ per sensitive group, shape (J, p, p); needs per-cell Gram matrices."""
+        if not self.has_cell_grams:
+            raise ValueError("these moments hold one Gram matrix, not one per cell.")
+        return self._by_group(self.grams)
+
+    @property
+    def total_fy(self) -> np.ndarray:
+        return self.fy.sum(axis=0)
+
+    @property
+    def total_y(self) -> float:
+        return float(self.sum_y.sum())
+
+
+@dataclass(frozen=True)
+class FoldedMoments:
+    """Moments of every fold: ``folds[f]`` is fold f's; ``total`` their sum."""
+
+    folds: tuple[Moments, ...]
+
+    @property
+    def n_folds(self) -> int:
+        return len(self.folds)
+
+    @property
+    def total(self) -> Moments:
+        out = self.folds[0]
+        for m in self.folds[1:]:
+            out = out + m
+        return out
+
+    def train(self, f: int) -> Moments:
+        """The moments of every row outside fold f."""
+        return self.total - self.folds[f]
+
+
+def _block_moments(
+    X: np.ndarray,
+    cells: np.ndarray,
+    y: np.ndarray | None,
+    w: np.ndarray | None,
+    rows: np.ndarray | None,
+    *,
+    landmarks: np.ndarray,
+    params: dict[str, Any],
+    n_cells: int,
+    n_folds: int,
+    fold_seed: int,
+    cell_grams: bool,
+) -> tuple[np.ndarray, ...]:
+    # Pure per-block kernel. The (small) X block is sorted by (fold, cell) before the kernel
+    # is evaluated, so each fold's and each cell's rows of C are contiguous views: no copy of
+    # C, and every Gram matrix is one AᵀA (numpy's syrk, half the flops of a product).
+    folds = fold_of(rows, n_folds, fold_seed) if n_folds > 1 else 0
+    key = np.asarray(folds * n_cells + cells, dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    bounds = np.searchsorted(key[order], np.arange(n_folds * n_cells + 1))
+    C = kernel_block(X[order], landmarks, params)
+    yy = np.zeros(len(key)) if y is None else y[order]
+    ww = None if w is None else w[order]
+    m = C.shape[1]
+    F, Q = n_folds, n_cells
+    grams = np.zeros((F, Q if cell_grams else 1, m, m))
+
+    def gram(lo: int, hi: int) -> np.ndarray:
+        A = C[lo:hi] if ww is None else C[lo:hi] * np.sqrt(ww[lo:hi])[:, None]
+        return A.T @ A
+
+    # Σ w c and Σ w y c of every (fold, cell) segment in one product Aᵀ C, A holding w and
+    # w·y in the segment's two columns: C is read once, not twice per segment
+    wts = np.ones(len(key)) if ww is None else ww
+    seg = np.repeat(np.arange(F * Q), np.diff(bounds))
+    A = np.zeros((len(key), 2 * F * Q))
+    index = np.arange(len(key))
+    A[index, 2 * seg] = wts
+    A[index, 2 * seg + 1] = wts * yy
+    S = (A.T @ C).reshape(F, Q, 2, m)
+    sums, fy = S[:, :, 0], S[:, :, 1]
+    counts = np.bincount(seg, weights=wts, minlength=F * Q).reshape(F, Q)
+    sum_y = np.bincount(seg, weights=wts * yy, minlength=F * Q).reshape(F, Q)
+    sum_yy = np.bincount(seg, weights=wts * yy * yy, minlength=F * Q).reshape(F, Q)
+    for f in range(F):
+        if cell_grams:
+            for q in range(Q):
+                lo, hi = bounds[f * Q + q], bounds[f * Q + q + 1]
+                if hi > lo:
+                    grams[f, q] = gram(lo, hi)
+        elif bounds[(f + 1) * Q] > bounds[f * Q]:
+            grams[f, 0] = gram(bounds[f * Q], bounds[(f + 1) * Q])
+    return counts, sums, grams, fy, sum_y, sum_yy
+
+
+def kernel_moments(
+    X: Any,
+    cells: Any,
+    y: Any,
+    weights: Any,
+    landmarks: np.ndarray,
+    params: dict[str, Any],
+    *,
+    cell_group: np.ndarray,
+    cell_label: np.ndarray,
+    n_folds: int = 1,
+    fold_seed: int = 0,
+    cell_grams: bool = False,
+) -> FoldedMoments:
+    """One pass over the row blocks of ``X`` (numpy or dask): moments of C = k(X, L).
+
+    Parameters
+    ----------
+    X : ndarray or dask array of shape (n_samples, n_features)
+    cells : ndarray or dask array of int, shape (n_samples,)
+        Cell code of every row, 0..q-1.
+    y : ndarray or dask array of shape (n_samples,), or None
+    weights : ndarray or dask array of shape (n_samples,), or None
+        Non-negative sample weights.
+    landmarks : ndarray of shape (m, n_features)
+    params : dict
+        Resolved kernel parameters.
+    cell_group, cell_label : ndarray of int, shape (q,)
+        Group and class of each cell (see :class:`Moments`).
+    n_folds : int
+        Folds drawn by :func:`fold_of` (1: all rows in one fold).
+    fold_seed : int
+        Seed of the fold assignment.
+    cell_grams : bool
+        One Gram matrix per cell (needed by the paper objective and by cell-weighted fits)
+        instead of one per fold.
+
+    Returns
+    -------
+    FoldedMoments
+    """
+    rows = row_index(X) if n_folds > 1 else None
+    n_cells = len(cell_group)
+    counts, sums, grams, fy, sum_y, sum_yy = block_sum(
+        _block_moments, X, cells, y, weights, rows, landmarks=landmarks, params=params,
+        n_cells=n_cells, n_folds=n_folds, fold_seed=fold_seed, cell_grams=cell_grams,
+        row_width=len(landmarks),
+    )
+    return FoldedMoments(tuple(
+        Moments(counts=counts[f], sums=sums[f], grams=grams[f], fy=fy[f], sum_y=sum_y[f],
+                sum_yy=sum_yy[f], cell_group=np.asarray(cell_group),
+                cell_label=np.asarray(cell_label))
+        for f in range(n_folds)
+    ))

@@ -1,0 +1,291 @@
+"""Model selection under a disparity bound: every claim of daskfair.fkr.cv against a direct
+computation (separate fits, per-row scores, scikit-learn)."""
+
+import dask
+import dask.array as da
+import numpy as np
+import pytest
+
+from daskfair.fkr import (
+    FairKernelClassifier,
+    FairKernelClassifierCV,
+    FairKernelRegressor,
+    FairKernelRegressorCV,
+    FairKernelRidge,
+)
+from daskfair.fkr.candidates import Search, build_candidates
+from daskfair.fkr.ridge import penalty_scale
+from daskfair.fkr.statistics import fold_of, kernel_moments
+from daskfair.kernels import kernel_block, kernel_params
+from daskfair.metrics import equalized_odds_difference, error_rate, statistical_disparity
+from daskfair.nystroem import fit_nystroem
+
+
+def _data(n=600, n_groups=2, seed=0):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, n_groups, n)
+    X = rng.normal(size=(n, 4)) + 0.6 * s[:, None]
+    logit = X[:, 0] - 0.5 * X[:, 1] ** 2 + 0.8 * s - 0.3
+    y = (rng.random(n) < 1 / (1 + np.exp(-2 * logit))).astype(int)
+    return X, y, s
+
+
+SMALL = {"alphas": (1e-4, 1e-2), "strengths": (0.0, 0.5, 1.0, 1.5), "n_components": (3, 8),
+         "fairness": (None, 1.0), "n_landmarks": 80}
+
+
+def test_refit_with_every_row_a_landmark_equals_the_plain_exact_fits():
+    X, y, s = _data(300)
+    cv = FairKernelClassifierCV(approximation="exact", cv=3, random_state=0,
+                                **{**SMALL, "alphas": (1e-3, 1e-2), "n_landmarks": 1000})
+    cv.fit(X, y, sensitive_features=s)
+    Xt = _data(50, seed=9)[0]
+    scores = cv.feature_map_.kernel(Xt) @ cv.candidate_dual_coef_ + cv.candidate_intercept_
+    # every candidate, from the total moments, against the plain fits with the same settings
+    rows = cv._table
+    for k, row in rows.iterrows():
+        if row.family == "embedding" and row.fairness is None:
+            plain = FairKernelRegressor(n_components=int(row.n_components), alpha=row.alpha,
+                                        approximation="exact")
+        elif row.family == "reduction" and row.strength == 0:
+            plain = FairKernelRidge(0.0, alpha=row.alpha, approximation="exact")
+        else:
+            continue
+        plain.fit(X, y.astype(float), sensitive_features=s)
+        np.testing.assert_allclose(scores[:, k], plain.predict(Xt), rtol=1e-8, atol=1e-8)
+
+
+def test_every_fold_from_one_pass_equals_a_separate_fit_on_its_training_rows():
+    X, y, s = _data(500)
+    params = kernel_params("rbf", 4)
+    fmap = fit_nystroem(X, params, n_landmarks=60, random_state=0)
+    cells = s * 2 + y
+    group, label = np.repeat([0, 1], 2), np.tile([0, 1], 2)
+    search = Search(task="classification", constraint="demographic_parity",
+                    families=("reduction", "embedding"), alphas=(1e-4, 1e-2),
+                    strengths=(0.0, 0.7, 1.4), components=(3, 6), fairness=(None, 1.0))
+    with dask.config.set({"daskfair.block-rows": 64}):
+        folded = kernel_moments(da.from_array(X, chunks=97), cells, y.astype(float), None,
+                                fmap.landmarks, params, cell_group=group, cell_label=label,
+                                n_folds=4, fold_seed=123)
+    fold = fold_of(np.arange(len(X)), 4, 123)
+    assert np.bincount(fold, minlength=4).min() > 0
+    for f in range(4):
+        train = folded.train(f).change_basis(fmap.whitening)
+        _, path = build_candidates(train, search, penalty_scale(train))
+        rows = fold != f
+        alone = kernel_moments(X[rows], cells[rows], y[rows].astype(float), None,
+                               fmap.landmarks, params, cell_group=group,
+                               cell_label=label).total.change_basis(fmap.whitening)
+        _, refit = build_candidates(alone, search, penalty_scale(alone))
+        scale = np.abs(refit.coef).max()
+        np.testing.assert_allclose(path.coef, refit.coef, rtol=0, atol=1e-8 * scale)
+        np.testing.assert_allclose(path.intercept, refit.intercept, rtol=0, atol=1e-8)
+
+
+def _fold_models(cv, X, y, s, search_fn):
+    """The per-fold candidate scores of a fitted CV estimator, recomputed directly."""
+    fmap = cv.feature_map_
+    seed = cv._fold_seed()
+    n_groups = int(s.max()) + 1
+    classify = isinstance(cv, FairKernelClassifierCV)
+    cells = s * 2 + y if classify else s
+    group = np.repeat(np.arange(n_groups), 2) if classify else np.arange(n_groups)
+    label = np.tile([0, 1], n_groups) if classify else np.full(n_groups, -1)
+    folded = kernel_moments(X, cells, y.astype(float), None, fmap.landmarks, fmap.params,
+                            cell_group=group, cell_label=label, n_folds=cv.cv, fold_seed=seed)
+    folded = type(folded)(tuple(m.change_basis(fmap.whitening) for m in folded.folds))
+    search = search_fn(folded.total)
+    fold = fold_of(np.arange(len(X)), cv.cv, seed)
+    Z = fmap.transform(X)
+    scores = np.empty((len(X), cv.n_candidates_))
+    for f in range(cv.cv):
+        train = folded.train(f)
+        _, lin = build_candidates(train, search, penalty_scale(train))
+        rows = fold == f
+        scores[rows] = Z[rows] @ lin.coef + lin.intercept
+    return scores
+
+
+@pytest.mark.parametrize("constraint", ["demographic_parity", "equalized_odds"])
+def test_validation_error_and_disparity_equal_per_row_predictions(constraint):
+    X, y, s = _data(500, n_groups=3)
+    cv = FairKernelClassifierCV(constraints=constraint, cv=3, random_state=1, **SMALL)
+    with dask.config.set({"daskfair.block-rows": 64}):
+        cv.fit(da.from_array(X, chunks=120), y, sensitive_features=s)
+    scores = _fold_models(cv, X, y, s, lambda total: cv._search(
+        total, "classification", constraint))
+    metric = equalized_odds_difference if constraint == "equalized_odds" else None
+    for k in range(0, cv.n_candidates_, 5):
+        for j in (1, 40, 128, 200, 255):
+            pred = (scores[:, k] >= cv.thresholds_[k, j]).astype(int)
+            assert cv.cv_error_[k, j] == pytest.approx(error_rate(y, pred), abs=1e-12)
+            direct = (metric(y, pred, sensitive_features=s) if metric
+                      else statistical_disparity(pred, sensitive_features=s))
+            assert cv.cv_disparity_[k, j] == pytest.approx(direct, abs=1e-12)
+
+
+def test_regressor_validation_metrics_from_moments_equal_per_row_predictions():
+    rng = np.random.default_rng(3)
+    n = 500
+    s = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 4)) + 0.5 * s[:, None]
+    y = X[:, 0] - X[:, 1] ** 2 + s + 0.2 * rng.normal(size=n)
+    cv = FairKernelRegressorCV(cv=4, disparity_bound=0.1, random_state=2, **SMALL)
+    cv.fit(X, y, sensitive_features=s)
+    scores = _fold_models(cv, X, y, s, lambda total: cv._search(
+        total, "regression", "demographic_parity"))
+    rmse = np.sqrt(((scores - y[:, None]) ** 2).mean(axis=0))
+    np.testing.assert_allclose(cv.cv_error_[:, 0], rmse, rtol=1e-9)
+    means = np.array([scores[s == g].mean(axis=0) for g in range(3)])
+    np.testing.assert_allclose(cv.cv_disparity_[:, 0], means.max(axis=0) - means.min(axis=0),
+                               rtol=1e-7, atol=1e-10)
+    assert cv.best_disparity_ <= 0.1
+    # t = 1 of the reduction equalises the groups' mean predictions on the training rows
+    reduction = cv._table[(cv._table.family == "reduction") & (cv._table.strength == 1.0)]
+    pred = cv.feature_map_.kernel(X) @ cv.candidate_dual_coef_ + cv.candidate_intercept_
+    for k in reduction.index:
+        g_means = [pred[s == g, k].mean() for g in range(3)]
+        assert max(g_means) - min(g_means) < 1e-8 * np.abs(y).max()
+
+
+def test_selection_is_the_most_accurate_within_the_bound():
+    X, y, s = _data(800)
+    cv = FairKernelClassifierCV(cv=4, disparity_bound=0.03, random_state=0, **SMALL)
+    cv.fit(X, y, sensitive_features=s)
+    ok = cv.cv_disparity_ <= 0.03
+    assert cv.best_disparity_ <= 0.03
+    assert cv.best_error_ == cv.cv_error_[ok].min()
+    chosen = cv.frontier_[cv.frontier_.selected]
+    assert len(chosen) == 1 and chosen.iloc[0].threshold == cv.threshold_
+    # the frontier holds every candidate, and its global front is non-dominated
+    assert set(cv.frontier_.candidate) == set(range(cv.n_candidates_))
+    front = cv.frontier_[cv.frontier_.pareto].sort_values("disparity")
+    assert (np.diff(front.error.to_numpy()) < 0).all()
+    # predictions are the refitted candidate's score against the chosen threshold
+    f = cv.feature_map_.kernel(X) @ cv.dual_coef_ + cv.intercept_
+    np.testing.assert_array_equal(cv.predict(X), (f >= cv.threshold_).astype(int))
+    proba = cv.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_array_equal(cv.decision_function(X) >= 0, f >= cv.threshold_)
+
+
+def test_choose_reselects_without_reading_the_data(monkeypatch):
+    X, y, s = _data(600)
+    a = FairKernelClassifierCV(cv=3, disparity_bound=0.05, random_state=0, **SMALL).fit(
+        X, y, sensitive_features=s)
+    b = FairKernelClassifierCV(cv=3, disparity_bound=0.01, random_state=0, **SMALL).fit(
+        X, y, sensitive_features=s)
+    import daskfair.fkr.cv as cvmod
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("choose() must not read the data")
+    monkeypatch.setattr(cvmod, "score_histograms", no_pass)
+    monkeypatch.setattr("daskfair.fkr._base.kernel_moments", no_pass)
+    a.choose(0.01)
+    assert a.best_params_ == b.best_params_
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    assert a.threshold_ == b.threshold_ and a.calibration_ == b.calibration_
+
+
+def test_same_result_for_numpy_dask_any_chunking_and_weight_scale():
+    X, y, s = _data(700)
+    fits = []
+    with dask.config.set({"daskfair.block-rows": 64}):  # eleven canonical blocks
+        for Xin in (X, da.from_array(X, chunks=50), da.from_array(X, chunks=333)):
+            fits.append(FairKernelClassifierCV(cv=4, random_state=5, **SMALL).fit(
+                Xin, y, sensitive_features=s))
+        weighted = FairKernelClassifierCV(cv=4, random_state=5, **SMALL).fit(
+            X, y, sensitive_features=s, sample_weight=np.full(len(y), 2.0))
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.cv_error_, fits[0].cv_error_)
+        np.testing.assert_array_equal(other.dual_coef_, fits[0].dual_coef_)
+        assert other.best_params_ == fits[0].best_params_
+    # doubling every row's weight changes no statistic's meaning: same choice and model
+    chosen = {k: v for k, v in fits[0].best_params_.items() if k != "threshold"}
+    assert {k: v for k, v in weighted.best_params_.items() if k != "threshold"} == chosen
+    assert weighted.threshold_ == pytest.approx(fits[0].threshold_, rel=1e-12)
+    np.testing.assert_allclose(weighted.dual_coef_, fits[0].dual_coef_, rtol=0,
+                               atol=1e-8 * np.abs(fits[0].dual_coef_).max())
+    np.testing.assert_allclose(weighted.cv_error_, fits[0].cv_error_, atol=1e-12)
+
+
+def test_the_reduction_reaches_parity_where_the_unconstrained_model_does_not():
+    X, y, s = _data(3000)
+    cv = FairKernelClassifierCV(cv=5, disparity_bound=0.02, random_state=0, n_landmarks=150)
+    cv.fit(X, y, sensitive_features=s)
+    Xt, yt, st = _data(3000, seed=11)
+    plain = FairKernelRidge(0.0, n_landmarks=150, random_state=0).fit(
+        X, y.astype(float), sensitive_features=s)
+    sd_plain = statistical_disparity((plain.predict(Xt) >= 0.5).astype(int),
+                                     sensitive_features=st)
+    sd_cv = statistical_disparity(cv.predict(Xt), sensitive_features=st)
+    assert sd_plain > 0.2 and sd_cv < 0.06   # held-out rows: the bound holds up to noise
+    assert error_rate(yt, cv.predict(Xt)) < min(y.mean(), 1 - y.mean())  # beats the constant
+
+
+def test_regressor_warns_when_no_candidate_meets_the_bound():
+    rng = np.random.default_rng(0)
+    n = 400
+    s = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 3)) + s[:, None]
+    y = X[:, 0] + 2 * s
+    cv = FairKernelRegressorCV(cv=3, disparity_bound=0.0, random_state=0,
+                               families=("embedding",), fairness=(1.0,), n_landmarks=60,
+                               n_components=(2,))
+    with pytest.warns(UserWarning, match="no candidate reaches a validation disparity"):
+        cv.fit(X, y, sensitive_features=s)
+    assert cv.best_disparity_ == cv.cv_disparity_.min()
+
+
+def test_bad_parameters():
+    X, y, s = _data(200)
+    for kw, match in [({"cv": 1}, "cv must be an integer"),
+                      ({"disparity_bound": -0.1}, "disparity_bound must be"),
+                      ({"families": ("boosting",)}, "families must be a subset"),
+                      ({"constraints": "calibration"}, "constraints must be one of"),
+                      ({"alphas": (-1.0,)}, "alphas must be numbers")]:
+        with pytest.raises(ValueError, match=match):
+            FairKernelClassifierCV(**kw).fit(X, y, sensitive_features=s)
+
+
+def test_fairlearn_exponentiated_gradient_wraps_the_classifier():
+    reductions = pytest.importorskip("fairlearn.reductions")
+    X, y, s = _data(400)
+    import warnings
+
+    base = FairKernelClassifier(n_components=5, n_landmarks=60, random_state=0)
+    eg = reductions.ExponentiatedGradient(
+        base, reductions.DemographicParity(difference_bound=0.02), max_iter=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the base is fitted without groups; pandas notes
+        eg.fit(X, y, sensitive_features=s)
+    pred = eg.predict(X, random_state=0)
+    assert set(np.unique(pred)) <= {0, 1} and len(eg.predictors_) >= 1
+    # the oracle saw per-row weights: its fits differ from the unweighted one
+    w = np.where(y == 1, 3.0, 1.0)
+    weighted = FairKernelClassifier(n_components=5, n_landmarks=60, random_state=0).fit(
+        X, y, sensitive_features=s, sample_weight=w)
+    plain = FairKernelClassifier(n_components=5, n_landmarks=60, random_state=0).fit(
+        X, y, sensitive_features=s)
+    assert not np.allclose(weighted.dual_coef_, plain.dual_coef_)
+
+
+def test_fold_assignment_depends_on_position_and_seed_only():
+    rows = np.arange(10_000)
+    a = fold_of(rows, 5, 7)
+    np.testing.assert_array_equal(np.concatenate([fold_of(rows[:3333], 5, 7),
+                                                  fold_of(rows[3333:], 5, 7)]), a)
+    counts = np.bincount(a, minlength=5)
+    assert counts.min() > 1850 and counts.max() < 2150       # balanced
+    assert (fold_of(rows, 5, 8) != a).mean() > 0.7            # another seed, another split
+
+
+def test_kernel_block_of_the_feature_map_is_what_the_scores_use():
+    X, y, s = _data(200)
+    cv = FairKernelClassifierCV(cv=3, random_state=0, **SMALL).fit(X, y,
+                                                                   sensitive_features=s)
+    f = kernel_block(X, cv.feature_map_.landmarks, cv.feature_map_.params) @ cv.dual_coef_
+    np.testing.assert_allclose(f + cv.intercept_,
+                               cv.decision_function(X) / cv.calibration_[0] + cv.threshold_,
+                               rtol=1e-9, atol=1e-9)
