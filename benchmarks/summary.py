@@ -337,10 +337,34 @@ def fkr_vs_fairlearn(doc: dict[str, Any]) -> Extracted:
     return rows
 
 
+def fkr_cv_scale(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for r in doc["runs"]:
+        where = "streamed from zarr" if r.get("streamed_from_zarr") else "in memory"
+        setting = (f"{r['n']:,} rows, m={r['m']}, {where}; {doc.get('workers')} workers; "
+                   f"CV: {r['cv']['candidates']} candidates × {r['cv']['thresholds']} "
+                   f"thresholds, {r['cv']['folds']} folds")
+        measures = [Measure("CV s", r["cv"]["seconds"], ".1f"),
+                    Measure("one fit s", r["plain_regressor"]["seconds"], ".1f"),
+                    Measure("CV / one fit", r["ratio_cv_to_plain_regressor"], ".2f"),
+                    Measure("CV peak cluster GB", r["cv"]["peak_cluster_memory_gb"], ".2f")]
+        eg = r.get("eg")
+        if eg:
+            measures.append(Measure("fairlearn EG(LR) s", eg.get("seconds"), ".1f")
+                            if eg.get("seconds") is not None else
+                            Measure("fairlearn EG(LR)",
+                                    f"unfinished after {eg['timed_out_after']:.0f} s"))
+            if eg.get("peak_rss_gb") is not None:
+                measures.append(Measure("EG peak GB", eg["peak_rss_gb"], ".2f"))
+        rows.append((setting, measures))
+    return rows
+
+
 EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
     f.__name__: f for f in (fkr_table1, fkr_tradeoff, fkr_scale, fkr_convergence, fce_tables,
                             fce_raw, safairkm_seed, safairkm_synthetic, safairkm_scale,
-                            sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn)
+                            sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn,
+                            fkr_cv_scale)
 }
 
 

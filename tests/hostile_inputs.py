@@ -36,7 +36,9 @@ import daskfair.metrics as metrics
 from daskfair import (
     FairClusteringEnsemble,
     FairKernelClassifier,
+    FairKernelClassifierCV,
     FairKernelRegressor,
+    FairKernelRegressorCV,
     FairKernelRidge,
     SAFairKMeans,
     base_clusterings,
@@ -233,16 +235,20 @@ def _groups(kind: str) -> np.ndarray:
 
 
 FKR_PARAMS = {"n_components": 2, "random_state": 0}
+CV_PARAMS = {"cv": 3, "alphas": (1e-3,), "strengths": (0.0, 1.0), "n_components": (2,),
+             "fairness": (None,), "random_state": 0}
 ESTIMATORS = {
     "FairKernelRegressor": (FairKernelRegressor, FKR_PARAMS),
     "FairKernelClassifier": (FairKernelClassifier, FKR_PARAMS),
     "FairKernelRidge": (FairKernelRidge, {"mu": 1.0, "random_state": 0}),
+    "FairKernelClassifierCV": (FairKernelClassifierCV, CV_PARAMS),
+    "FairKernelRegressorCV": (FairKernelRegressorCV, CV_PARAMS),
 }
 
 
 def _fkr(cls: str, ctx: Context, *, X: Any = None, y: Any = None, s: Any = None,
          **params: Any) -> dict[str, Any]:
-    y0 = D["yc"] if cls == "FairKernelClassifier" else D["y"]
+    y0 = D["yc"] if cls.startswith("FairKernelClassifier") else D["y"]
     return {"X": ctx.w(D["X"] if X is None else X), "y": ctx.w(y0 if y is None else y),
             "sensitive_features": ctx.w(D["s"] if s is None else s), **params}
 
@@ -487,21 +493,22 @@ FKC_NAN_Y = ("regression.py FairKernelClassifier.fit: for dask y the NaN is coun
              "class ('got 3 class(es) ([0.0, 1.0, nan])'); check pd.isna(classes) after "
              "da.unique")
 
-# FKR-F²E: the three kernel estimators share the input checks
+# FKR-F²E: the kernel estimators share the input checks
 for name, p in (("FairKernelRegressor", "fkr"), ("FairKernelClassifier", "fkc"),
-                ("FairKernelRidge", "fkrr")):
+                ("FairKernelRidge", "fkrr"), ("FairKernelClassifierCV", "fkccv"),
+                ("FairKernelRegressorCV", "fkrcv")):
     fit = f"{name}.fit"
 
     def b(ctx: Context, _n: str = name, **kw: Any) -> dict[str, Any]:
         return _fkr(_n, ctx, **kw)
 
-    y_key = "yc" if p == "fkc" else "y"
+    y_key = "yc" if p in ("fkc", "fkccv") else "y"
     case(f"{p}-nan-X", fit, "NaN/inf", "X with one NaN", lambda c, b=b: b(c, X=_nan(D["X"])),
          NAN_X, "drop or impute the rows")
     case(f"{p}-inf-X", fit, "NaN/inf", "X with one +inf",
          lambda c, b=b: b(c, X=_nan(D["X"], np.inf)), NAN_X, "drop or impute the rows")
-    if p == "fkc":
-        case("fkc-nan-y", fit, "NaN/inf", "class labels y with one NaN",
+    if p in ("fkc", "fkccv"):
+        case(f"{p}-nan-y", fit, "NaN/inf", "class labels y with one NaN",
              lambda c, b=b: b(c, y=_nan(D["yc"])),
              err(ValueError, r"y contains missing values.*needs a class"),
              "every training row needs a class",
@@ -531,9 +538,16 @@ for name, p in (("FairKernelRegressor", "fkr"), ("FairKernelClassifier", "fkc"),
     case(f"{p}-three-groups", fit, "one group", "three groups",
          lambda c, b=b: b(c, s=_groups("three")), WORKS,
          "works: every group's mean is matched (any number of groups)")
-    case(f"{p}-group-of-one-row", fit, "group of one row", "group 1 has a single row",
-         lambda c, b=b: b(c, s=_groups("single")), WORKS,
-         "works: a group of one row is a group (its mean is that row)")
+    if p.endswith("cv"):
+        case(f"{p}-group-of-one-row", fit, "group of one row", "group 1 has a single row",
+             lambda c, b=b: b(c, s=_groups("single")),
+             err(ValueError, r"group 1 has no rows in the training rows of fold \d \(it has 1 "
+                             r"rows in all\).*fewer folds"),
+             "use fewer folds or merge the small groups")
+    else:
+        case(f"{p}-group-of-one-row", fit, "group of one row", "group 1 has a single row",
+             lambda c, b=b: b(c, s=_groups("single")), WORKS,
+             "works: a group of one row is a group (its mean is that row)")
     for kind in ("str", "float", "bool"):
         case(f"{p}-groups-{kind}", fit, "groups as strings/floats/booleans",
              f"groups as {kind} values", lambda c, b=b, k=kind: b(c, s=_groups(k)), WORKS,

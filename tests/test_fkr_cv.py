@@ -289,3 +289,51 @@ def test_kernel_block_of_the_feature_map_is_what_the_scores_use():
     np.testing.assert_allclose(f + cv.intercept_,
                                cv.decision_function(X) / cv.calibration_[0] + cv.threshold_,
                                rtol=1e-9, atol=1e-9)
+
+
+def _counted(n_blocks, seed=0):
+    """X as a dask array whose every block computation is counted, 64-row blocks."""
+    import collections
+
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(64 * n_blocks, 4))
+    s = (rng.random(len(base)) < 0.4).astype(int)
+    y = (base[:, 0] + s + rng.normal(size=len(base)) > 0.5).astype(int)
+    counts = collections.Counter()
+
+    def load(block_info=None):
+        lo, hi = block_info[None]["array-location"][0]
+        counts[lo // 64] += 1
+        return base[lo:hi]
+
+    X = da.map_blocks(load, chunks=((64,) * n_blocks, (4,)), dtype=float,
+                      meta=np.empty((0, 4)))
+    return X, y, s, counts
+
+
+@pytest.mark.parametrize(("make", "passes"), [
+    (lambda: FairKernelRegressor(n_components=3, n_landmarks=40, random_state=0), 1),
+    (lambda: FairKernelRidge(1.0, n_landmarks=40, random_state=0), 1),
+    (lambda: FairKernelClassifier(n_components=3, n_landmarks=40, random_state=0), 2),
+    (lambda: FairKernelClassifierCV(cv=3, random_state=0, **SMALL), 2),
+    (lambda: FairKernelRegressorCV(cv=3, random_state=0, **SMALL), 1),
+])
+def test_passes_over_x_are_what_the_docstrings_say(make, passes):
+    """Every block of X is computed `passes` times, plus once more for the landmark draw's
+    eight blocks (of forty): "one pass" means one read of the data, not two."""
+    from daskfair.nystroem import MIN_LANDMARK_BLOCKS
+
+    X, y, s, counts = _counted(40)
+    with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
+        make().fit(X, y, sensitive_features=s)
+    extra = [b for b in range(40) if counts[b] == passes + 1]
+    assert all(counts[b] in (passes, passes + 1) for b in range(40)), counts
+    assert len(extra) == MIN_LANDMARK_BLOCKS
+
+
+def test_several_kernel_settings_share_one_landmark_draw():
+    X, y, s, counts = _counted(40)
+    with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
+        FairKernelClassifierCV(cv=3, random_state=0, gamma=[0.1, 0.5], **SMALL).fit(
+            X, y, sensitive_features=s)
+    assert sorted(set(counts.values())) == [4, 5]   # two passes per gamma, one draw

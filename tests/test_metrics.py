@@ -16,6 +16,7 @@ from daskfair.metrics import (
     clustering_accuracy,
     clustering_report,
     contingency,
+    equalized_odds_difference,
     error_rate,
     fairness_cce,
     hypervolume_2d,
@@ -86,6 +87,36 @@ def test_statistical_disparity_and_error_by_hand():
     assert statistical_disparity(labels, sensitive_features=[0, 0, 1, 1],
                                  positive_label="yes") == 0.0
     assert error_rate([1, 0, 1, 1], [1, 1, 1, 0]) == 0.5
+
+
+def test_equalized_odds_difference_by_hand_and_on_dask():
+    y = np.array([1, 1, 0, 0, 1, 1, 0, 0, 1, 0])
+    pred = np.array([1, 0, 0, 1, 1, 1, 0, 0, 0, 1])
+    s = np.array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2])
+    # TPR by group: 1/2, 2/2, 0/1 → gap 1; FPR: 1/2, 0/2, 1/1 → gap 1
+    assert equalized_odds_difference(y, pred, sensitive_features=s) == pytest.approx(1.0)
+    two = s < 2
+    # groups 0, 1: TPR 1/2 vs 1, FPR 1/2 vs 0 → max gap 0.5
+    assert equalized_odds_difference(y[two], pred[two], sensitive_features=s[two]) == \
+        pytest.approx(0.5)
+    d = equalized_odds_difference(da.from_array(y, chunks=3), da.from_array(pred, chunks=4),
+                                  sensitive_features=da.from_array(s, chunks=5))
+    assert d == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="has no rows with true label positive"):
+        equalized_odds_difference([0, 0, 1, 1], [0, 1, 0, 1], sensitive_features=[0, 0, 1, 1])
+
+
+def test_fairness_metrics_equal_fairlearns():
+    metrics = pytest.importorskip("fairlearn.metrics")
+    rng = np.random.default_rng(0)
+    for n_groups in (2, 3, 5):
+        s = rng.integers(0, n_groups, 2000)
+        y = (rng.random(2000) < 0.3 + 0.1 * s / n_groups).astype(int)
+        pred = (rng.random(2000) < 0.2 + 0.3 * y + 0.05 * s).astype(int)
+        assert statistical_disparity(pred, sensitive_features=s) == pytest.approx(
+            metrics.demographic_parity_difference(y, pred, sensitive_features=s), abs=1e-12)
+        assert equalized_odds_difference(y, pred, sensitive_features=s) == pytest.approx(
+            metrics.equalized_odds_difference(y, pred, sensitive_features=s), abs=1e-12)
 
 
 def test_kmeans_cost_against_direct_computation():

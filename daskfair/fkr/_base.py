@@ -30,7 +30,7 @@ from ..kernels import kernel_params
 from ..nystroem import LANDMARK_METHODS, NystroemMap, fit_nystroem
 from .statistics import FoldedMoments, kernel_moments
 
-__all__ = ["APPROXIMATIONS", "FitInput", "KernelModelMixin", "binary_classes"]
+__all__ = ["APPROXIMATIONS", "FitInput", "KernelModelMixin", "binary_classes", "shown"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +49,11 @@ class FitInput:
     cell_label: np.ndarray
     groups: np.ndarray | None
     n: int
+
+
+def shown(value: Any) -> str:
+    """A group or class value as error messages show it (numpy scalars as Python values)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def binary_classes(y: Any) -> tuple[Any, np.ndarray]:
@@ -130,13 +135,16 @@ class KernelModelMixin:
         return FitInput(X=X, y=y, weights=weights, cells=cells, cell_group=cell_group,
                         cell_label=cell_label, groups=self.groups_, n=n)
 
-    def _fit_feature_map(self, data: FitInput, gamma: Any = "param") -> NystroemMap:
+    def _fit_feature_map(self, data: FitInput, gamma: Any = "param",
+                         landmarks: np.ndarray | None = None) -> NystroemMap:
+        """The Nyström map (``landmarks`` reused when given: one draw for every gamma)."""
         params = kernel_params(self.kernel, data.X.shape[1],
                                gamma=self.gamma if gamma == "param" else gamma,
                                degree=self.degree, coef0=self.coef0)
         n_landmarks = data.n if self.approximation == "exact" else self.n_landmarks
         fmap = fit_nystroem(data.X, params, n_landmarks=n_landmarks, method=self.landmarks,
-                            rcond=self.rcond, random_state=self.random_state)
+                            rcond=self.rcond, random_state=self.random_state,
+                            landmarks=landmarks)
         logger.info("feature map: %d landmarks, rank %d", len(fmap.landmarks),
                     fmap.n_components)
         self.feature_map_ = fmap
@@ -154,14 +162,14 @@ class KernelModelMixin:
             weight = np.bincount(data.cell_label, weights=total.counts, minlength=2)
             if (weight == 0).any():
                 raise ValueError(
-                    f"class {self.classes_[int(np.argmin(weight))]!r} has no rows with a "
+                    f"class {shown(self.classes_[int(np.argmin(weight))])} has no rows with a "
                     "positive weight: the classifier needs both classes.")
         if data.groups is not None:
             empty = np.flatnonzero(total.group_counts == 0)
             if empty.size:
                 raise ValueError(
-                    f"group {data.groups[empty[0]]!r} has no rows with a positive weight in the "
-                    "training data; every group must be present.")
+                    f"group {shown(data.groups[empty[0]])} has no rows with a positive weight "
+                    "in the training data; every group must be present.")
         if not total.n > 0:
             raise ValueError("every sample weight is 0: at least one row needs a positive "
                              "weight.")

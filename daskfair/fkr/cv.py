@@ -31,7 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._random import as_seed_sequence, child_rng
 from .._validation import is_dask
-from ._base import FitInput, KernelModelMixin
+from ._base import FitInput, KernelModelMixin, shown
 from .candidates import CONSTRAINTS, FAMILIES, Linear, Search, build_candidates
 from .candidates import embedding_components as _components
 from .ridge import penalty_scale
@@ -97,6 +97,14 @@ class _CVMixin(KernelModelMixin):
                              f"{self.gamma!r}.")
         return gammas
 
+    def _runs(self, data: FitInput, seed: int) -> list[dict[str, Any]]:
+        """The search of every kernel setting, on one draw of landmarks."""
+        runs, landmarks = [], None
+        for gamma in self._gammas():
+            runs.append(self._search_kernel(data, gamma, seed, landmarks))
+            landmarks = runs[-1]["fmap"].landmarks
+        return runs
+
     def _combine(self, runs: list[dict[str, Any]]) -> None:
         """Candidates of every kernel setting side by side."""
         self.feature_maps_ = [run["fmap"] for run in runs]
@@ -108,6 +116,25 @@ class _CVMixin(KernelModelMixin):
         self.cv_disparity_ = np.vstack([run["disparity"] for run in runs])
         self.cv_error_ = np.vstack([run["error"] for run in runs])
         self.n_candidates_ = len(self._table)
+
+    def _check_folds(self, folded: FoldedMoments, data: FitInput) -> None:
+        """Every fold's training rows must hold every group (and both classes)."""
+        for f in range(folded.n_folds):
+            train = folded.train(f)
+            counts = train.group_counts
+            if data.groups is not None and (counts <= 0).any():
+                g = int(np.argmin(counts))
+                raise ValueError(
+                    f"group {shown(data.groups[g])} has no rows in the training rows of fold "
+                    f"{f} (it has {folded.total.group_counts[g]:g} rows in all): "
+                    "every fold's training rows need every group. Use fewer folds (cv=...) "
+                    "or merge the small groups.")
+            if (data.cell_label >= 0).all():
+                weight = np.bincount(data.cell_label, weights=train.counts, minlength=2)
+                if (weight <= 0).any():
+                    raise ValueError(
+                        f"the training rows of fold {f} hold one class only; use fewer folds "
+                        "(cv=...).")
 
     def _fold_seed(self) -> int:
         return int(child_rng(as_seed_sequence(self.random_state), 1).integers(2**32))
@@ -293,7 +320,7 @@ class FairKernelClassifierCV(_CVMixin, ClassifierMixin, BaseEstimator):
                              f"{self.constraints!r}.")
         data = self._fit_input(X, y, sensitive_features, sample_weight, classify=True)
         seed = self._fold_seed()
-        runs = [self._search_kernel(data, gamma, seed) for gamma in self._gammas()]
+        runs = self._runs(data, seed)
         self._combine(runs)
         self.thresholds_ = np.vstack([run["thresholds"] for run in runs])
         self._hist = np.concatenate([run["hist"] for run in runs])
@@ -302,11 +329,12 @@ class FairKernelClassifierCV(_CVMixin, ClassifierMixin, BaseEstimator):
         self._cell_label = data.cell_label
         return self._select()
 
-    def _search_kernel(self, data: FitInput, gamma: float | None, seed: int
-                       ) -> dict[str, Any]:
+    def _search_kernel(self, data: FitInput, gamma: float | None, seed: int,
+                       landmarks: np.ndarray | None) -> dict[str, Any]:
         """Both passes for one kernel setting: the candidates and their validation scores."""
-        fmap = self._fit_feature_map(data, gamma)
+        fmap = self._fit_feature_map(data, gamma, landmarks)
         folded = self._moments(data, fmap, n_folds=self.cv, fold_seed=seed)
+        self._check_folds(folded, data)
         total = folded.total
         search = self._search(total, "classification", self.constraints)
         table, per_fold, refit = self._candidates(folded, search)
@@ -469,14 +497,15 @@ class FairKernelRegressorCV(_CVMixin, RegressorMixin, BaseEstimator):
         data: FitInput = self._fit_input(X, y, sensitive_features, sample_weight,
                                          classify=False)
         seed = self._fold_seed()
-        self._combine([self._search_kernel(data, gamma, seed) for gamma in self._gammas()])
+        self._combine(self._runs(data, seed))
         return self._select()
 
-    def _search_kernel(self, data: FitInput, gamma: float | None, seed: int
-                       ) -> dict[str, Any]:
+    def _search_kernel(self, data: FitInput, gamma: float | None, seed: int,
+                       landmarks: np.ndarray | None) -> dict[str, Any]:
         """The pass for one kernel setting; validation metrics from the folds' moments."""
-        fmap = self._fit_feature_map(data, gamma)
+        fmap = self._fit_feature_map(data, gamma, landmarks)
         folded = self._moments(data, fmap, n_folds=self.cv, fold_seed=seed)
+        self._check_folds(folded, data)
         search = self._search(folded.total, "regression", "demographic_parity")
         table, per_fold, refit = self._candidates(folded, search)
         table.insert(1, "gamma", fmap.params["gamma"])

@@ -1,0 +1,161 @@
+"""The whole model-selection path at 10⁶ and 10⁷ rows: time and peak memory.
+
+``make_fair_regression`` (20 features, two groups) with the label binarised at 0.5. On a
+2-worker LocalCluster, in one process and on the same rows:
+
+* ``FairKernelRegressor`` — one plain fit (one pass), the baseline of the ratios;
+* ``FairKernelClassifier`` — one plain classifier (two passes: moments, calibration);
+* ``FairKernelClassifierCV`` — 5 folds, the default grid (every candidate, every threshold;
+  two passes);
+* fairlearn's ``ExponentiatedGradient(LogisticRegression, DemographicParity(0.01))`` on the
+  same rows as numpy arrays, in a subprocess (its peak memory measured alone), with a time
+  limit.
+
+10⁶ rows are persisted on the workers; 10⁷ rows are written to zarr and streamed (never held
+in memory), with m = 500 landmarks as in ``fkr_scale.py``.
+
+    python benchmarks/fkr_cv_scale.py [--sizes 1000000 10000000] [--eg-timeout 1800]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import dask.array as da
+import distributed
+import numpy as np
+from distributed.diagnostics import MemorySampler
+
+from _common import RESULTS, pyplot, write_result
+from daskfair.datasets import make_fair_regression
+from daskfair.fkr import FairKernelClassifier, FairKernelClassifierCV, FairKernelRegressor
+
+CHUNK = 25_000
+
+EG_SCRIPT = """
+import json, resource, sys, time, warnings
+import numpy as np
+from fairlearn.reductions import DemographicParity, ExponentiatedGradient
+from sklearn.linear_model import LogisticRegression
+X = np.load(sys.argv[1], mmap_mode="r"); y = np.load(sys.argv[2]); s = np.load(sys.argv[3])
+X = np.asarray(X)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+t0 = time.perf_counter()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    eg = ExponentiatedGradient(LogisticRegression(max_iter=500),
+                               DemographicParity(difference_bound=0.01))
+    eg.fit(X, y, sensitive_features=s)
+secs = time.perf_counter() - t0
+print(json.dumps({"seconds": secs, "oracle_calls": len(eg.predictors_),
+                  "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
+                  "data_rss_gb": before}))
+"""
+
+
+def data(n: int, workdir: Path, client: distributed.Client) -> tuple:
+    X, y, s = make_fair_regression(n, 20, chunks=CHUNK, random_state=0)
+    y = (y > 0.5).astype(np.int64)
+    if n >= 5_000_000:
+        paths = {k: str(workdir / f"{k}.zarr") for k in ("X", "y", "s")}
+        for k, arr in zip(("X", "y", "s"), (X, y, s), strict=True):
+            da.to_zarr(arr, paths[k], overwrite=True)
+        return tuple(da.from_zarr(paths[k]) for k in ("X", "y", "s")), True
+    X, y, s = client.persist([X, y, s])
+    distributed.wait([X, y, s])
+    return (X, y, s), False
+
+
+def timed_fit(make, X, y, s) -> tuple[object, dict]:
+    ms = MemorySampler()
+    est = make()
+    with ms.sample("fit", interval=0.2):
+        t0 = time.perf_counter()
+        est.fit(X, y, sensitive_features=s)
+        secs = time.perf_counter() - t0
+    return est, {"seconds": secs, "peak_cluster_memory_gb": float(
+        ms.to_pandas()["fit"].max()) / 1e9}
+
+
+def run_eg(X, y, s, workdir: Path, timeout: float) -> dict:
+    files = []
+    for name, arr in (("X", X), ("y", y), ("s", s)):
+        path = workdir / f"eg_{name}.npy"
+        np.save(path, np.asarray(arr.compute() if hasattr(arr, "compute") else arr))
+        files.append(str(path))
+    try:
+        out = subprocess.run([sys.executable, "-c", EG_SCRIPT, *files], capture_output=True,
+                             text=True, timeout=timeout, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        return {"seconds": None, "timed_out_after": timeout}
+    finally:
+        for f in files:
+            Path(f).unlink(missing_ok=True)
+
+
+def one_size(client, n: int, workdir: Path, eg_timeout: float) -> dict:
+    (X, y, s), streamed = data(n, workdir, client)
+    m = 1000 if n < 5_000_000 else 500
+    kw = {"n_landmarks": m, "random_state": 0}
+    _, plain = timed_fit(lambda: FairKernelRegressor(n_components=50, **kw), X, y, s)
+    _, clf = timed_fit(lambda: FairKernelClassifier(n_components=50, **kw), X, y, s)
+    cv, cvr = timed_fit(lambda: FairKernelClassifierCV(disparity_bound=0.01, cv=5, **kw),
+                        X, y, s)
+    row = {"n": n, "m": m, "streamed_from_zarr": streamed, "plain_regressor": plain,
+           "plain_classifier": clf, "cv": {**cvr, "candidates": cv.n_candidates_,
+                                          "thresholds": cv.thresholds_.shape[1],
+                                          "folds": cv.cv, "validation_sd": cv.best_disparity_,
+                                          "validation_error": cv.best_error_},
+           "ratio_cv_to_plain_regressor": cvr["seconds"] / plain["seconds"],
+           "ratio_cv_to_plain_classifier": cvr["seconds"] / clf["seconds"]}
+    if eg_timeout > 0:
+        row["eg"] = run_eg(X, y, s, workdir, eg_timeout)
+    print(row, flush=True)
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--memory-limit", default="6GB", help="per worker")
+    ap.add_argument("--eg-timeout", type=float, default=1800,
+                    help="seconds fairlearn may take per size (0: skip it)")
+    args = ap.parse_args()
+    rows = []
+    with (tempfile.TemporaryDirectory(dir=RESULTS.parent) as tmp,
+          distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
+                                   memory_limit=args.memory_limit,
+                                   dashboard_address=None) as cluster,
+          distributed.Client(cluster) as client):
+        for n in args.sizes:
+            rows.append(one_size(client, n, Path(tmp), args.eg_timeout))
+            client.cancel(list(client.futures))
+    write_result("fkr_cv_scale", {"workers": args.workers, "memory_limit": args.memory_limit,
+                                  "runs": rows})
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ns = [r["n"] for r in rows]
+    for key, label in (("plain_regressor", "one fit (1 pass)"),
+                       ("plain_classifier", "classifier (2 passes)"),
+                       ("cv", "CV: every candidate (2 passes)")):
+        ax.loglog(ns, [r[key]["seconds"] for r in rows], "o-", label=label)
+    eg = [(r["n"], r["eg"]["seconds"]) for r in rows if r.get("eg", {}).get("seconds")]
+    if eg:
+        ax.loglog(*zip(*eg, strict=True), "s--", label="fairlearn EG(LR)")
+    ax.set_xlabel("rows")
+    ax.set_ylabel("seconds")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "fkr_cv_scale.png", dpi=120)
+
+
+if __name__ == "__main__":
+    main()
