@@ -128,6 +128,8 @@ def main() -> None:
     ap.add_argument("--memory-limit", default="6GB", help="per worker")
     ap.add_argument("--eg-timeout", type=float, default=1800,
                     help="seconds fairlearn may take per size (0: skip it)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the stored runs of the sizes not measured now")
     args = ap.parse_args()
     rows = []
     with (tempfile.TemporaryDirectory(dir=RESULTS.parent) as tmp,
@@ -138,6 +140,10 @@ def main() -> None:
         for n in args.sizes:
             rows.append(one_size(client, n, Path(tmp), args.eg_timeout))
             client.cancel(list(client.futures))
+    if args.merge and (RESULTS / "fkr_cv_scale.json").exists():
+        kept = json.loads((RESULTS / "fkr_cv_scale.json").read_text())["runs"]
+        rows = sorted([r for r in kept if r["n"] not in args.sizes] + rows,
+                      key=lambda r: r["n"])
     write_result("fkr_cv_scale", {"workers": args.workers, "memory_limit": args.memory_limit,
                                   "runs": rows})
     plt = pyplot()

@@ -13,6 +13,7 @@ from typing import Any
 import dask.array as da
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
@@ -30,7 +31,14 @@ from ..kernels import kernel_params
 from ..nystroem import LANDMARK_METHODS, NystroemMap, fit_nystroem
 from .statistics import FoldedMoments, kernel_moments
 
-__all__ = ["APPROXIMATIONS", "FitInput", "KernelModelMixin", "binary_classes", "shown"]
+__all__ = [
+    "APPROXIMATIONS",
+    "CalibratedClassifierMixin",
+    "FitInput",
+    "KernelModelMixin",
+    "binary_classes",
+    "shown",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -190,3 +198,37 @@ class KernelModelMixin:
         X = self._check_X(X)
         out = self.feature_map_.project(X, self.dual_coef_[:, None])[:, 0]
         return out + self.intercept_
+
+
+class CalibratedClassifierMixin:
+    """Decisions from the score f(x) = k(x, L)·dual_coef_ + intercept_, ``threshold_`` and
+    Platt's slope a > 0 (``calibration_ = (a, c)`` with c = −a·threshold_)."""
+
+    def decision_function(self, X: Any) -> Any:
+        """a·(f(x) − threshold_), the calibrated log-odds of ``classes_[1]``: positive means
+        ``classes_[1]``; lazy for dask input."""
+        check_is_fitted(self, "calibration_")
+        return self.calibration_[0] * (self._kernel_output(X) - self.threshold_)
+
+    def predict_proba(self, X: Any) -> Any:
+        """Probabilities of ``classes_`` (columns), shape (n_samples, 2); lazy for dask."""
+        d = self.decision_function(X)
+        if is_dask(d):
+            p = d.map_blocks(expit, dtype=np.float64)
+            return da.stack([1 - p, p], axis=1)
+        p = expit(d)
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X: Any) -> Any:
+        """Class labels, shape (n_samples,): ``classes_[1]`` where f(x) ≥ threshold_."""
+        positive = self.decision_function(X) >= 0
+        if is_dask(positive):
+            return da.where(positive, self.classes_[1], self.classes_[0])
+        return np.where(positive, self.classes_[1], self.classes_[0])
+
+    def _set_calibration(self, slope: float, threshold: float, fallback_scale: float) -> None:
+        # a Platt slope that is not positive (scores that do not order the classes) would
+        # turn decisions around: fall back to the scores' own scale
+        a = slope if slope > 0 else 1.0 / max(fallback_scale, 1e-300)
+        self.threshold_ = float(threshold)
+        self.calibration_ = (float(a), float(-a * threshold))

@@ -156,8 +156,10 @@ def _reduction(stats: Moments, search: Search, scale: float) -> tuple[list[dict]
 def _embedding(stats: Moments, search: Search, scale: float) -> tuple[list[dict], Linear]:
     rows, coefs, icpts = [], [], []
     kmax = max(search.components)
+    kpca = np.linalg.eigh(stats.covariance()) if any(
+        g is not None for g in search.fairness) else None
     for gamma in search.fairness:
-        W, _ = mean_discrepancy_directions(stats, kmax, gamma)
+        W, _ = mean_discrepancy_directions(stats, kmax, gamma, kpca=kpca)
         top = stats.change_basis(W)
         for k in search.components:
             sub = _leading(top, k)

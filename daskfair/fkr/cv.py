@@ -25,13 +25,11 @@ from typing import Any
 import dask.array as da
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._random import as_seed_sequence, child_rng
-from .._validation import is_dask
-from ._base import FitInput, KernelModelMixin, shown
+from ._base import CalibratedClassifierMixin, FitInput, KernelModelMixin, shown
 from .candidates import CONSTRAINTS, FAMILIES, Linear, Search, build_candidates
 from .candidates import embedding_components as _components
 from .ridge import penalty_scale
@@ -187,13 +185,14 @@ def _score_moments(stats: Moments, lin: Linear) -> tuple[np.ndarray, np.ndarray]
     """Mean and standard deviation of every candidate's score over the rows of ``stats``."""
     coef = lin.coef
     mean = stats.mean @ coef + lin.intercept
-    var = np.einsum("ik,ij,jk->k", coef, stats.covariance(), coef)
+    var = ((stats.covariance() @ coef) * coef).sum(axis=0)
     std = np.sqrt(np.maximum(var, 0.0))
     return mean, np.where(std > 1e-12 * np.maximum(np.abs(mean), 1.0), std,
                           np.maximum(np.abs(mean), 1.0))
 
 
-class FairKernelClassifierCV(_CVMixin, ClassifierMixin, BaseEstimator):
+class FairKernelClassifierCV(_CVMixin, CalibratedClassifierMixin, ClassifierMixin,
+                             BaseEstimator):
     """The most accurate fair kernel classifier within a disparity bound, chosen by CV.
 
     Reads the training data twice per kernel setting, whatever the number of candidates and
@@ -370,12 +369,12 @@ class FairKernelClassifierCV(_CVMixin, ClassifierMixin, BaseEstimator):
             self.feature_map_ = self.feature_maps_[self.candidate_kernel_[k]]
             self.dual_coef_ = self.candidate_dual_coef_[:, k]
             self.intercept_ = float(self.candidate_intercept_[k])
-            self.threshold_ = float(edges[k, j])
             lo, width = self._bins
             by_class = np.zeros((2, N_BINS))
             np.add.at(by_class, self._cell_label, self._hist[k])
             centers = lo[k] + width[k] * (np.arange(N_BINS) + 0.5)
-            self.calibration_ = platt_scaling(by_class, centers, slope_only_at=self.threshold_)
+            slope, _ = platt_scaling(by_class, centers, slope_only_at=float(edges[k, j]))
+            self._set_calibration(slope, float(edges[k, j]), width[k] * N_BINS / 12)
         return self
 
     def choose(self, disparity_bound: float) -> FairKernelClassifierCV:
@@ -388,29 +387,6 @@ class FairKernelClassifierCV(_CVMixin, ClassifierMixin, BaseEstimator):
         self.disparity_bound = disparity_bound
         self._check_cv_params()
         return self._select()
-
-    def decision_function(self, X: Any) -> np.ndarray | da.Array:
-        """a·(score − threshold): positive means ``classes_[1]``; lazy for dask input."""
-        check_is_fitted(self, "calibration_")
-        a, c = self.calibration_
-        return a * self._kernel_output(X) + c
-
-    def predict_proba(self, X: Any) -> np.ndarray | da.Array:
-        """Probabilities of ``classes_`` (columns), shape (n_samples, 2)."""
-        d = self.decision_function(X)
-        if is_dask(d):
-            p = d.map_blocks(expit, dtype=np.float64)
-            return da.stack([1 - p, p], axis=1)
-        p = expit(d)
-        return np.column_stack([1 - p, p])
-
-    def predict(self, X: Any) -> np.ndarray | da.Array:
-        """Class labels, shape (n_samples,); lazy for dask input."""
-        check_is_fitted(self, "dual_coef_")
-        positive = self._kernel_output(X) >= self.threshold_
-        if is_dask(positive):
-            return da.where(positive, self.classes_[1], self.classes_[0])
-        return np.where(positive, self.classes_[1], self.classes_[0])
 
     def plot_frontier(self, ax: Any = None) -> Any:
         """The validation disparity/error of every candidate, the front and the choice."""
@@ -515,7 +491,7 @@ class FairKernelRegressorCV(_CVMixin, RegressorMixin, BaseEstimator):
             held = folded.folds[f]
             coef, b = lin.coef, lin.intercept
             # Σ (zᵀβ + b − y)² over the fold, from its moments
-            sse += (np.einsum("ik,ij,jk->k", coef, held.gram, coef)
+            sse += (((held.gram @ coef) * coef).sum(axis=0)
                     + 2 * b * (held.sums.sum(axis=0) @ coef) + held.n * b**2
                     - 2 * (held.total_fy @ coef) - 2 * b * held.total_y
                     + held.sum_yy.sum())

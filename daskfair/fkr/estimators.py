@@ -14,7 +14,6 @@ from typing import Any
 
 import dask.array as da
 import numpy as np
-from scipy.special import expit
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -22,10 +21,8 @@ from sklearn.base import (
     RegressorMixin,
     TransformerMixin,
 )
-from sklearn.utils.validation import check_is_fitted
 
-from .._validation import is_dask
-from ._base import FitInput, KernelModelMixin
+from ._base import CalibratedClassifierMixin, FitInput, KernelModelMixin
 from .embedding import OBJECTIVES, constrained_rank, fair_directions
 from .logistic import logistic_newton
 from .ridge import fkrr_penalty, penalty_scale, ridge_fit
@@ -249,7 +246,7 @@ class FairKernelRegressor(
         return self.feature_map_.project(X, self.projection_)
 
 
-class FairKernelClassifier(ClassifierMixin, FairKernelRegressor):
+class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, FairKernelRegressor):
     """FKR-F²E for binary classification, with a threshold and probabilities.
 
     The fair features are learned as in :class:`FairKernelRegressor`; on them the classifier
@@ -349,34 +346,13 @@ class FairKernelClassifier(ClassifierMixin, FairKernelRegressor):
                                self.max_iter)
             self.coef_, self.intercept_ = theta[:-1], float(theta[-1])
             self.dual_coef_ = self.projection_ @ self.coef_
-            self.calibration_ = (1.0, 0.0)
+            self._set_calibration(1.0, 0.0, 1.0)  # the score is the log-odds
         else:
-            self.calibration_ = calibrate(self, data, stats, W @ self.coef_, self.threshold)
-        a, c = self.calibration_
-        self.threshold_ = -c / a if a != 0 else np.inf
+            a, c = calibrate(self, data, stats, W @ self.coef_, self.threshold)
+            threshold = (0.5 if self.threshold == "auto" else self.threshold) if not a > 0 \
+                else -c / a
+            self._set_calibration(a, threshold, 1.0)
         return self
-
-    def decision_function(self, X: Any) -> np.ndarray | da.Array:
-        """Log-odds of ``classes_[1]``, a·f(x) + c; positive means ``classes_[1]``."""
-        check_is_fitted(self, "calibration_")
-        a, c = self.calibration_
-        return a * self._kernel_output(X) + c
-
-    def predict_proba(self, X: Any) -> np.ndarray | da.Array:
-        """Probabilities of ``classes_`` (columns), shape (n_samples, 2); lazy for dask."""
-        d = self.decision_function(X)
-        if is_dask(d):
-            p = d.map_blocks(expit, dtype=np.float64)
-            return da.stack([1 - p, p], axis=1)
-        p = expit(d)
-        return np.column_stack([1 - p, p])
-
-    def predict(self, X: Any) -> np.ndarray | da.Array:
-        """Class labels, shape (n_samples,); lazy for dask input."""
-        positive = self.decision_function(X) >= 0
-        if is_dask(positive):
-            return da.where(positive, self.classes_[1], self.classes_[0])
-        return np.where(positive, self.classes_[1], self.classes_[0])
 
 
 class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):

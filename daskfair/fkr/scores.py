@@ -22,6 +22,7 @@ from scipy.special import expit
 
 from .._blocks import block_sum
 from ..kernels import kernel_block
+from ._binning import bin_scores
 from .statistics import fold_of, row_index
 
 __all__ = [
@@ -85,24 +86,21 @@ def _block_histograms(
     fold_seed: int,
 ) -> np.ndarray:
     # Pure per-block kernel: the kernel block once, then each fold's rows scored by that
-    # fold's candidates and counted per (candidate, cell, bin) with one bincount.
+    # fold's candidates (two small products) and counted per (candidate, cell, bin) in one
+    # numba loop over the score matrix.
     K, B = model.n_candidates, model.n_bins
     n_folds = model.basis.shape[0]
     folds = fold_of(rows, n_folds, fold_seed) if n_folds > 1 else np.zeros(len(X), np.int64)
     C = kernel_block(X, landmarks, params)
-    hist = np.zeros(K * n_cells * B)
-    base = (np.arange(K) * (n_cells * B))[None, :]
+    hist = np.zeros((K, n_cells, B))
     for f in range(n_folds):
         sel = np.flatnonzero(folds == f)
         if sel.size == 0:
             continue
-        S = model.scores(C[sel], f)
-        b = np.floor((S - model.lo) / model.width)
-        b = np.clip(np.nan_to_num(b, nan=0.0), 0, B - 1).astype(np.int64)
-        flat = base + (cells[sel] * B)[:, None] + b
-        weights = None if w is None else np.repeat(w[sel], K)
-        hist += np.bincount(flat.ravel(), weights=weights, minlength=hist.size)
-    return hist.reshape(K, n_cells, B)
+        bin_scores(model.scores(C[sel], f), cells[sel].astype(np.int64),
+                   np.ones(sel.size) if w is None else w[sel].astype(np.float64),
+                   model.lo, model.width, hist)
+    return hist
 
 
 def score_histograms(
