@@ -8,6 +8,7 @@ import pytest
 from daskfair.cli import main
 from daskfair.cli.audit import audit_labelings, subset_summary
 from daskfair.datasets import load_fce_pool
+from daskfair.fkr.protocol import CV_METHOD
 from daskfair.metrics import REPORT_COLUMNS, clustering_report
 from daskfair.store import open_run
 
@@ -43,6 +44,16 @@ def test_audit_reproduces_the_paper_km_rows(client, data_dir, pool):
         np.testing.assert_allclose(reports[j], [direct[c] for c in REPORT_COLUMNS])
 
 
+def test_audit_progress_bar_only_on_a_terminal(client, capsys, monkeypatch):
+    rng = np.random.default_rng(0)
+    base, y, groups = rng.integers(0, 3, (60, 4)), rng.integers(0, 3, 60), np.arange(60) % 2
+    audit_labelings(base, y, sensitive_features=groups, client=client, progress=True)
+    assert "Completed" not in capsys.readouterr().out  # captured output is not a terminal
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    audit_labelings(base, y, sensitive_features=groups, client=client, progress=True)
+    assert "Completed" in capsys.readouterr().out
+
+
 def test_audit_bad_input(client):
     with pytest.raises(ValueError, match="must be 2-D"):
         audit_labelings(np.zeros(5, int), np.zeros(5, int), sensitive_features=[0, 1] * 2 + [0],
@@ -76,6 +87,10 @@ def test_demo_command_writes_the_store(client, data_dir, tmp_path, capsys):
     # the constant predictor has SD 0 and the majority-class error (data README: 0.229)
     assert fkr["constant"]["sd"] == 0.0
     assert abs(fkr["constant"]["error"] - 0.229) < 0.01
+    # the disparity-bound workflow beats the constant and is fairer than kernel ridge
+    cv = fkr[CV_METHOD]
+    assert cv["error"] < fkr["constant"]["error"] - 0.02
+    assert cv["sd"] < fkr["kernel ridge"]["sd"]
 
 
 def test_demo_safairkm_section(client, data_dir):

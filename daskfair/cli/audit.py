@@ -8,6 +8,7 @@ subsets of 10 labelings, then mean ± sample standard deviation over the subsets
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 import distributed
@@ -55,7 +56,8 @@ def audit_labelings(
     client : distributed.Client, optional
         Where the tasks run (default: :func:`daskfair.deploy.get_client`).
     progress : bool
-        Show Dask's progress bar while the tasks run (command line use).
+        Show Dask's progress bar while the tasks run (command line use; only when standard
+        output is a terminal, since in a log or a file the bar's redraws are noise).
 
     Returns
     -------
@@ -90,7 +92,7 @@ def audit_labelings(
         [n_clusters] * base_labels.shape[1],
         key=[f"daskfair-audit-{i}-{pool_f.key}" for i in range(base_labels.shape[1])],
     )
-    if progress:
+    if progress and sys.stdout.isatty():  # the bar redraws one line: terminals only
         distributed.progress(futures)
     rows = client.gather(futures)
     return np.vstack(rows)

@@ -4,9 +4,10 @@ Part 1 audits the FCE authors' six base-clustering pools: the seven FCE metrics 
 100 k-means base clusterings of every pool, computed as tasks on the cluster and reduced to the
 "KM" rows of the FCE paper. Part 2 finds the FCE consensus of the HAR and MNIST-USPS pools
 (10 subsets of 10 base clusterings, one task each) and sets its row against the KM row.
-Part 3 runs FKR-F²E and its baselines on the FKR-F²E authors' Credit Default split, each
-method a task. Part 4 builds the SAfairKM cost/balance Pareto front of the seed's Adult setting
-on the cluster and sets VfairKM's μ sweep (one task per μ) against it.
+Part 3 runs FairKernelClassifierCV (bound .01), FKR-F²E and its baselines on the FKR-F²E
+authors' Credit Default split, each method a task. Part 4 builds the SAfairKM cost/balance
+Pareto front of the seed's Adult setting on the cluster and sets VfairKM's μ sweep (one task
+per μ) against it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import distributed
 
 from ..datasets import FCE_POOL_NAMES, FCE_POOLS, load_dataset, load_fce_pool
 from ..ensemble.protocol import VARIANTS, pool_rows
-from ..fkr.protocol import METHODS, SEED_KERNELS, run_method
+from ..fkr.protocol import CV_METHOD, METHODS, SEED_KERNELS, run_method
 from ..metrics import REPORT_COLUMNS
 from ..store import create_run
 from .audit import audit_labelings, subset_summary
@@ -120,7 +121,10 @@ def fkr_section(
     dataset: str = "ffe_credit",
     split: int = 0,
 ) -> dict[str, dict[str, float]]:
-    """FKR-F²E and its baselines on one of the authors' splits, one task per method."""
+    """FairKernelClassifierCV, FKR-F²E and its baselines on one of the authors' splits.
+
+    One task per method.
+    """
     data = load_dataset(dataset, data_dir)
     X, y, s = client.scatter([data.X, data.y, data.sensitive], broadcast=True,
                              hash=False)
@@ -128,15 +132,15 @@ def fkr_section(
         client.submit(run_method, method, X, y, s, data.splits[split],
                       kernel=SEED_KERNELS[dataset], random_state=split,
                       key=f"demo-fkr-{dataset}-{split}-{i}")
-        for i, method in enumerate(METHODS)
+        for i, method in enumerate((CV_METHOD, *METHODS))
     ]
-    return dict(zip(METHODS, client.gather(futures), strict=True))
+    return dict(zip((CV_METHOD, *METHODS), client.gather(futures), strict=True))
 
 
 def format_fkr_table(rows: dict[str, dict[str, float]]) -> str:
     """Text table of ``{method: {"sd": ..., "error": ...}}``."""
-    lines = [f"{'method':<30}{'SD':>8}{'error':>8}", "-" * 46]
-    lines += [f"{m:<30}{r['sd']:>8.4f}{r['error']:>8.4f}" for m, r in rows.items()]
+    lines = [f"{'method':<34}{'SD':>8}{'error':>8}", "-" * 50]
+    lines += [f"{m:<34}{r['sd']:>8.4f}{r['error']:>8.4f}" for m, r in rows.items()]
     return "\n".join(lines)
 
 

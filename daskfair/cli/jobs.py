@@ -192,7 +192,6 @@ def fkr_job(
                "n_test": len(test), "results": results}
     if chosen is not None:
         summary["selection"] = _store_frontier(run, chosen)
-        echo("  " + format_selection(summary["selection"]))
     run.set_attrs(**summary)
     return summary
 
