@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import dask
@@ -19,7 +19,8 @@ import numpy as np
 from . import progress
 from ._validation import is_dask
 
-__all__ = ["align_rows", "block_sum", "canonical_rows", "numpy_blocks", "row_blocks"]
+__all__ = ["align_rows", "block_sum", "canonical_rows", "numpy_blocks", "row_blocks",
+           "streamed_tree"]
 
 
 def canonical_rows(n_rows: int, width: int) -> tuple[int, ...]:
@@ -102,6 +103,29 @@ def _tree(parts: Sequence[Any], combine: Callable[[Any, Any], Any]) -> Any:
     return parts[0]
 
 
+def streamed_tree(parts: Iterable[Any], combine: Callable[[Any, Any], Any]) -> Any:
+    """The pairwise tree of :func:`_tree`, combined as the parts arrive.
+
+    Level by level pairing (the last odd part carried up) combines the same pairs as a binary
+    counter: equal-sized subtrees merge as soon as both exist, and the subtrees left at the
+    end (one per set bit of the count, largest first) fold from the right. Holding only those
+    subtrees, a numpy fit keeps O(log #blocks) partial statistics, not one per block.
+    """
+    stack: list[tuple[int, Any]] = []
+    for part in parts:
+        level, value = 0, part
+        while stack and stack[-1][0] == level:
+            value = combine(stack.pop()[1], value)
+            level += 1
+        stack.append((level, value))
+    if not stack:
+        raise ValueError("no row blocks to sum")
+    value = stack.pop()[1]
+    while stack:
+        value = combine(stack.pop()[1], value)
+    return value
+
+
 def block_sum(
     func: Callable[..., Any],
     *arrays: Any,
@@ -136,12 +160,9 @@ def block_sum(
     """
     if not any(is_dask(a) for a in arrays):
         # the same canonical blocks and the same tree of sums as for dask input, so numpy
-        # and dask inputs give the same bits
-        parts = [func(*blk, **kwargs) for blk in numpy_blocks(arrays, row_width)]
-        while len(parts) > 1:
-            nxt = [combine(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
-            parts = nxt + ([parts[-1]] if len(parts) % 2 else [])
-        return parts[0]
+        # and dask inputs give the same bits; at most log2(#blocks) + 1 partials are held
+        return streamed_tree((func(*blk, **kwargs) for blk in numpy_blocks(arrays, row_width)),
+                             combine)
     kwargs = {k: _shared(v) for k, v in kwargs.items()}
     parts = [dask.delayed(func, pure=True)(*blk, **kwargs)
              for blk in row_blocks(*arrays, row_width=row_width)]

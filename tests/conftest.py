@@ -28,3 +28,14 @@ def client():
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
     ) as cluster, distributed.Client(cluster) as c:
         yield c
+
+
+@pytest.fixture
+def several_blocks():
+    """Canonical row blocks of 16 rows, so that test inputs of a few hundred rows are many
+    blocks: tree sums, carries and block boundaries are exercised (with the default size,
+    1,024 rows or more, every small input is one block and a chunking test cannot fail)."""
+    import dask
+
+    with dask.config.set({"daskfair.block-rows": 16}):
+        yield 16

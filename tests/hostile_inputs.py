@@ -1232,10 +1232,11 @@ case("input-unknown-column", LI, "mismatched lengths", "--sensitive sex (no such
      lambda c: _csv(c, GOOD_CSV, sensitive="sex"),
      err(ValueError, r"has no column 'sex' \(--sensitive\); its columns are"),
      "use one of the listed columns", **INPUT_FILE)
-case("input-non-numeric-feature", LI, "non-numeric columns", "a text feature column",
-     lambda c: _csv(c, "a,b,s,y\n1,x,m,0\n3,4,f,1\n"),
-     err(ValueError, r"feature columns \['b'\] .* are not numeric.*get_dummies.*--features"),
-     "encode it or leave it out with --features", **INPUT_FILE)
+case("input-non-numeric-feature", LI, "non-numeric columns",
+     "a text feature column with --no-encode (without it the column is one-hot encoded)",
+     lambda c: _csv(c, "a,b,s,y\n1,x,m,0\n3,4,f,1\n", encode=False),
+     err(ValueError, r"feature columns \['b'\] .* are not numeric.*--no-encode.*--features"),
+     "let it be one-hot encoded, encode it, or leave it out with --features", **INPUT_FILE)
 case("input-missing-values", LI, "NaN/inf", "an empty cell",
      lambda c: _csv(c, "a,b,s,y\n1,,m,0\n3,4,f,1\n"),
      err(ValueError, r"has missing values \{'b': 1\} \(column: count\); drop or impute"),

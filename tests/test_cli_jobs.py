@@ -4,6 +4,8 @@ The jobs run in this process (``daskfair.cli.main``) against a 2-process LocalCl
 with ``--scheduler``; each test checks the run store against values recomputed here.
 """
 
+import logging
+
 import distributed
 import numpy as np
 import pandas as pd
@@ -176,11 +178,22 @@ def test_fce_job_from_a_csv_file(scheduler, tmp_path, capsys):
     df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(sex=s, kind=k)
     df.to_csv(tmp_path / "d.csv", index=False)
     store = tmp_path / "csv.zarr"
-    code, _, err = _run(["fce", "--input", str(tmp_path / "d.csv"), "--sensitive", "sex",
-                           "--label", "kind", "--clusters", "3", "--runs", "4",
-                           "--chunk-rows", "250", "--scheduler", scheduler, "--store",
-                           str(store), "--no-progress"], capsys)
+    # the scheduler runs in this process: collect its warnings (a reused key for other data
+    # gives "Detected different `run_spec`")
+    records = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    logging.getLogger("distributed.scheduler").addHandler(handler)
+    try:
+        code, _, err = _run(["fce", "--input", str(tmp_path / "d.csv"), "--sensitive", "sex",
+                             "--label", "kind", "--clusters", "3", "--runs", "4",
+                             "--methods", "kmeans", "spectral", "--chunk-rows", "250",
+                             "--scheduler", scheduler, "--store", str(store),
+                             "--no-progress"], capsys)
+    finally:
+        logging.getLogger("distributed.scheduler").removeHandler(handler)
     assert code == 0, err
+    assert not [r for r in records if "run_spec" in r.getMessage()]
     run = open_run(store)
     base = run.read_array("base_labels")
     assert base.shape == (n, 4) and base.max() == 2 and run.attrs["base_done"] is True
@@ -203,8 +216,8 @@ def test_job_input_errors(scheduler, tmp_path, capsys):
     df.to_csv(tmp_path / "bad.csv", index=False)
     common = ["--scheduler", scheduler, "--store", str(tmp_path / "x.zarr")]
     cases = [
-        (["fkr", "--input", str(tmp_path / "bad.csv"), "--sensitive", "s", "--label", "y"],
-         "not numeric"),
+        (["fkr", "--input", str(tmp_path / "bad.csv"), "--sensitive", "s", "--label", "y",
+          "--no-encode", "--features", "w"], "not numeric"),
         (["fkr", "--input", str(tmp_path / "bad.csv"), "--sensitive", "s", "--label", "y",
           "--features", "a"], "missing values {'a': 1}"),
         (["fkr", "--input", str(tmp_path / "bad.csv"), "--sensitive", "sex", "--label", "y"],
@@ -224,3 +237,15 @@ def test_job_input_errors(scheduler, tmp_path, capsys):
         assert code == 2, args
         assert message in err, (args, err)
     assert not (tmp_path / "x.zarr").exists()  # no store is left by a refused job
+
+
+def test_fkr_on_a_table_with_text_columns(scheduler, tmp_path, capsys):
+    from .test_inputs_help import _credit_like
+
+    _credit_like().to_csv(tmp_path / "credit.csv", index=False)
+    code, out, err = _run(["fkr", "--input", str(tmp_path / "credit.csv"), "--label", "risk",
+                           "--sensitive", "sex", "--landmarks", "50", "--folds", "3",
+                           "--scheduler", scheduler, "--store", str(tmp_path / "c.zarr"),
+                           "--no-progress"], capsys)
+    assert code == 0, err
+    assert "one-hot encoded purpose (3 levels), housing (2 levels): 6 feature columns" in out

@@ -14,13 +14,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from daskfair._blocks import block_sum, canonical_rows
+from daskfair._blocks import align_rows, block_sum, canonical_rows
 from daskfair.ensemble import FairClusteringEnsemble, base_clusterings
 from daskfair.fkr.estimators import FairKernelRegressor
 from daskfair.safairkm import pareto_front
 
 N = 4000
 CHUNKINGS = (500, 1000, (700, 1300, 37, 963, 1000))
+# canonical blocks of 512 rows: the 4,000 rows are 8 blocks, so the tree sums and FCE's
+# block-to-block carry are exercised (with the default size they would be one block)
+BLOCK_ROWS = {"daskfair.block-rows": 512}
 
 
 def _data():
@@ -33,6 +36,7 @@ def _data():
 def _fit_all(client, X, s, y, rows):
     dX = da.from_array(X, chunks=(rows, 4))
     ds = da.from_array(s, chunks=(rows,))
+    assert len(align_rows(dX)[0].chunks[0]) == 8
     fkr = FairKernelRegressor("rbf", n_components=5, n_landmarks=300, random_state=1)
     pred = fkr.fit(dX, y, sensitive_features=ds).predict(dX).compute()
     base = base_clusterings(dX, n_clusters=4, n_runs=6, methods=("kmeans", "spectral"),
@@ -55,7 +59,8 @@ def test_same_seed_same_result_for_1_2_4_workers_and_three_chunkings():
                 distributed.Client(cluster) as client:
             chunkings = CHUNKINGS if n_workers == 2 else CHUNKINGS[:1]
             for rows in chunkings:
-                results[n_workers, str(rows)] = _fit_all(client, X, s, y, rows)
+                with dask.config.set(BLOCK_ROWS):
+                    results[n_workers, str(rows)] = _fit_all(client, X, s, y, rows)
     assert len(results) == 5
     (ref_key, ref), *others = results.items()
     for key, res in others:
@@ -82,7 +87,8 @@ def test_any_chunking_gives_the_bits_of_numpy_input(sizes):
     X, s, y = _data()
     chunks = _chunks(sizes)
     dX = da.from_array(X, chunks=(chunks, 4))
-    with dask.config.set(scheduler="synchronous"):
+    with dask.config.set(scheduler="synchronous", **BLOCK_ROWS):
+        assert len(align_rows(dX)[0].chunks[0]) == 8
         ref = FairKernelRegressor("rbf", n_components=5, n_landmarks=200, random_state=1)
         ref.fit(X, y, sensitive_features=s)
         est = FairKernelRegressor("rbf", n_components=5, n_landmarks=200, random_state=1)

@@ -1,12 +1,13 @@
 import itertools
 
+import dask
 import dask.array as da
 import numpy as np
 import pytest
 
 from daskfair.ensemble import FairClusteringEnsemble, auto_fairness, base_clusterings
 from daskfair.ensemble._kernels import b_rows, sweep_block
-from daskfair.ensemble.consensus import consensus_step, init_state, polar
+from daskfair.ensemble.consensus import align_base, consensus_step, init_state, polar
 from daskfair.ensemble.estimator import check_base_labels, select_n_clusters
 
 
@@ -115,19 +116,42 @@ def test_alpha_step_minimises_on_the_simplex():
         assert (a**2 * err).sum() >= (alpha**2 * err).sum() - 1e-15
 
 
+def _blockwise_step(pool, chunks):
+    base, groups, _, c = pool
+    sizes = base.max(axis=0) + 1
+    dbase = da.from_array(base, chunks=(chunks, -1))
+    dgroups = da.from_array(groups, chunks=chunks)
+    dstate = init_state(dbase, dgroups, dbase[:, 0], c, sizes, 2)
+    return dstate, consensus_step(dbase, dgroups, dstate, lambda1=1e-3, lambda2=1e-3)
+
+
 @pytest.mark.parametrize("chunks", [600, 97, 1])
 def test_blockwise_sweep_equals_single_block(pool, chunks):
     base, groups, _, c = pool
     sizes = base.max(axis=0) + 1
     state0 = init_state(base, groups, base[:, 0], c, sizes, 2)
     ref = consensus_step(base, groups, state0, lambda1=1e-3, lambda2=1e-3)
-    dbase = da.from_array(base, chunks=(chunks, -1))
-    dgroups = da.from_array(groups, chunks=chunks)
-    dstate = init_state(dbase, dgroups, dbase[:, 0], c, sizes, 2)
-    out = consensus_step(dbase, dgroups, dstate, lambda1=1e-3, lambda2=1e-3)
-    np.testing.assert_array_equal(out.labels.compute(), ref.labels)
+    with dask.config.set({"daskfair.block-rows": 64}):  # 600 rows: ten canonical blocks
+        _, out = _blockwise_step(pool, chunks)
+        assert len(out.labels.chunks[0]) == 10
+        np.testing.assert_array_equal(out.labels.compute(), ref.labels)
     np.testing.assert_array_equal(out.counts, ref.counts)
     np.testing.assert_allclose(out.objective, ref.objective, rtol=1e-12)
+
+
+def test_blockwise_sweep_check_fails_without_the_carry(pool, monkeypatch):
+    # the test above can fail: every block starting from the first block's counts (no carry
+    # from block to block) gives other counts than the sequential sweep
+    import daskfair.ensemble.consensus as consensus
+
+    base, groups, _, c = pool
+    state0 = init_state(base, groups, base[:, 0], c, base.max(axis=0) + 1, 2)
+    ref = consensus_step(base, groups, state0, lambda1=1e-3, lambda2=1e-3)
+    monkeypatch.setattr(consensus, "sweep_block", lambda b, g, lab, counts, **kw: sweep_block(
+        b, g, lab, state0.counts, **kw))
+    with dask.config.set({"daskfair.block-rows": 64}):
+        _, out = _blockwise_step(pool, 97)
+    assert not np.array_equal(out.counts, ref.counts)
 
 
 def test_dask_estimator_gives_dask_labels(pool):
@@ -260,3 +284,69 @@ def test_base_clusterings_as_tasks(client):
         base_clusterings(X, n_clusters=3, methods=("dbscan",), client=client)
     with pytest.raises(ValueError, match="larger than the number of samples"):
         base_clusterings(X[:2], n_clusters=3, client=client)
+
+
+def _base_fit(M, sizes, R):
+    """‖H − Y(i)R‖² − c for M = Y(i)ᵀH: −2 tr(RᵀM) + Σ_k n_k ‖R_k‖²."""
+    return -2.0 * (M * R).sum() + (sizes * (R**2).sum(axis=1)).sum()
+
+
+@pytest.mark.parametrize("c_i", [2, 4, 7])
+def test_base_alignment_never_raises_the_objective(c_i):
+    rng = np.random.default_rng(c_i)
+    c = 4
+    for _ in range(50):
+        n = rng.integers(20, 200)
+        labels = rng.integers(0, c_i, size=n)
+        labels[:c_i] = np.arange(c_i)  # every cluster non-empty
+        Y = np.eye(c_i)[labels]
+        H = _random_orthogonal(rng, n, c)
+        M, sizes = Y.T @ H, Y.sum(axis=0)
+        previous = _random_orthogonal(rng, c_i, c)
+        R = align_base(M, sizes, previous)
+        dense = ((H - Y @ R) ** 2).sum() - c
+        assert _base_fit(M, sizes, R) == pytest.approx(dense, abs=1e-9)
+        assert _base_fit(M, sizes, R) <= _base_fit(M, sizes, previous) + 1e-9
+        # orthonormal rows (c_i <= c) or columns (c_i > c)
+        np.testing.assert_allclose(R @ R.T if c_i <= c else R.T @ R, np.eye(min(c_i, c)),
+                                   atol=1e-12)
+        # never worse than any of many random feasible R(i) when c_i <= c (exact), and a
+        # stationary point on the Stiefel manifold when c_i > c
+        if c_i <= c:
+            best = _base_fit(M, sizes, R)
+            assert all(_base_fit(M, sizes, _random_orthogonal(rng, c_i, c)) >= best - 1e-9
+                       for _ in range(200))
+        else:
+            # run long enough, the iterates reach a stationary point of the Stiefel manifold
+            R = align_base(M, sizes, previous, max_iter=20_000, rtol=0.0)
+            G = sizes[:, None] * R - M  # half the Euclidean gradient
+            riemannian = G - R @ (0.5 * (R.T @ G + G.T @ R))
+            assert np.abs(riemannian).max() <= 1e-5 * np.abs(M).max()
+        # Hungarian: the best partial permutation for every c_i, by enumeration
+        P = align_base(M, sizes, previous, "hungarian")
+        cands = []
+        for pick in itertools.permutations(range(max(c_i, c)), min(c_i, c)):
+            Q = np.zeros((c_i, c))
+            rows, cols = (np.arange(c_i), pick) if c_i <= c else (pick, np.arange(c))
+            Q[rows, cols] = 1.0
+            cands.append(Q)
+        assert _base_fit(M, sizes, P) == pytest.approx(
+            min(_base_fit(M, sizes, Q) for Q in cands), abs=1e-9)
+
+
+@pytest.mark.parametrize("alignment", ["rotation", "hungarian"])
+def test_objective_never_increases_for_base_clusterings_with_fewer_and_more_clusters(
+        alignment):
+    # c = 4; base clusterings with 2, 3, 4, 5 and 7 clusters (random_cluster_numbers=True,
+    # n_clusters=None). The seed's polar step for c_i > c raises this objective.
+    rng = np.random.default_rng(7)
+    n, c = 900, 4
+    truth = rng.integers(0, 7, size=n)
+    groups = (rng.random(n) < 0.3 + 0.08 * truth).astype(int)
+    base = np.column_stack([np.where(rng.random(n) < 0.7, truth % k, rng.integers(0, k, n))
+                            for k in (2, 3, 4, 5, 7, 7, 5, 4)])
+    for seed in range(3):
+        est = FairClusteringEnsemble(c, fairness=auto_fairness(n, c, 2), tol=0, max_iter=25,
+                                     alignment=alignment, random_state=seed)
+        obj = est.fit(base, sensitive_features=groups).objective_
+        assert np.all(np.diff(obj) <= 1e-12 * np.abs(obj[:-1])), np.diff(obj).max()

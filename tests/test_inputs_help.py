@@ -64,3 +64,33 @@ def test_job_commands_share_the_cluster_and_run_options():
         assert args.store == f"daskfair-{command}.zarr"
     assert not hasattr(parser.parse_args(["fkr", "--dataset", "x"]), "resume")
     assert parser.parse_args(["fce", "--pool", "har", "--resume"]).resume
+
+
+def _credit_like(n=240):
+    # a table as users bring it: text categories next to numbers, text groups and labels
+    rng = np.random.default_rng(1)
+    purpose = rng.choice(["car", "tv", "education"], n)
+    return pd.DataFrame({
+        "age": rng.integers(19, 75, n), "purpose": purpose,
+        "housing": rng.choice(["own", "rent"], n), "sex": rng.choice(["female", "male"], n),
+        "risk": np.where(rng.random(n) < 0.3 + 0.3 * (purpose == "car"), "bad", "good")})
+
+
+def test_text_feature_columns_are_one_hot_encoded(tmp_path):
+    df = _credit_like()
+    df.to_csv(tmp_path / "credit.csv", index=False)
+    d = load_input(path=tmp_path / "credit.csv", label="risk", sensitive="sex",
+                   need_label=True)
+    assert d.feature_names == ["age", "housing=own", "housing=rent", "purpose=car",
+                               "purpose=education", "purpose=tv"] or d.feature_names == [
+        "age", "purpose=car", "purpose=education", "purpose=tv", "housing=own",
+        "housing=rent"]
+    names = d.feature_names
+    for level in ("car", "education", "tv"):
+        np.testing.assert_array_equal(d.X[:, names.index(f"purpose={level}")],
+                                      (df["purpose"] == level).astype(float))
+    np.testing.assert_array_equal(d.X[:, names.index("age")], df["age"])
+    assert d.description["encoded"] == {"purpose": 3, "housing": 2}
+    with pytest.raises(ValueError, match=r"\['purpose', 'housing'\] .* not numeric.*--no-encode"):
+        load_input(path=tmp_path / "credit.csv", label="risk", sensitive="sex", encode=False)
+

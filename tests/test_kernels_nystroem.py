@@ -72,6 +72,7 @@ def test_nystroem_approximates_kernel_better_with_more_landmarks():
     assert errs[2] < 0.01
 
 
+@pytest.mark.usefixtures("several_blocks")
 def test_landmarks_independent_of_chunking_and_seeded():
     X = np.arange(3000.0).reshape(1000, 3)
     a = select_landmarks(X, 50, random_state=7)

@@ -119,6 +119,7 @@ def test_fairness_metrics_equal_fairlearns():
             metrics.equalized_odds_difference(y, pred, sensitive_features=s), abs=1e-12)
 
 
+@pytest.mark.usefixtures("several_blocks")
 def test_kmeans_cost_against_direct_computation():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(500, 3)) * 10 + 50
@@ -130,6 +131,7 @@ def test_kmeans_cost_against_direct_computation():
                            da.from_array(lab, chunks=chunks)) == pytest.approx(direct, rel=1e-10)
 
 
+@pytest.mark.usefixtures("several_blocks")
 def test_dask_inputs_match_numpy():
     rng = np.random.default_rng(1)
     y, lab, g = rng.integers(0, 3, 200), rng.integers(0, 4, 200), rng.integers(0, 2, 200)

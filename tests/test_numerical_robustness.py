@@ -384,6 +384,7 @@ def test_fkr_float32_input_is_computed_in_float64(kname, objective):
         assert _rel(p32, e64.predict(Xt)) < 1e-6
 
 
+@pytest.mark.usefixtures("several_blocks")
 def test_fkr_float32_dask_input(client):
     import dask.array as da
 

@@ -176,6 +176,11 @@ def test_resume_after_interruption_gives_the_same_front(client, tmp_path):
     np.testing.assert_array_equal(stored.balance, full.balance)
     np.testing.assert_array_equal(stored.labels, full.labels)
     assert stored.history[-1]["iteration"] == 24 and stored.params["n_iter"] == 24
+    # the history before the checkpoint survives the resume: every iteration, in order, with
+    # the same front sizes as the uninterrupted run
+    assert [h["iteration"] for h in stored.history] == list(range(1, 25))
+    assert [h["n_points"] for h in stored.history] == [h["n_points"] for h in full.history]
+    assert np.all(np.diff([h["seconds"] for h in stored.history]) >= 0)
 
 
 def test_front_stops_at_the_budget(client):

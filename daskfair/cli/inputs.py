@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import dask
 import dask.array as da
 import numpy as np
 import pandas as pd
@@ -112,7 +111,7 @@ def _column(df: pd.DataFrame, name: str | None, what: str, path: Path) -> str:
 
 
 def _from_table(path: Path, label: str | None, sensitive: str | None,
-                features: list[str] | None, need_label: bool) -> JobData:
+                features: list[str] | None, need_label: bool, encode: bool = True) -> JobData:
     df = read_table(path)
     if df.empty:
         raise ValueError(f"{path} holds no rows.")
@@ -128,16 +127,23 @@ def _from_table(path: Path, label: str | None, sensitive: str | None,
         raise ValueError(f"{path} has no feature columns besides the label and groups.")
     bad = [c for c in features if not (pd.api.types.is_numeric_dtype(df[c])
                                        or pd.api.types.is_bool_dtype(df[c]))]
-    if bad:
+    if bad and not encode:
         raise ValueError(
-            f"feature columns {bad} of {path} are not numeric. Encode them first (e.g. "
-            "pandas.get_dummies) or leave them out with --features.")
+            f"feature columns {bad} of {path} are not numeric. Leave out --no-encode to "
+            "one-hot encode them, encode them yourself, or leave them out with --features.")
     missing = {c: int(n) for c, n in df[[*features, s_col] + ([y_col] if y_col else [])]
                .isna().sum().items() if n}
     if missing:
         raise ValueError(
             f"{path} has missing values {missing} (column: count); drop or impute those rows "
             "first.")
+    encoded = {str(c): int(df[c].nunique()) for c in bad}
+    if bad:
+        # one indicator column per level, in the columns' order (levels sorted)
+        frame = pd.get_dummies(df[features], columns=bad, prefix_sep="=", dtype=np.float64)
+        features = list(frame.columns)
+        df = frame.assign(**{"__s": df[s_col]}, **({"__y": df[y_col]} if y_col else {}))
+        s_col, y_col = "__s", ("__y" if y_col else None)
     numeric = [c for c in [*features] + ([y_col] if y_col else [])
                if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
     infinite = {c: int(n) for c, n in np.isinf(df[numeric].astype(np.float64)).sum().items()
@@ -149,7 +155,8 @@ def _from_table(path: Path, label: str | None, sensitive: str | None,
     X = df[features].to_numpy(dtype=np.float64)
     y = df[y_col].to_numpy() if y_col else None
     return JobData(X, y, df[s_col].to_numpy(), [str(c) for c in features], {
-        "source": "table", "path": str(path), "label": y_col, "sensitive": s_col})
+        "source": "table", "path": str(path), "label": label, "sensitive": sensitive,
+        "encoded": encoded})
 
 
 def _index(value: str | None, width: int, what: str, path: Path) -> int | None:
@@ -214,6 +221,7 @@ def load_input(
     sensitive_attribute: str | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     need_label: bool = False,
+    encode: bool = True,
 ) -> JobData:
     """Load a job's data from a named data set or a file.
 
@@ -233,6 +241,10 @@ def load_input(
         Where the named data sets live.
     need_label : bool
         The job needs a label: a missing one is an error.
+    encode : bool
+        One-hot encode a table's non-numeric feature columns (one 0/1 column per level,
+        named ``column=level``; ``description["encoded"]`` counts the levels). ``False``
+        makes them an error.
     """
     if (dataset is None) == (path is None):
         raise ValueError("give the data as exactly one of --dataset NAME or --input PATH.")
@@ -256,8 +268,9 @@ def load_input(
     if sensitive_attribute is not None:
         raise ValueError("--sensitive-attribute applies to named data sets; for a file name "
                          "the column with --sensitive.")
-    reader = _from_zarr if p.is_dir() else _from_table
-    return reader(p, label, sensitive, features, need_label)
+    if p.is_dir():
+        return _from_zarr(p, label, sensitive, features, need_label)
+    return _from_table(p, label, sensitive, features, need_label, encode)
 
 
 def to_dask(x: Any, chunk_rows: int) -> da.Array:
@@ -270,8 +283,11 @@ def to_dask(x: Any, chunk_rows: int) -> da.Array:
     if is_dask(x):
         return x.rechunk({0: chunk_rows, **({1: -1} if x.ndim == 2 else {})})
     x = np.asarray(x)
-    token = uuid.uuid4().hex
+    # one key per block, unique to this call: a key reused for other data makes the
+    # scheduler warn ("different run_spec") and could hand a task the wrong block
+    name = f"daskfair-input-{uuid.uuid4().hex}"
     blocks = [x[lo:lo + chunk_rows] for lo in range(0, len(x), chunk_rows)]
-    parts = [da.from_delayed(dask.delayed(b, name=f"daskfair-input-{token}-{i}"),
-                             shape=b.shape, dtype=b.dtype) for i, b in enumerate(blocks)]
-    return da.concatenate(parts, axis=0)
+    rest = (0,) * (x.ndim - 1)
+    graph = {(name, i, *rest): b for i, b in enumerate(blocks)}
+    chunks = (tuple(len(b) for b in blocks), *((n,) for n in x.shape[1:]))
+    return da.Array(graph, name, chunks, dtype=x.dtype)

@@ -148,6 +148,8 @@ def _add_input_options(p: argparse.ArgumentParser, *, pool: bool = False) -> Non
                    help="sensitive-group column (an index for zarr)")
     g.add_argument("--features", nargs="+", metavar="COLUMN",
                    help="feature columns (default: all others)")
+    g.add_argument("--no-encode", dest="encode", action="store_false",
+                   help="refuse non-numeric feature columns instead of one-hot encoding them")
     g.add_argument("--sensitive-attribute", metavar="NAME",
                    help="which attribute of a named data set is sensitive, where it offers a "
                         "choice")
@@ -278,7 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="base clusterings m (of a pool: the first m; default 20)")
     g.add_argument("--methods", nargs="+", default=["kmeans"],
                    choices=["kmeans", "minibatch", "spectral", "agglomerative"],
-                   help="base clustering methods, used in turn (default kmeans)")
+                   help="base clustering methods, used in turn (default kmeans; spectral is "
+                        "kernel PCA + k-means on a Nyström rbf embedding)")
     g.add_argument("--base-clusters", type=int, metavar="C",
                    help="clusters per base clustering (default: --clusters)")
     g.add_argument("--fairness", type=_fairness, default="auto",
@@ -348,10 +351,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _load(args: argparse.Namespace, need_label: bool) -> Any:
     from .inputs import load_input
 
-    return load_input(dataset=args.dataset, path=args.input, label=args.label,
+    data = load_input(dataset=args.dataset, path=args.input, label=args.label,
                       sensitive=args.sensitive, features=args.features,
                       sensitive_attribute=args.sensitive_attribute, data_dir=args.data_dir,
-                      need_label=need_label)
+                      need_label=need_label, encode=args.encode)
+    if data.description.get("encoded"):
+        levels = ", ".join(f"{c} ({n} levels)" for c, n in data.description["encoded"].items())
+        print(f"one-hot encoded {levels}: {data.X.shape[1]} feature columns "
+              "(--no-encode to refuse them instead)")
+    return data
 
 
 def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str]) -> int:

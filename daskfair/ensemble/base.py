@@ -109,8 +109,10 @@ def base_clusterings(
         m, the number of base clusterings.
     methods : sequence of str
         Run r uses ``methods[r % len(methods)]``: "kmeans" (k-means, one seeded
-        initialisation per run), "minibatch" (MiniBatch k-means), "spectral" (k-means on the
-        normalised top kernel principal directions of a Nyström rbf embedding),
+        initialisation per run), "minibatch" (MiniBatch k-means), "spectral" (kernel PCA +
+        k-means: k-means on the normalised top kernel principal directions of a Nyström rbf
+        embedding — the embedding step of spectral clustering on the centred kernel, not
+        scikit-learn's SpectralClustering, whose graph Laplacian needs all n × n affinities),
         "agglomerative" (Ward linkage on a 2,000-row subsample, rows then assigned to the
         nearest cluster mean). A mix gives the "diverse" pools of the FCE seed.
     random_cluster_numbers : bool

@@ -165,7 +165,8 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         Σ αᵢ² ‖H − Y(i)R(i)‖² + λ1 ‖Y − HR‖² + λ1 λ2 ‖GᵀY‖²
 
     over H (HᵀH = I), the rotations R(i) (c_i × c) and R, the one-hot labels Y and the weights
-    α on the simplex, by alternating exact block updates (the objective never increases). It
+    α on the simplex, by alternating block updates (each exact, except R(i) when c_i > c: a
+    majorisation–minimisation from the previous R(i); the objective never increases). It
     needs only the labelings, never the features. Each iteration is one pass over the row
     blocks plus an exact sequential label sweep; no n × n matrix is formed.
 

@@ -342,12 +342,13 @@ def pareto_front(
     elif store is not None:
         run = create_run(store, kind="safairkm", params=params)
 
-    def starting_point() -> tuple[int, list]:
-        # iteration 0's members, or the store's last checkpoint when there is one to use
+    def starting_point() -> tuple[int, list, list[dict[str, Any]]]:
+        # iteration 0's members, or the store's last checkpoint (with the history up to it)
+        # when there is one to use
         if run is not None and (resume or run.checkpoint):
-            t_ckpt, members = _resume(run, client)
+            t_ckpt, members, past = _resume(run, client)
             if members is not None:
-                return t_ckpt, members
+                return t_ckpt, members, past
         per = math.ceil(n_starts / n_batches)
         members = []
         for lo in range(0, n_starts, per):
@@ -356,12 +357,12 @@ def pareto_front(
                                 workers=_slot(slots, len(members)),
                                 allow_other_workers=True)
             members.append((fut, np.arange(len(starts)), np.asarray(starts)))
-        return 0, members
+        return 0, members, []
 
     P = len(pairs_arr)
-    history: list[dict[str, Any]] = []
-    start = time.perf_counter()
-    t, survivors = starting_point()
+    t, survivors, history = starting_point()
+    # a resumed run's seconds continue from its checkpoint (the time between is not counted)
+    start = time.perf_counter() - (history[-1]["seconds"] if history else 0.0)
     # Recovery point without a store: every checkpoint_every iterations the members are
     # copied to the client (with a store, its checkpoint is the recovery point).
     safe: tuple[int, list] | None = None
@@ -381,7 +382,7 @@ def pareto_front(
                 done = t >= n_iter or n_keep >= budget or (
                     time_limit is not None and time.perf_counter() - start > time_limit)
                 if run is not None and (done or t % checkpoint_every == 0):
-                    _checkpoint(client, run, survivors, t, done)
+                    _checkpoint(client, run, survivors, t, done, history)
                 elif run is None and t % checkpoint_every == 0:
                     safe = (t, _copy_members(client, survivors))
             f1, f2 = _front_objectives(client, survivors)
@@ -400,7 +401,7 @@ def pareto_front(
                 survivors = [(f, np.arange(len(m)), r)
                              for f, (m, r) in zip(futures, safe[1], strict=True)]
             else:
-                t, survivors = starting_point()
+                t, survivors, _ = starting_point()
             history = [h for h in history if h["iteration"] <= t]
     front = ParetoFront(f1, f2, history, params, labels, client)
     if run is not None:
@@ -493,7 +494,8 @@ def _front_labels(client: Any, survivors: list, problem: Problem) -> da.Array:
     return stacked[np.argsort(np.concatenate(order))]
 
 
-def _checkpoint(client: Any, run: Any, survivors: list, t: int, done: bool) -> None:
+def _checkpoint(client: Any, run: Any, survivors: list, t: int, done: bool,
+                history: list[dict[str, Any]]) -> None:
     # workers write their own arrays into a fresh group; the client switches the pointer
     # in the attributes afterwards, so a crash mid-write leaves the last checkpoint intact
     name = f"checkpoint_{t}"
@@ -502,17 +504,18 @@ def _checkpoint(client: Any, run: Any, survivors: list, t: int, done: bool) -> N
               for j, (f, i, _) in enumerate(survivors) if len(i)]
     client.gather(writes)
     ranks = [r.tolist() for _, i, r in survivors if len(i)]
-    run.commit_checkpoint(name, iteration=t, ranks=ranks, done=done)
+    run.commit_checkpoint(name, iteration=t, ranks=ranks, done=done, history=history)
 
 
-def _resume(run: Run, client: Any) -> tuple[int, list | None]:
+def _resume(run: Run, client: Any) -> tuple[int, list | None, list[dict[str, Any]]]:
     ckpt = run.checkpoint
     if not ckpt:
         logger.info("no checkpoint in %s yet: starting from the beginning", run.path)
-        return 0, None
+        return 0, None, []
     survivors = []
     for j, ranks in enumerate(ckpt["ranks"]):
         fut = client.submit(_read_members, str(run.path), f"{ckpt['group']}/b{j}", pure=False)
         survivors.append((fut, np.arange(len(ranks)), np.asarray(ranks, dtype=np.int64)))
     logger.info("resuming %s from iteration %d", run.path, ckpt["iteration"])
-    return int(ckpt["iteration"]), survivors
+    past = [h for h in ckpt.get("history", []) if h["iteration"] <= ckpt["iteration"]]
+    return int(ckpt["iteration"]), survivors, past
