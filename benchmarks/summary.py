@@ -360,11 +360,42 @@ def fkr_cv_scale(doc: dict[str, Any]) -> Extracted:
     return rows
 
 
+def numpy_block_sums(doc: dict[str, Any]) -> Extracted:
+    runs = doc["runs"]
+    setting = (f"FairKernelRegressor on {doc['rows']:,} × {doc['features']} numpy rows, "
+               f"m={doc['landmarks']}; one process")
+    return [(setting, [
+        Measure("peak RSS GiB held/streamed",
+                (runs["held"]["peak_rss_gib"], runs["streamed"]["peak_rss_gib"]), ".2f"),
+        Measure("before the fit GiB", runs["streamed"]["peak_rss_before_fit_gib"], ".2f"),
+        Measure("same model", doc["same_model"])])]
+
+
+def fce_coarser_consensus(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    by_pool: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in doc["rows"]:
+        by_pool.setdefault(r["pool"], {})[r["step"]] = r
+    for pool, steps in by_pool.items():
+        seed, ours = steps["seed polar"], steps["align_base"]
+        rows.append((f"{pool}: c_i={ours['c_i']} > c={ours['c']}, {doc['subsets']} subsets, "
+                     f"{doc['iterations']} iterations", [
+                         Measure("iterations raising the objective seed/ours",
+                                 (seed["rises"], ours["rises"])),
+                         Measure("final objective seed/ours",
+                                 (seed["final objective"], ours["final objective"]), ".4g"),
+                         Measure("ACC/NMI/Bal seed", (seed["ACC"], seed["NMI"], seed["Bal"]),
+                                 ".3f"),
+                         Measure("ACC/NMI/Bal ours", (ours["ACC"], ours["NMI"], ours["Bal"]),
+                                 ".3f")]))
+    return rows
+
+
 EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
     f.__name__: f for f in (fkr_table1, fkr_tradeoff, fkr_scale, fkr_convergence, fce_tables,
                             fce_raw, safairkm_seed, safairkm_synthetic, safairkm_scale,
                             sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn,
-                            fkr_cv_scale)
+                            fkr_cv_scale, numpy_block_sums, fce_coarser_consensus)
 }
 
 
