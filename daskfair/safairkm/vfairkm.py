@@ -6,17 +6,27 @@ proportions U and the cluster proportions P_k(j) = v_jᵀ s_k / 1ᵀ s_k:
 
     Σ_p Σ_k s_pk ‖x_p − c_k‖² + μ Σ_k D_KL(U ‖ P_k).
 
-Up to a constant, D_KL(U‖P_k) = −Σ_j u_j log(v_jᵀ s_k) + log(1ᵀ s_k): a convex part plus a
-concave part. Linearising the concave part and bounding the convex one at the current S^i
-with a KL(s_p ‖ s_p^i) proximity term gives a bound whose minimiser over each simplex is a
-multiplicative softmax update (the bound optimisation of Ziko et al.):
+Up to a constant, D_KL(U‖P_k) = −Σ_j u_j log(v_jᵀ s_k) + log(1ᵀ s_k). Ziko et al. minimise
+it over S by bound optimisation: at S^i, the objective is bounded by its linearisation plus a
+proximity term L·Σ_p KL(s_p ‖ s_p^i), whose minimiser over each simplex is a multiplicative
+softmax step
 
-    s_p ← s_p^i ⊙ exp(−(e_p + μ b_p)) / normaliser,   e_pk = ‖x_p − c_k‖²,
-    b_pk = ∂ KL / ∂ s_pk at S^i = 1 / (1ᵀ s_k^i) − u_{j(p)} / (v_{j(p)}ᵀ s_k^i),
+    s_p ← s_p^i ⊙ exp(−(e_p + μ b_p) / L) / normaliser,   e_pk = ‖x_p − c_k‖²,
+    b_pk = 1 / (1ᵀ s_k^i) − u_{j(p)} / (v_{j(p)}ᵀ s_k^i)   (∂ of the KL term at S^i),
 
-iterated until the bound stops decreasing; then every row takes its largest s_pk, the centers
-become the means of the hard clusters, and the loop repeats until the labels stop changing.
-With μ = 0 the assignments become the nearest centers: exactly Lloyd's k-means.
+with L a Lipschitz constant of the gradient. The KL term's gradient is not Lipschitz on the
+simplex (b blows up as v_jᵀ s_k → 0), so no fixed L makes every step a descent step; here L
+is found by backtracking: a step is taken only when the objective at the new S lies below the
+bound (then it is also at most the objective at S^i), else L doubles; after an accepted step
+L halves again. So the objective never increases over the S steps (tested).
+
+Outer iterations alternate the S steps (warm-started from the last S) with the centers
+c_k = Σ_p s_pk x_p / Σ_p s_pk, the exact minimiser of the first term for the soft S, so the
+objective never increases over the whole fit either (``objective_`` records it). The final
+labels are argmax_k s_pk. With μ = 0 the S step is exact (the nearest center, a vertex of the
+simplex) and the fit is exactly Lloyd's k-means. Deviations from Ziko et al.'s code: the
+backtracking L (theirs is a fixed constant) and the soft centers (theirs are the means of the
+hard clusters, which can raise the objective) — both so that the objective cannot rise.
 """
 
 from __future__ import annotations
@@ -26,14 +36,14 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from scipy.special import softmax
+from scipy.special import rel_entr, softmax
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_array, check_int
 from ..metrics import balance as balance_metric
 from .front import ParetoFront, nondominated
-from .problem import Problem, check_fits_workers, cluster_means, make_problem
+from .problem import Problem, check_fits_workers, make_problem
 
 __all__ = ["VFairKMeans", "fairness_error", "vfairkm_front"]
 
@@ -52,45 +62,81 @@ def fairness_error(labels: np.ndarray, groups: np.ndarray, n_clusters: int,
         return float((u * (np.log(u) - np.log(P))).sum())
 
 
-def _bound_update(e: np.ndarray, onehot: np.ndarray, codes: np.ndarray, u: np.ndarray,
-                  mu: float, max_iter: int, tol: float) -> np.ndarray:
-    if mu == 0:  # no fairness term: the bound's minimiser is the nearest center
-        return np.eye(e.shape[1])[np.argmin(e, axis=1)]
-    S = softmax(-e, axis=1)
-    previous = np.inf
-    for _ in range(max_iter):
-        size = np.maximum(S.sum(axis=0), _FLOOR)  # 1ᵀ s_k
-        group = np.maximum(onehot.T @ S, _FLOOR)  # v_jᵀ s_k, (J, K)
-        b = 1.0 / size[None, :] - u[codes][:, None] / group[codes]
-        a = e + mu * b
-        log_prev = np.log(np.maximum(S, 1e-300))
-        S = softmax(log_prev - a, axis=1)
-        bound = float((S * (a + np.log(np.maximum(S, 1e-300)) - log_prev)).sum())
-        if abs(previous - bound) <= tol * max(abs(bound), 1.0):
-            break
-        previous = bound
-    return S
+def _objective(S: np.ndarray, e: np.ndarray, onehot: np.ndarray, u: np.ndarray,
+               mu: float) -> float:
+    """Σ s_pk e_pk + μ Σ_k D_KL(U ‖ P_k) of soft assignments (P_k floored as in the step)."""
+    value = float((S * e).sum())
+    if mu == 0:
+        return value
+    size = np.maximum(S.sum(axis=0), _FLOOR)
+    group = np.maximum(onehot.T @ S, _FLOOR)  # v_jᵀ s_k, (J, K)
+    return value + mu * float((u[:, None] * (np.log(u)[:, None] - np.log(group / size))).sum())
+
+
+def _s_steps(S: np.ndarray, e: np.ndarray, onehot: np.ndarray, codes: np.ndarray,
+             u: np.ndarray, mu: float, L: float, max_iter: int, tol: float,
+             history: list[float]) -> tuple[np.ndarray, float]:
+    """Bound-optimisation steps on S with backtracking on L; the objective never increases."""
+    if mu == 0:  # the exact minimiser over S: every row at its nearest center
+        S = np.eye(e.shape[1])[np.argmin(e, axis=1)]
+        history.append(_objective(S, e, onehot, u, mu))
+        return S, L
+    f = _objective(S, e, onehot, u, mu)
+    with np.errstate(divide="ignore"):
+        for _ in range(max_iter):
+            size = np.maximum(S.sum(axis=0), _FLOOR)
+            group = np.maximum(onehot.T @ S, _FLOOR)
+            grad = e + mu * (1.0 / size[None, :] - u[codes][:, None] / group[codes])
+            log_s = np.log(S)
+            while True:
+                new = softmax(log_s - grad / L, axis=1)
+                f_new = _objective(new, e, onehot, u, mu)
+                bound = f + float((grad * (new - S)).sum()) + L * float(rel_entr(new, S).sum())
+                if f_new <= f and f_new <= bound + 1e-12 * max(abs(f), 1.0):
+                    break
+                L *= 2.0
+                if L > 1e300:  # no descent step left at this precision
+                    return S, L
+            S, decrease, f = new, f - f_new, f_new
+            history.append(f)
+            L = max(L / 2.0, 1e-12)
+            if decrease <= tol * max(abs(f), 1.0):
+                break
+    return S, L
 
 
 def _fit(problem: Problem, mu: float, init_centers: np.ndarray, max_iter: int,
-         max_bound_iter: int, tol: float) -> tuple[np.ndarray, np.ndarray, int]:
+         max_bound_iter: int, tol: float) -> tuple[np.ndarray, np.ndarray, int, list[float]]:
     X, codes = problem.X, problem.groups
     onehot = np.zeros((problem.n_samples, problem.n_groups))
     onehot[np.arange(problem.n_samples), codes] = 1.0
     u = onehot.mean(axis=0)
     centers = init_centers.copy()
     x2 = np.einsum("ij,ij->i", X, X)[:, None]
-    labels = None
+
+    def distances(c: np.ndarray) -> np.ndarray:
+        return np.maximum(x2 - 2.0 * X @ c.T + (c**2).sum(axis=1), 0.0)
+
+    e = distances(centers)
+    S = softmax(-e, axis=1)  # a soft start: multiplicative steps keep zeros at zero
+    L, labels, history = 1.0, None, []
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is reported
-        e = np.maximum(x2 - 2.0 * X @ centers.T + (centers**2).sum(axis=1), 0.0)
-        S = _bound_update(e, onehot, codes, u, mu, max_bound_iter, tol)
+        S, L = _s_steps(S, e, onehot, codes, u, mu, L, max_bound_iter, tol, history)
+        weight = S.sum(axis=0)
+        full = weight > _FLOOR  # a cluster without weight keeps its center
+        centers = centers.copy()
+        centers[full] = (S.T @ X)[full] / weight[full, None]
+        e = distances(centers)
+        history.append(_objective(S, e, onehot, u, mu))
         new = np.argmax(S, axis=1)
-        if labels is not None and np.array_equal(new, labels):
+        stalled = len(history) > 1 and history[-2] - history[-1] <= tol * max(
+            abs(history[-1]), 1.0)
+        if labels is not None and np.array_equal(new, labels) and (mu == 0 or stalled):
+            labels = new
             break
         labels = new
-        centers = cluster_means(X, labels, centers)
-    return labels, centers, n_iter
+    return labels, centers, n_iter, history
 
 
 class VFairKMeans(ClusterMixin, BaseEstimator):
@@ -105,9 +151,10 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
     max_iter : int, default=100
         Outer iterations (centers, then assignments).
     max_bound_iter : int, default=50
-        Bound updates per outer iteration.
+        Bound-optimisation steps on S per outer iteration.
     tol : float, default=1e-6
-        Relative change of the bound that ends the bound updates.
+        Relative decrease of the objective that ends the S steps (and, once the labels no
+        longer change, the fit).
     random_state : int, SeedSequence or None
         Seeds the k-means++ starting centers.
 
@@ -115,6 +162,9 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
     ----------
     labels_, cluster_centers_, cost_ (f1), balance_ (f2), fairness_error_ (Σ_k KL(U‖P_k) of
     the hard clusters), n_iter_, groups_, n_features_in_
+    objective_ : ndarray
+        The objective of the soft assignments after every S step and every center update
+        (non-increasing).
     """
 
     def __init__(self, n_clusters: int = 8, *, mu: float = 0.0, max_iter: int = 100,
@@ -141,8 +191,9 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
     def _fit_problem(self, problem: Problem, centers: np.ndarray) -> VFairKMeans:
         from ..metrics import kmeans_cost
 
-        labels, centers, n_iter = _fit(problem, float(self.mu), centers, self.max_iter,
-                                       self.max_bound_iter, self.tol)
+        labels, centers, n_iter, history = _fit(problem, float(self.mu), centers,
+                                                self.max_iter, self.max_bound_iter, self.tol)
+        self.objective_ = np.asarray(history)
         k = problem.n_clusters
         self.labels_ = labels.astype(np.int64)
         self.cluster_centers_ = centers + problem.offset
