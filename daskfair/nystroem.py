@@ -8,6 +8,7 @@ range of K, which is how daskfair's "exact" mode works.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,6 +111,12 @@ def select_landmarks(
 def whitening(W: np.ndarray, rcond: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
     """``T = U_r Λ_r^{-1/2}`` from ``W = U Λ Uᵀ``, keeping eigenvalues above ``rcond · max Λ``.
 
+    An indefinite kernel (the sigmoid kernel, which the FKR-F²E seed uses for COMPAS) has
+    negative eigenvalues: Nyström features z with zᵀz' = k(x, x') do not exist, and the
+    features keep only the positive part of the spectrum (the nearest positive semi-definite
+    kernel on the landmarks). This is a deviation from the seed's exact method, which works
+    with K itself; a warning says how much of the spectrum was dropped.
+
     Returns
     -------
     T : ndarray of shape (m, r)
@@ -125,6 +132,15 @@ def whitening(W: np.ndarray, rcond: float = 1e-10) -> tuple[np.ndarray, np.ndarr
             "these data (check the kernel parameters and the feature scaling)."
         )
     keep = lam > rcond * lam[0]
+    negative = lam < -rcond * lam[0]
+    if negative.any():
+        share = float(np.abs(lam[negative]).sum() / np.abs(lam).sum())
+        warnings.warn(
+            f"the kernel is not positive semi-definite on the landmarks (sigmoid kernels are "
+            f"indefinite): {int(negative.sum())} negative eigenvalues, down to "
+            f"{lam[negative].min():.3g} ({share:.1%} of the spectrum's absolute mass), are "
+            "dropped; the features represent the kernel's positive part only. Use a positive "
+            "definite kernel (rbf, polynomial) to avoid this.", UserWarning, stacklevel=3)
     return U[:, keep] / np.sqrt(lam[keep]), lam[keep]
 
 

@@ -96,3 +96,26 @@ def test_whitening_clips_the_null_space():
     np.testing.assert_allclose(T.T @ W @ T, np.eye(2), atol=1e-10)
     with pytest.raises(ValueError, match="no positive eigenvalue"):
         whitening(np.zeros((3, 3)))
+
+
+def test_indefinite_kernel_warns_what_the_features_drop():
+    import warnings
+
+    from daskfair.nystroem import whitening
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 3))
+    W = pairwise_kernels(X, metric="sigmoid", gamma=0.5, coef0=-1.0)
+    lam = np.linalg.eigvalsh(W)
+    assert lam.min() < -1e-6 * lam.max()  # indefinite, by the dense reference
+    share = np.abs(lam[lam < -1e-10 * lam.max()]).sum() / np.abs(lam).sum()
+    with pytest.warns(UserWarning, match=rf"negative eigenvalues.*\({share:.1%} of the"):
+        T, kept = whitening(W)
+    assert (kept > 0).all()
+    # the features reproduce the positive part of W exactly
+    pos = np.where(lam > 1e-10 * lam.max(), lam, 0.0)
+    V = np.linalg.eigh(W)[1]
+    np.testing.assert_allclose(W @ T @ T.T @ W, (V * pos) @ V.T, atol=1e-8 * lam.max())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a positive definite kernel: no warning
+        whitening(pairwise_kernels(X, metric="rbf", gamma=0.5))

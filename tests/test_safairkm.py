@@ -104,6 +104,32 @@ def test_dominance_filter_matches_brute_force():
             if not dominated and first:
                 brute.add(i)
         assert kept == brute
+        # the seed's Algorithm 3 (line 8): drop a point only if another is better in both
+        strict = nondominated(f1, f2, dominance="strict")
+        assert set(strict.tolist()) == {
+            i for i in range(L) if not any(f1[j] < f1[i] and f2[j] > f2[i] for j in range(L))}
+        assert np.all(np.diff(f1[strict]) >= 0)  # by cost, as the weak filter
+        assert kept <= set(strict.tolist())
+    assert len(nondominated([], [], dominance="strict")) == 0
+    with pytest.raises(ValueError, match="dominance must be one of"):
+        nondominated([1.0], [1.0], dominance="pareto")
+
+
+def test_strict_filter_front(client):
+    # the seed's filter: no point of the list is worse than another in both objectives, and
+    # ties (equal cost or equal balance) may stay, which the weak filter removes
+    X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
+    front = pareto_front(X, sensitive_features=g, n_clusters=3, n_starts=6, n_iter=20,
+                         random_state=1, client=client, dominance="strict")
+    c, b = front.cost, front.balance
+    assert np.all(np.diff(c) >= 0)
+    assert not np.any((c[None, :] < c[:, None]) & (b[None, :] > b[:, None]))
+    labels = front.labels
+    for i in range(0, len(front), max(1, len(front) // 5)):
+        assert c[i] == pytest.approx(kmeans_cost(X, labels[i]), rel=1e-9)
+        assert b[i] == balance(labels[i], sensitive_features=g, n_clusters=3)
+    with pytest.raises(ValueError, match="dominance must be one of"):
+        pareto_front(X, sensitive_features=g, n_clusters=3, dominance="x", client=client)
 
 
 def _check_front(front, X, g, k):
@@ -257,6 +283,56 @@ def test_vfairkm_without_penalty_is_lloyd():
     ref = KMeans(4, init=centers, n_init=1, algorithm="lloyd", tol=0, max_iter=100).fit(X)
     np.testing.assert_array_equal(est.labels_, ref.labels_)
     assert est.cost_ == pytest.approx(ref.inertia_ / len(X), rel=1e-9)
+
+
+def test_vfairkm_objective_is_the_soft_objective():
+    from daskfair.safairkm.vfairkm import _objective
+
+    rng = np.random.default_rng(3)
+    n, k, J = 40, 3, 2
+    S = rng.dirichlet(np.ones(k), n)
+    e = rng.random((n, k))
+    codes = rng.integers(0, J, n)
+    onehot = np.eye(J)[codes]
+    u = onehot.mean(axis=0)
+    kl = 0.0
+    for c in range(k):  # Σ_k D_KL(U ‖ P_k), P_k(j) = Σ_{p in j} s_pc / Σ_p s_pc
+        P = np.array([S[codes == j, c].sum() for j in range(J)]) / S[:, c].sum()
+        kl += sum(u[j] * np.log(u[j] / P[j]) for j in range(J))
+    assert _objective(S, e, onehot, u, 7.0) == pytest.approx((S * e).sum() + 7.0 * kl,
+                                                              rel=1e-12)
+
+
+def _never_rises(obj):
+    return np.all(np.diff(obj) <= 1e-12 * np.abs(obj[:-1]))
+
+
+@pytest.mark.parametrize("mu", [0.0, 1.0, 10.0, 100.0, 1000.0])
+def test_vfairkm_objective_never_rises_on_an_80_20_toy(mu):
+    rng = np.random.default_rng(0)
+    n = 400
+    g = (rng.random(n) < 0.2).astype(int)  # 80/20 groups, each its own blob
+    X = rng.normal(size=(n, 2)) * 0.5 + np.where(g[:, None] == 1, 3.0, 0.0)
+    est = VFairKMeans(2, mu=mu, random_state=0).fit(X, sensitive_features=g)
+    assert len(est.objective_) > 2 and _never_rises(est.objective_)
+    # small μ keeps k-means' answer (each group its own cluster: infinite fairness error);
+    # a large μ mixes the groups in both clusters
+    assert np.isfinite(est.fairness_error_) == (mu >= 100)
+
+
+def test_vfairkm_objective_never_rises_in_the_seeds_adult_setting(data_dir):
+    # the seed's μ_max for Adult, K = 10 is 3,260: before the backtracking step this fit
+    # rose and ended with one-group clusters (balance 0, cost .98)
+    from daskfair.datasets import load_dataset, preprocess_safairkm
+
+    d = load_dataset("safairkm_adult", data_dir=data_dir)
+    X, s = preprocess_safairkm(d.X, d.sensitive, n_samples=5000)
+    plain = VFairKMeans(10, mu=0.0, random_state=0).fit(X, sensitive_features=s)
+    for mu in (800.0, 3260.0):
+        est = VFairKMeans(10, mu=mu, random_state=0).fit(X, sensitive_features=s)
+        assert _never_rises(est.objective_)
+        assert est.balance_ > plain.balance_ and est.fairness_error_ < plain.fairness_error_
+        assert est.cost_ < 0.5  # not the one-group clustering (cost .98)
 
 
 def test_vfairkm_penalty_buys_fairness(data_dir, client):

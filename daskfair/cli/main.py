@@ -255,10 +255,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--budget", type=int, default=1500,
                    help="stop when the front holds this many points (default 1500)")
     g.add_argument("--pairs", type=_pair, nargs="+", metavar="NA,NB",
-                   help="(k-means updates, swaps) per iteration (default: the seed's 25,0 "
-                        "20,4 15,3 5,2)")
+                   help="(k-means updates, swaps) per iteration (default: the authors' code's "
+                        "25,0 20,4 15,3 5,2)")
     g.add_argument("--target", default="local", choices=["local", "global"],
                    help="swap target: nearest center (eq. 5) or richest cluster (eq. 4)")
+    g.add_argument("--dominance", default="weak", choices=["weak", "strict"],
+                   help="filter after every iteration: weak (default; drops ties and "
+                        "duplicates) or strict (the seed's Algorithm 3)")
     g.add_argument("--rows", type=int, metavar="N",
                    help="seeded subsample of N rows (the seed used 5000; default all)")
     g.add_argument("--scale", default="safairkm", choices=["safairkm", "standard", "none"],
@@ -424,7 +427,7 @@ def _cmd_safairkm(args: argparse.Namespace) -> int:
         summary = safairkm_job(
             data, run=run, client=client, n_clusters=args.clusters, n_starts=args.starts,
             n_iter=args.iterations, budget=args.budget, pairs=args.pairs, target=args.target,
-            rows=args.rows, scale=args.scale, vfairkm_mus=args.vfairkm,
+            dominance=args.dominance, rows=args.rows, scale=args.scale, vfairkm_mus=args.vfairkm,
             checkpoint_every=args.checkpoint_every, resume=args.resume, seed=args.seed)
         return (f"Pareto fronts (best possible balance {summary['best_balance']:.3f}; "
                 f"hypervolume reference cost {summary['reference'][0]:.4f}):\n"

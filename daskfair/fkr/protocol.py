@@ -5,6 +5,8 @@ test rows, report statistical disparity (SD, eq. 16) and error. Methods: FKR-F²
 paper objective or the mean-discrepancy objective, FKRR (Pérez-Suay et al.), unconstrained
 kernel ridge (FKRR with μ = 0) and the constant majority-class predictor — always reported,
 since on the seed's data it has SD = 0 and an error close to the fair regressor's (DESIGN §2).
+Deviation: the seed grid-searched the ridge penalty over [1e-3, 1e2]; here α is fixed (the
+library's relative default, ``alpha`` of :func:`run_method`).
 :data:`CV_METHOD` (not one of the seed's methods) is :class:`FairKernelClassifierCV` with the
 same kernel, choosing its model on the training rows under a validation SD bound of .01.
 """

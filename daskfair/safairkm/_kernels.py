@@ -367,15 +367,27 @@ def expand_batch(
     return out_labels, out_sums, out_counts, out_f1, out_f2
 
 
-def select_nondominated(f1: np.ndarray, f2: np.ndarray, key: np.ndarray) -> np.ndarray:
+def select_nondominated(f1: np.ndarray, f2: np.ndarray, key: np.ndarray,
+                        strict: bool = False) -> np.ndarray:
     """Indices of the non-dominated points, in increasing cost (O(L log L)).
 
-    Minimise f1, maximise f2. A point is dropped when another has f1 ≤ and f2 ≥ with one
-    strict, and of points with equal (f1, f2) only the one with the smallest ``key`` stays,
-    so the result does not depend on the input order. Sort by (f1 ↑, f2 ↓, key ↑), then keep
-    each point whose f2 beats every f2 before it.
+    Minimise f1, maximise f2. By default (weak dominance) a point is dropped when another has
+    f1 ≤ and f2 ≥ with one strict, and of points with equal (f1, f2) only the one with the
+    smallest ``key`` stays, so the result does not depend on the input order: sort by
+    (f1 ↑, f2 ↓, key ↑), then keep each point whose f2 beats every f2 before it.
+
+    ``strict=True`` is the seed's Algorithm 3 (line 8): a point is dropped only when another
+    has f1 < and f2 > (both strict), so ties and duplicates stay; keep each point whose f2 is
+    at least the best f2 among points of strictly smaller f1. Output in the same order.
     """
     order = np.lexsort((key, -f2, f1))
     g = f2[order]
-    before = np.maximum.accumulate(np.concatenate([[-np.inf], g[:-1]]))
-    return order[g > before].astype(np.int64)
+    if not strict or len(g) == 0:
+        before = np.maximum.accumulate(np.concatenate([[-np.inf], g[:-1]]))
+        return order[g > before].astype(np.int64)
+    c = f1[order]
+    starts = np.flatnonzero(np.concatenate([[True], c[1:] != c[:-1]]))  # runs of equal f1
+    run = np.cumsum(np.isin(np.arange(len(c)), starts)) - 1
+    best_before = np.maximum.accumulate(
+        np.concatenate([[-np.inf], np.maximum.reduceat(g, starts)[:-1]]))
+    return order[g >= best_before[run]].astype(np.int64)

@@ -37,19 +37,34 @@ __all__ = ["DEFAULT_PAIRS", "ParetoFront", "nondominated", "pareto_front"]
 
 logger = logging.getLogger(__name__)
 
-#: The seed's four pairs (n_a k-means updates, n_b swap updates) per iteration (Figure 1).
+#: Four pairs (n_a k-means updates, n_b swap updates) per iteration. Deviation: these are the
+#: pairs of the authors' code (Figure 1 says only "4 pairs"); unlike the paper's
+#: W = {(n_a, n_b): n_a + n_b = n_total} (Algorithm 3) their sums differ (25, 24, 18, 7). One
+#: swap update here exchanges two points (one of each group between the least balanced
+#: cluster and its target, as the paper's Section 3 describes); the authors' code moves one
+#: point per swap update, so n_b here does about twice their swap work.
 DEFAULT_PAIRS = ((25, 0), (20, 4), (15, 3), (5, 2))
+DOMINANCE = ("weak", "strict")
 
-def nondominated(cost: Any, balance: Any) -> np.ndarray:
+def nondominated(cost: Any, balance: Any, dominance: str = "weak") -> np.ndarray:
     """Indices of the non-dominated points (minimise cost, maximise balance), by cost.
 
-    Of points with equal (cost, balance) the first one stays.
+    ``dominance="weak"`` (default) drops a point when another is at least as good in both
+    objectives and better in one; of points with equal (cost, balance) the first one stays.
+    ``"strict"`` is the seed's Algorithm 3: a point is dropped only when another is better
+    in both, so ties and duplicates stay (a larger front).
     """
     f1 = np.asarray(cost, dtype=np.float64).ravel()
     f2 = np.asarray(balance, dtype=np.float64).ravel()
     if f1.shape != f2.shape:
         raise ValueError(f"cost and balance have different lengths ({f1.size}, {f2.size}).")
-    return select_nondominated(f1, f2, np.arange(f1.size))
+    _check_dominance(dominance)
+    return select_nondominated(f1, f2, np.arange(f1.size), dominance == "strict")
+
+
+def _check_dominance(dominance: str) -> None:
+    if dominance not in DOMINANCE:
+        raise ValueError(f"dominance must be one of {DOMINANCE}, got {dominance!r}.")
 
 
 @dataclass
@@ -238,6 +253,7 @@ def pareto_front(
     q: int = 1,
     target: str = "local",
     max_swap_candidates: int = 32,
+    dominance: str = "weak",
     n_batches: int | None = None,
     random_state: Any = None,
     store: str | Run | None = None,
@@ -274,6 +290,12 @@ def pareto_front(
         scarce group (eq. 4).
     max_swap_candidates : int
         Cap of the growing candidate batch of the swap step (1 + ⌊√t⌋ at iteration t).
+    dominance : {"weak", "strict"}
+        The filter after every iteration. "weak" (default; a deviation from the seed) drops
+        weakly dominated points and duplicates: the list holds one clustering per distinct
+        non-dominated (cost, balance). "strict" is the seed's Algorithm 3, line 8: only points
+        worse in both objectives are dropped, so ties and duplicates stay. The choice changes
+        the list size and so the front's size — the denominator of "seconds per point".
     n_batches : int, optional
         Batches the list is split into (default: the cluster's threads), batch j kept on
         worker j mod W. Does not change the result.
@@ -308,6 +330,7 @@ def pareto_front(
         check_int(value, name)
     if target not in ("local", "global"):
         raise ValueError(f"target must be 'local' or 'global', got {target!r}.")
+    _check_dominance(dominance)
     if resume and store is None:
         raise ValueError("resume=True needs the store of the interrupted run.")
     seed = as_seed_sequence(random_state)
@@ -317,6 +340,8 @@ def pareto_front(
         "max_swap_candidates": max_swap_candidates, "seed_entropy": str(seed.entropy),
         "seed_spawn_key": list(seed.spawn_key),
     }
+    if dominance != "weak":  # stores of runs before the option resume with their parameters
+        params["dominance"] = dominance
     X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
     client = client or get_client()
     check_fits_workers(X, client, "SAfairKM")
@@ -373,7 +398,7 @@ def pareto_front(
             while not done:
                 survivors, n_keep = _iteration(
                     client, problem_f, survivors, n_batches, slots, pairs_arr, P, q, t,
-                    target, max_swap_candidates, base_seed, callback)
+                    target, max_swap_candidates, base_seed, callback, dominance == "strict")
                 t += 1
                 history.append({"iteration": t, "n_points": n_keep,
                                 "seconds": time.perf_counter() - start})
@@ -418,7 +443,7 @@ def pareto_front(
 def _iteration(
     client: Any, problem_f: Any, survivors: list, n_batches: int, slots: list,
     pairs_arr: np.ndarray, P: int, q: int, t: int, target: str, max_swap_candidates: int,
-    base_seed: int, callback: Callable | None,
+    base_seed: int, callback: Callable | None, strict: bool = False,
 ) -> tuple[list, int]:
     """One iteration of Algorithm 3: expand every batch, filter globally, keep survivors."""
     batches = _balanced_pieces(survivors, n_batches)
@@ -440,7 +465,7 @@ def _iteration(
     sizes = [len(o[0]) for o in objs]
     f1 = np.concatenate([o[0] for o in objs])
     f2 = np.concatenate([o[1] for o in objs])
-    keep = select_nondominated(f1, f2, np.concatenate(keys))
+    keep = select_nondominated(f1, f2, np.concatenate(keys), strict)
     owner = np.repeat(np.arange(len(futures)), sizes)
     local = np.concatenate([np.arange(s) for s in sizes])
     new_rank = np.empty(len(f1), dtype=np.int64)
