@@ -167,7 +167,8 @@ def equalized_odds_difference(
 
     max(max_g TPR_g − min_g TPR_g, max_g FPR_g − min_g FPR_g), fairlearn's
     ``equalized_odds_difference`` (its defaults, ``agg="worst_case"``), computed from one
-    group × true × predicted count table (one pass for dask inputs).
+    group × true × predicted count table (one pass over the rows; a dask
+    ``sensitive_features`` is read once more to list its groups).
 
     Parameters
     ----------
@@ -215,9 +216,10 @@ def kmeans_cost(X: Any, labels: Any) -> float:
     """k-means cost with exact cluster means (the SAfairKM seed's f1, eq. 2).
 
     f1 = (1/N) Σ_k Σ_{p ∈ C_k} ‖x_p − c̄_k‖², c̄_k the mean of the points assigned to k,
-    computed in one pass as (1/N) Σ_k (Σ_{p∈k} ‖x_p‖² − ‖Σ_{p∈k} x_p‖² / n_k) on the rows
-    shifted by the first row (the cost does not change; the two sums no longer cancel when
-    the data sit far from the origin).
+    computed in one pass over X as (1/N) Σ_k (Σ_{p∈k} ‖x_p‖² − ‖Σ_{p∈k} x_p‖² / n_k) on the
+    rows shifted by the first row (the cost does not change; the two sums no longer cancel
+    when the data sit far from the origin). X's first block is read once more for that row,
+    and dask labels twice more, for their value checks.
 
     Parameters
     ----------
@@ -365,10 +367,11 @@ def fairness_cce(
 def clustering_report(
     y_true: Any, labels: Any, *, sensitive_features: Any, n_clusters: int | None = None
 ) -> dict[str, float]:
-    """All seven FCE columns (ACC, NMI, Bal, MNCE, CCE, NE, f_CCE) from one pass.
+    """All seven FCE columns (ACC, NMI, Bal, MNCE, CCE, NE, f_CCE) from one count table.
 
-    One classes × clusters × groups count table is built over the row blocks; every metric is
-    computed from it.
+    One classes × clusters × groups count table is built in one pass over the row blocks;
+    every metric is computed from it. For dask inputs the value checks come first and read
+    the arrays again (y_true twice, the labels and the groups once each).
 
     Parameters
     ----------

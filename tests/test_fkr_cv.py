@@ -337,3 +337,46 @@ def test_several_kernel_settings_share_one_landmark_draw():
         FairKernelClassifierCV(cv=3, random_state=0, gamma=[0.1, 0.5], **SMALL).fit(
             X, y, sensitive_features=s)
     assert sorted(set(counts.values())) == [4, 5]   # two passes per gamma, one draw
+
+
+def _counted_1d(values, name, counts, rows=64):
+    def load(block_info=None):
+        lo, hi = block_info[None]["array-location"][0]
+        counts[name, lo // rows] += 1
+        return values[lo:hi]
+
+    return da.map_blocks(load, chunks=((rows,) * (len(values) // rows),),
+                         dtype=values.dtype, meta=np.empty((0,), values.dtype))
+
+
+@pytest.mark.parametrize(("make", "reads_y", "reads_s"), [
+    (lambda: FairKernelRegressor(n_components=3, n_landmarks=40, random_state=0), 1, 2),
+    (lambda: FairKernelClassifier(n_components=3, n_landmarks=40, random_state=0), 4, 3),
+])
+def test_reads_of_dask_labels_and_groups_are_what_the_docstrings_say(make, reads_y, reads_s):
+    """The pass(es) read y and s with X; listing the groups (and the classes) reads them once
+    (twice) more: the module docstring of daskfair.fkr.estimators says so."""
+    import collections
+
+    X, y, s, _ = _counted(40)
+    counts = collections.Counter()
+    dy = _counted_1d(y.astype(float if reads_y == 1 else int), "y", counts)
+    ds = _counted_1d(s.astype(np.int64), "s", counts)
+    with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
+        make().fit(X, dy, sensitive_features=ds)
+    assert {v for (n, _), v in counts.items() if n == "y"} == {reads_y}
+    assert {v for (n, _), v in counts.items() if n == "s"} == {reads_s}
+
+
+def test_logistic_loss_reads_x_once_per_newton_step():
+    """loss="logistic": the moments pass, then one pass per Newton step (n_iter_)."""
+    from daskfair.nystroem import MIN_LANDMARK_BLOCKS
+
+    X, y, s, counts = _counted(40)
+    with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
+        est = FairKernelClassifier(n_components=3, n_landmarks=40, random_state=0,
+                                   loss="logistic").fit(X, y, sensitive_features=s)
+    passes = 1 + est.n_iter_
+    assert est.n_iter_ >= 2
+    assert sorted(set(counts.values())) == [passes, passes + 1]
+    assert sum(v == passes + 1 for v in counts.values()) == MIN_LANDMARK_BLOCKS

@@ -3,6 +3,7 @@
 import itertools
 from pathlib import Path
 
+import dask
 import dask.array as da
 import numpy as np
 import pytest
@@ -203,3 +204,39 @@ def test_paper_km_rows_from_the_raw_pool_files(pool):
             for j in range(mat["bac_Y"].shape[1])]
     for metric, printed in PAPER_KM[pool].items():
         assert np.mean([r[metric] for r in rows]) == pytest.approx(printed, abs=0.002)
+
+
+def _counted(values, name, counts, rows=64):
+    def load(block_info=None):
+        lo, hi = block_info[None]["array-location"][0]
+        counts[name, lo // rows] += 1
+        return values[lo:hi]
+
+    chunks = ((rows,) * (len(values) // rows), *((w,) for w in values.shape[1:]))
+    return da.map_blocks(load, chunks=chunks, dtype=values.dtype,
+                         meta=np.empty((0,) * values.ndim, values.dtype))
+
+
+def test_reads_of_dask_inputs_are_what_the_docstrings_say():
+    """One pass for the count table or the cost sums; the value checks before it read the
+    label and group arrays again, as each docstring states."""
+    import collections
+
+    rng = np.random.default_rng(0)
+    n = 64 * 10
+    X = rng.normal(size=(n, 3))
+    y, lab = rng.integers(0, 3, n), rng.integers(0, 3, n)
+    s, pred = rng.integers(0, 2, n), rng.integers(0, 2, n)
+
+    def reads(fn, **arrays):
+        counts = collections.Counter()
+        with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
+            fn(*[_counted(v, k, counts) for k, v in arrays.items()])
+        return {k: sorted({c for (name, _), c in counts.items() if name == k}) for k in arrays}
+
+    assert reads(lambda a, b, g: clustering_report(a, b, sensitive_features=g),
+                 y=y, lab=lab, s=s) == {"y": [3], "lab": [2], "s": [2]}
+    assert reads(lambda a, b, g: equalized_odds_difference(a, b, sensitive_features=g),
+                 y=y % 2, pred=pred, s=s) == {"y": [1], "pred": [1], "s": [2]}
+    # X once, its first block once more (the shift); the labels twice more
+    assert reads(kmeans_cost, X=X, lab=lab) == {"X": [1, 2], "lab": [3]}

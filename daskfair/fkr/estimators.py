@@ -5,6 +5,10 @@ All three fit from the moments of one pass over the kernel block C = k(X, L)
 block: ``f(x) = k(x, L) · dual_coef_ + intercept_``. The classifier reads the training rows
 a second time, to place its threshold and calibrate its probabilities on the training scores
 (:mod:`daskfair.fkr.scores`); with ``loss="logistic"`` each Newton step is one more pass.
+Besides these passes, the landmarks are drawn from a seeded sample of 8 row blocks of X, and
+a dask ``sensitive_features`` is read once more to list its groups (the classifier's dask
+``y`` twice more, for its classes) before the passes: the counts are tested in
+``tests/test_fkr_cv.py``.
 """
 
 from __future__ import annotations
@@ -94,7 +98,9 @@ class FairKernelRegressor(
 
     Learns the k directions η in kernel space whose group means differ least, embeds the data
     on them (the seed's eq. 10–12) and fits ridge regression on the embedding (eq. 13). Fits
-    in one pass over the row blocks of X; predicts lazily for dask input.
+    in one pass over the row blocks of X, y and the groups (plus the landmark draw from 8
+    blocks of X, and one more read of a dask ``sensitive_features`` to list its groups);
+    predicts lazily for dask input.
 
     Parameters
     ----------
