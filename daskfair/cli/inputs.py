@@ -138,23 +138,21 @@ def _from_table(path: Path, label: str | None, sensitive: str | None,
             f"{path} has missing values {missing} (column: count); drop or impute those rows "
             "first.")
     encoded = {str(c): int(df[c].nunique()) for c in bad}
+    frame = df[features]
     if bad:
         # one indicator column per level, in the columns' order (levels sorted)
-        frame = pd.get_dummies(df[features], columns=bad, prefix_sep="=", dtype=np.float64)
-        features = list(frame.columns)
-        df = frame.assign(**{"__s": df[s_col]}, **({"__y": df[y_col]} if y_col else {}))
-        s_col, y_col = "__s", ("__y" if y_col else None)
-    numeric = [c for c in [*features] + ([y_col] if y_col else [])
-               if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
-    infinite = {c: int(n) for c, n in np.isinf(df[numeric].astype(np.float64)).sum().items()
-                if n}
+        frame = pd.get_dummies(frame, columns=bad, prefix_sep="=", dtype=np.float64)
+    checked = [frame[c] for c in frame.columns] + ([df[y_col]] if y_col else [])
+    infinite = {col.name: int(n) for col in checked
+                if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+                and (n := np.isinf(col.astype(np.float64)).sum())}
     if infinite:
         raise ValueError(
             f"{path} has infinite values {infinite} (column: count); drop or clip those rows "
             "first.")
-    X = df[features].to_numpy(dtype=np.float64)
+    X = frame.to_numpy(dtype=np.float64)
     y = df[y_col].to_numpy() if y_col else None
-    return JobData(X, y, df[s_col].to_numpy(), [str(c) for c in features], {
+    return JobData(X, y, df[s_col].to_numpy(), [str(c) for c in frame.columns], {
         "source": "table", "path": str(path), "label": label, "sensitive": sensitive,
         "encoded": encoded})
 
