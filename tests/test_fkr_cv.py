@@ -20,6 +20,8 @@ from daskfair.kernels import kernel_block, kernel_params
 from daskfair.metrics import equalized_odds_difference, error_rate, statistical_disparity
 from daskfair.nystroem import fit_nystroem
 
+from ._counting import counted
+
 
 def _data(n=600, n_groups=2, seed=0):
     rng = np.random.default_rng(seed)
@@ -300,15 +302,7 @@ def _counted(n_blocks, seed=0):
     s = (rng.random(len(base)) < 0.4).astype(int)
     y = (base[:, 0] + s + rng.normal(size=len(base)) > 0.5).astype(int)
     counts = collections.Counter()
-
-    def load(block_info=None):
-        lo, hi = block_info[None]["array-location"][0]
-        counts[lo // 64] += 1
-        return base[lo:hi]
-
-    X = da.map_blocks(load, chunks=((64,) * n_blocks, (4,)), dtype=float,
-                      meta=np.empty((0, 4)))
-    return X, y, s, counts
+    return counted(base, counts), y, s, counts
 
 
 @pytest.mark.parametrize(("make", "passes"), [
@@ -339,16 +333,6 @@ def test_several_kernel_settings_share_one_landmark_draw():
     assert sorted(set(counts.values())) == [4, 5]   # two passes per gamma, one draw
 
 
-def _counted_1d(values, name, counts, rows=64):
-    def load(block_info=None):
-        lo, hi = block_info[None]["array-location"][0]
-        counts[name, lo // rows] += 1
-        return values[lo:hi]
-
-    return da.map_blocks(load, chunks=((rows,) * (len(values) // rows),),
-                         dtype=values.dtype, meta=np.empty((0,), values.dtype))
-
-
 @pytest.mark.parametrize(("make", "reads_y", "reads_s"), [
     (lambda: FairKernelRegressor(n_components=3, n_landmarks=40, random_state=0), 1, 2),
     (lambda: FairKernelClassifier(n_components=3, n_landmarks=40, random_state=0), 4, 3),
@@ -360,8 +344,8 @@ def test_reads_of_dask_labels_and_groups_are_what_the_docstrings_say(make, reads
 
     X, y, s, _ = _counted(40)
     counts = collections.Counter()
-    dy = _counted_1d(y.astype(float if reads_y == 1 else int), "y", counts)
-    ds = _counted_1d(s.astype(np.int64), "s", counts)
+    dy = counted(y.astype(float if reads_y == 1 else int), counts, "y")
+    ds = counted(s.astype(np.int64), counts, "s")
     with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
         make().fit(X, dy, sensitive_features=ds)
     assert {v for (n, _), v in counts.items() if n == "y"} == {reads_y}

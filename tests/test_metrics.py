@@ -28,6 +28,8 @@ from daskfair.metrics import (
     statistical_disparity,
 )
 
+from ._counting import counted
+
 # A toy clustering written out by hand: 8 rows, 2 classes, 3 clusters, 2 groups.
 Y = np.array([0, 0, 0, 1, 1, 1, 1, 0])
 L = np.array([0, 0, 1, 1, 2, 2, 2, 0])
@@ -206,17 +208,6 @@ def test_paper_km_rows_from_the_raw_pool_files(pool):
         assert np.mean([r[metric] for r in rows]) == pytest.approx(printed, abs=0.002)
 
 
-def _counted(values, name, counts, rows=64):
-    def load(block_info=None):
-        lo, hi = block_info[None]["array-location"][0]
-        counts[name, lo // rows] += 1
-        return values[lo:hi]
-
-    chunks = ((rows,) * (len(values) // rows), *((w,) for w in values.shape[1:]))
-    return da.map_blocks(load, chunks=chunks, dtype=values.dtype,
-                         meta=np.empty((0,) * values.ndim, values.dtype))
-
-
 def test_reads_of_dask_inputs_are_what_the_docstrings_say():
     """One pass for the count table or the cost sums; the value checks before it read the
     label and group arrays again, as each docstring states."""
@@ -231,7 +222,7 @@ def test_reads_of_dask_inputs_are_what_the_docstrings_say():
     def reads(fn, **arrays):
         counts = collections.Counter()
         with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
-            fn(*[_counted(v, k, counts) for k, v in arrays.items()])
+            fn(*[counted(v, counts, k) for k, v in arrays.items()])
         return {k: sorted({c for (name, _), c in counts.items() if name == k}) for k in arrays}
 
     assert reads(lambda a, b, g: clustering_report(a, b, sensitive_features=g),
