@@ -386,8 +386,8 @@ def select_nondominated(f1: np.ndarray, f2: np.ndarray, key: np.ndarray,
         before = np.maximum.accumulate(np.concatenate([[-np.inf], g[:-1]]))
         return order[g > before].astype(np.int64)
     c = f1[order]
-    starts = np.flatnonzero(np.concatenate([[True], c[1:] != c[:-1]]))  # runs of equal f1
-    run = np.cumsum(np.isin(np.arange(len(c)), starts)) - 1
+    new_run = np.concatenate([[True], c[1:] != c[:-1]])  # runs of equal f1
+    starts, run = np.flatnonzero(new_run), np.cumsum(new_run) - 1
     best_before = np.maximum.accumulate(
         np.concatenate([[-np.inf], np.maximum.reduceat(g, starts)[:-1]]))
     return order[g >= best_before[run]].astype(np.int64)
