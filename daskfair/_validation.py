@@ -238,6 +238,68 @@ def _distinct(s: Any, name: str, missing: str) -> np.ndarray:
         ) from None
 
 
+def sensitive_column(s: Any, n_samples: int | None = None, *,
+                     name: str = "sensitive_features") -> np.ndarray | da.Array:
+    """``s`` as a 1-D array of ``n_samples`` groups; checks the shape only (reads nothing)."""
+    s = as_array(s, name)
+    if s.ndim == 2 and s.shape[1] == 1:
+        s = s[:, 0]
+    if s.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D with one group per row, got shape {s.shape}. "
+            "Combine several attributes into one column first (e.g. 'sex_race')."
+        )
+    if is_dask(s):
+        _check_known_chunks(s, name)
+    if n_samples is not None:
+        _check_n_entries(s.shape[0], n_samples, name, "X")
+    return s
+
+
+def _missing_groups(name: str) -> str:
+    return f"{name} contains NaN or other missing values; every row needs a group."
+
+
+def is_missing(value: Any) -> bool:
+    """A raw key value that stands for a missing one (NaN, None, NaT, MISSING)."""
+    from ._keyed import MISSING
+
+    return value is MISSING or value is None or (isinstance(value, float | np.floating)
+                                                 and value != value) or value is pd.NaT
+
+
+def sorted_groups(values: Any, dtype: Any = None, *, min_groups: int = 2,
+                  name: str = "sensitive_features") -> np.ndarray:
+    """The sorted groups from the distinct values of a sensitive column, with its checks.
+
+    ``values`` are raw values (missing ones as NaN, None or :data:`daskfair._keyed.MISSING`);
+    ``dtype`` is the column's, so the groups compare as its values do.
+    """
+    values = list(values)
+    if any(is_missing(v) for v in values):
+        raise ValueError(_missing_groups(name))
+    try:
+        groups = np.unique(np.asarray(values, dtype=dtype if dtype is not None else object))
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in values})
+        raise TypeError(
+            f"{name} mixes values that cannot be sorted into groups (types {kinds}); give "
+            f"every group as one type, e.g. `{name}.astype(str)`.") from None
+    if groups.size < min_groups:
+        raise ValueError(
+            f"{name} has {groups.size} distinct group(s) ({groups.tolist()}); at least "
+            f"{min_groups} are needed to measure or enforce fairness."
+        )
+    return groups
+
+
+def encode_groups(s: Any, groups: np.ndarray) -> np.ndarray | da.Array:
+    """Codes 0..J-1 of ``s`` against the sorted ``groups`` (lazy for dask)."""
+    if is_dask(s):
+        return s.map_blocks(_encode_block, groups, dtype=np.int64)
+    return _encode_block(s, groups)
+
+
 def check_sensitive(
     s: Any,
     n_samples: int | None = None,
@@ -248,8 +310,9 @@ def check_sensitive(
     """Encode sensitive groups as integer codes ``0..J-1``.
 
     Strings, booleans, integers and floats are accepted; groups are the sorted distinct values.
-    For a dask array only the distinct values are computed (a small reduction); the codes stay
-    lazy.
+    For a dask array only the distinct values are computed (a small reduction, one read of
+    ``s``); the codes stay lazy. Passes that read ``s`` anyway list its groups themselves
+    (:mod:`daskfair._keyed`) instead.
 
     Parameters
     ----------
@@ -268,19 +331,8 @@ def check_sensitive(
     groups : ndarray of shape (n_groups,)
         The original group values; ``groups[codes]`` recovers the input.
     """
-    s = as_array(s, name)
-    if s.ndim == 2 and s.shape[1] == 1:
-        s = s[:, 0]
-    if s.ndim != 1:
-        raise ValueError(
-            f"{name} must be 1-D with one group per row, got shape {s.shape}. "
-            "Combine several attributes into one column first (e.g. 'sex_race')."
-        )
-    if is_dask(s):
-        _check_known_chunks(s, name)
-    if n_samples is not None:
-        _check_n_entries(s.shape[0], n_samples, name, "X")
-    missing = f"{name} contains NaN or other missing values; every row needs a group."
+    s = sensitive_column(s, n_samples, name=name)
+    missing = _missing_groups(name)
     if not is_dask(s) and s.dtype.kind in "fO" and pd.isna(s).any():
         raise ValueError(missing)
     groups = _distinct(s, name, missing)
@@ -291,11 +343,7 @@ def check_sensitive(
             f"{name} has {groups.size} distinct group(s) ({groups.tolist()}); at least "
             f"{min_groups} are needed to measure or enforce fairness."
         )
-    if is_dask(s):
-        codes = s.map_blocks(_encode_block, groups, dtype=np.int64)
-    else:
-        codes = _encode_block(s, groups)
-    return codes, groups
+    return encode_groups(s, groups), groups
 
 
 def check_labels(

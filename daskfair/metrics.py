@@ -10,20 +10,22 @@ Notation: D_tk = |G_t ∩ π_k| (groups × clusters), |π_k| cluster sizes, n ro
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 import scipy.optimize
 
 from ._blocks import block_sum
+from ._keyed import Keyed, arrange, column_values, local_codes, merge
 from ._validation import (
     as_array,
     check_array,
     check_consistent_length,
-    check_labels,
-    check_n_clusters,
-    check_sensitive,
     is_dask,
+    is_missing,
+    sensitive_column,
+    sorted_groups,
 )
 
 __all__ = [
@@ -49,72 +51,124 @@ REPORT_COLUMNS = ("ACC", "NMI", "Bal", "MNCE", "CCE", "NE", "f_CCE")
 
 
 # -- counting ------------------------------------------------------------------------------
+#
+# A metric's one pass counts the distinct raw (label, group, ...) tuples of every row block
+# (daskfair._keyed); the value checks (missing values, negative or fractional labels, ranges,
+# the number of groups) then run on the distinct values, and the count table is put on the
+# grid of codes. Only shapes and dtypes are checked before the pass.
 
-def _n_labels(labels: Any, name: str = "labels") -> int:
-    hi = labels.max()
-    hi = int(hi.compute() if is_dask(hi) else hi)
-    if hi >= labels.shape[0]:
-        # a count table over 0..hi would be mostly empty (and may not fit in memory)
-        raise ValueError(
-            f"{name} has the label {hi}, larger than the number of rows ({labels.shape[0]}): "
-            "re-encode it as 0, 1, 2, ... (numpy.unique(x, return_inverse=True)).")
-    return hi + 1
-
-
-def _count_block(*codes: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
-    # a joint bincount of aligned integer code vectors
-    flat = np.ravel_multi_index(tuple(codes), sizes)
-    return np.bincount(flat, minlength=int(np.prod(sizes))).reshape(sizes)
-
-
-def _table(*codes: Any, sizes: tuple[int, ...]) -> np.ndarray:
-    """Joint counts of aligned integer code vectors (numpy or dask), shape ``sizes``."""
-    return block_sum(_count_block, *codes, sizes=sizes).astype(np.int64)
-
-
-def _labels(x: Any, name: str, n: int | None = None) -> Any:
-    x = check_labels(x, n, name=name)
+def _label_column(x: Any, name: str, n: int | None = None) -> Any:
+    """A 1-D column of integer labels: shape and dtype checks only (nothing is read)."""
+    x = as_array(x, name)
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {x.shape}.")
+    if is_dask(x):
+        check_consistent_length((name, x))
+    if n is not None and x.shape[0] != n:
+        raise ValueError(f"{name} has {x.shape[0]} entries but {n} were expected.")
+    if x.dtype.kind not in "iubf":
+        raise TypeError(f"{name} must be integers, got dtype {x.dtype}.")
     if x.shape[0] == 0:
         raise ValueError(f"{name} is empty; metrics need at least one row.")
-    lo = x.min()
-    lo = lo.compute() if is_dask(lo) else lo
-    if lo < 0:
-        raise ValueError(
-            f"{name} has negative values ({int(lo)}); labels must be 0, 1, 2, ... "
-            "(encode them with numpy.unique(..., return_inverse=True))."
-        )
     return x
 
 
+def _label_codes(values: list[Any], name: str, n_rows: int,
+                 n_labels: int | None = None) -> tuple[dict[Any, int], int]:
+    """Codes of a label column's distinct raw values (the label itself) and the table size."""
+    if any(is_missing(v) or not np.isfinite(v) for v in values):
+        raise ValueError(
+            f"{name} contains NaN or infinite values; every row needs a cluster index 0, 1, "
+            "2, ... Drop or relabel those rows.")
+    if any(float(v) != int(v) for v in values):
+        raise ValueError(f"{name} must be integer cluster indices, got non-integer floats.")
+    ints = [int(v) for v in values]
+    lo, hi = min(ints), max(ints)
+    if lo < 0:
+        raise ValueError(
+            f"{name} has negative values ({lo}); labels must be 0, 1, 2, ... "
+            "(encode them with numpy.unique(..., return_inverse=True)).")
+    if n_labels is None:
+        if hi >= n_rows:
+            # a count table over 0..hi would be mostly empty (and may not fit in memory)
+            raise ValueError(
+                f"{name} has the label {hi}, larger than the number of rows ({n_rows}): "
+                "re-encode it as 0, 1, 2, ... (numpy.unique(x, return_inverse=True)).")
+        n_labels = hi + 1
+    elif hi >= n_labels:
+        raise ValueError(f"{name} must lie in [0, {n_labels - 1}], found values in "
+                         f"[{lo}, {hi}].")
+    return dict(zip(values, ints, strict=True)), n_labels
+
+
+def _count_block(*columns: np.ndarray) -> Keyed:
+    codes, keys = local_codes(*columns)
+    return Keyed(keys, (np.bincount(codes, minlength=len(keys)).astype(np.int64),))
+
+
+def _check_n_labels(n_labels: Any) -> None:
+    if isinstance(n_labels, bool) or not isinstance(n_labels, Integral):
+        raise TypeError(f"n_clusters must be an integer, got {n_labels!r}.")
+    if n_labels < 1:
+        raise ValueError(f"n_clusters must be >= 1, got {n_labels}.")
+
+
+def _count_table(*columns: tuple[str, Any, Any]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """One pass: the joint count table of ``(name, column, kind)`` triples.
+
+    ``kind`` is ``"groups"`` (sorted distinct values, at least two), ``"binary"`` (0/1), or
+    the number of labels of an integer label column (``None``: its largest label + 1).
+    Returns the table (one axis per column, in the given order) and each column's values
+    (the groups' sorted values; ``arange`` for the others).
+    """
+    n = columns[0][1].shape[0]
+    for _, _, kind in columns:
+        if kind not in ("groups", "binary", None):
+            _check_n_labels(kind)
+    keyed = block_sum(_count_block, *(col for _, col, _ in columns), combine=merge)
+    codes, values = [], []
+    for c, (name, col, kind) in enumerate(columns):
+        seen = column_values(keyed.keys, c)
+        if kind == "groups":
+            groups = sorted_groups(seen, col.dtype, name=name)
+            codes.append({v: i for i, v in enumerate(groups.tolist())})
+            values.append(groups)
+        else:
+            code, size = _label_codes(seen, name, n, 2 if kind == "binary" else kind)
+            codes.append(code)
+            values.append(np.arange(size))
+    table = arrange(keyed, codes, tuple(len(v) for v in values))[0]
+    return table, values
+
+
+def _groups_column(s: Any, n: int) -> Any:
+    return sensitive_column(s, n)
+
+
 def contingency(a: Any, b: Any, *, n_a: int | None = None, n_b: int | None = None) -> np.ndarray:
-    """Counts table ``T[i, j] = |{rows: a = i, b = j}|`` of two label vectors.
+    """Counts table ``T[i, j] = |{rows: a = i, b = j}|`` of two label vectors (one pass).
 
     Parameters
     ----------
     a, b : array-like or dask array of shape (n_samples,)
         Non-negative integer labels.
     n_a, n_b : int, optional
-        Number of categories (default: max label + 1, a small reduction for dask).
+        Number of categories (default: max label + 1, found by the same pass).
 
     Returns
     -------
     ndarray of shape (n_a, n_b), int64
     """
-    a = _labels(a, "a")
-    b = _labels(b, "b", a.shape[0])
-    n_a = _n_labels(a) if n_a is None else n_a
-    n_b = _n_labels(b) if n_b is None else n_b
-    return _table(check_labels(a, n_labels=n_a, name="a"),
-                  check_labels(b, n_labels=n_b, name="b"), sizes=(n_a, n_b))
+    a = _label_column(a, "a")
+    b = _label_column(b, "b", a.shape[0])
+    return _count_table(("a", a, n_a), ("b", b, n_b))[0]
 
 
 def _group_cluster(labels: Any, sensitive_features: Any, n_clusters: int | None) -> np.ndarray:
     """D of shape (n_groups, n_clusters)."""
-    labels = _labels(labels, "labels")
-    groups, names = check_sensitive(sensitive_features, labels.shape[0])
-    c = _n_labels(labels) if n_clusters is None else n_clusters
-    labels = check_labels(labels, n_labels=c, name="labels")
-    return _table(groups, labels, sizes=(len(names), c))
+    labels = _label_column(labels, "labels")
+    s = _groups_column(sensitive_features, labels.shape[0])
+    return _count_table(("sensitive_features", s, "groups"), ("labels", labels, n_clusters))[0]
 
 
 # -- FKR-F²E seed (Okray, Hu & Lan 2019) ----------------------------------------------------
@@ -140,9 +194,9 @@ def statistical_disparity(
     y_pred = as_array(y_pred, "y_pred")
     if y_pred.ndim != 1 or y_pred.shape[0] == 0:
         raise ValueError(f"y_pred must be a non-empty 1-D array, got shape {y_pred.shape}.")
-    groups, names = check_sensitive(sensitive_features, y_pred.shape[0])
+    s = _groups_column(sensitive_features, y_pred.shape[0])
     positive = (y_pred == positive_label).astype(np.int64)
-    table = _table(groups, positive, sizes=(len(names), 2))
+    table = _count_table(("sensitive_features", s, "groups"), ("y_pred", positive, "binary"))[0]
     rate = table[:, 1] / table.sum(axis=1)
     return float(rate.max() - rate.min())
 
@@ -167,8 +221,8 @@ def equalized_odds_difference(
 
     max(max_g TPR_g − min_g TPR_g, max_g FPR_g − min_g FPR_g), fairlearn's
     ``equalized_odds_difference`` (its defaults, ``agg="worst_case"``), computed from one
-    group × true × predicted count table (one pass over the rows; a dask
-    ``sensitive_features`` is read once more to list its groups).
+    group × true × predicted count table (one pass over the rows, which also lists the
+    groups).
 
     Parameters
     ----------
@@ -184,10 +238,12 @@ def equalized_odds_difference(
         raise ValueError(f"y_true and y_pred must be non-empty and 1-D, got shapes "
                          f"{y_true.shape} and {y_pred.shape}.")
     n = check_consistent_length(("y_true", y_true), ("y_pred", y_pred))
-    groups, names = check_sensitive(sensitive_features, n)
+    s = _groups_column(sensitive_features, n)
     truth = (y_true == positive_label).astype(np.int64)
     pred = (y_pred == positive_label).astype(np.int64)
-    table = _table(groups, truth, pred, sizes=(len(names), 2, 2))  # [group, true, pred]
+    table, (names, _, _) = _count_table(  # [group, true, pred]
+        ("sensitive_features", s, "groups"), ("y_true", truth, "binary"),
+        ("y_pred", pred, "binary"))
     per_class = table.sum(axis=2)
     missing = np.argwhere(per_class == 0)
     if missing.size:
@@ -202,24 +258,27 @@ def equalized_odds_difference(
 
 # -- SAfairKM seed (Liu & Vicente), eq. (2) --------------------------------------------------
 
-def _cost_block(X: np.ndarray, labels: np.ndarray, n_clusters: int,
-                shift: np.ndarray) -> tuple[np.ndarray, ...]:
+def _cost_block(X: np.ndarray, labels: np.ndarray, shift: np.ndarray) -> Keyed:
+    # per distinct label of the block: count, Σ x and Σ ‖x‖² of the shifted rows
+    codes, keys = local_codes(labels)
     X = X - shift
-    counts = np.bincount(labels, minlength=n_clusters).astype(np.float64)
-    sums = np.zeros((n_clusters, X.shape[1]))
-    np.add.at(sums, labels, X)
-    sq = np.bincount(labels, weights=np.einsum("ij,ij->i", X, X), minlength=n_clusters)
-    return counts, sums, sq
+    k = len(keys)
+    counts = np.bincount(codes, minlength=k).astype(np.float64)
+    sums = np.zeros((k, X.shape[1]))
+    np.add.at(sums, codes, X)
+    sq = np.bincount(codes, weights=np.einsum("ij,ij->i", X, X), minlength=k)
+    return Keyed(keys, (counts, sums, sq))
 
 
 def kmeans_cost(X: Any, labels: Any) -> float:
     """k-means cost with exact cluster means (the SAfairKM seed's f1, eq. 2).
 
     f1 = (1/N) Σ_k Σ_{p ∈ C_k} ‖x_p − c̄_k‖², c̄_k the mean of the points assigned to k,
-    computed in one pass over X as (1/N) Σ_k (Σ_{p∈k} ‖x_p‖² − ‖Σ_{p∈k} x_p‖² / n_k) on the
-    rows shifted by the first row (the cost does not change; the two sums no longer cancel
-    when the data sit far from the origin). X's first block is read once more for that row,
-    and dask labels twice more, for their value checks.
+    computed in one pass over X and the labels as
+    (1/N) Σ_k (Σ_{p∈k} ‖x_p‖² − ‖Σ_{p∈k} x_p‖² / n_k) on the rows shifted by the first row
+    (the cost does not change; the two sums no longer cancel when the data sit far from the
+    origin). X's first block is read once more for that row; the labels' value checks come
+    from the pass.
 
     Parameters
     ----------
@@ -227,11 +286,12 @@ def kmeans_cost(X: Any, labels: Any) -> float:
     labels : array-like or dask array of shape (n_samples,)
     """
     X = check_array(X, "X")
-    labels = _labels(labels, "labels", X.shape[0])
-    k = _n_labels(labels)
+    labels = _label_column(labels, "labels", X.shape[0])
     first = X[:1]
     shift = np.asarray(first.compute() if is_dask(first) else first)[0]
-    counts, sums, sq = block_sum(_cost_block, X, labels, n_clusters=k, shift=shift)
+    keyed = block_sum(_cost_block, X, labels, shift=shift, combine=merge)
+    codes, k = _label_codes(column_values(keyed.keys, 0), "labels", X.shape[0])
+    counts, sums, sq = arrange(keyed, [codes], (k,))
     used = counts > 0
     within = sq[used] - (sums[used] ** 2).sum(axis=1) / counts[used]
     return float(max(within.sum(), 0.0) / counts.sum())
@@ -331,9 +391,8 @@ def cce(labels: Any, *, n_clusters: int | None = None) -> float:
 
     With ``n_clusters`` given, a label that never occurs is an empty cluster and gives 0.
     """
-    labels = _labels(labels, "labels")
-    c = _n_labels(labels) if n_clusters is None else n_clusters
-    return _cce(_table(check_labels(labels, n_labels=c, name="labels"), sizes=(c,)))
+    labels = _label_column(labels, "labels")
+    return _cce(_count_table(("labels", labels, n_clusters))[0])
 
 
 def normalized_entropy(labels: Any, *, n_clusters: int | None = None) -> float:
@@ -342,13 +401,8 @@ def normalized_entropy(labels: Any, *, n_clusters: int | None = None) -> float:
     c is ``n_clusters`` if given (the FCE seed uses the number of true classes), else the
     number of distinct labels. 1 for equal cluster sizes.
     """
-    labels = _labels(labels, "labels")
-    if n_clusters is not None:
-        n_clusters = check_n_clusters(n_clusters, max(n_clusters, 1)
-                                      if isinstance(n_clusters, int) else 1)
-        labels = check_labels(labels, n_labels=n_clusters, name="labels")
-    k = _n_labels(labels) if n_clusters is None else n_clusters
-    sizes = _table(labels, sizes=(k,))
+    labels = _label_column(labels, "labels")
+    sizes = _count_table(("labels", labels, n_clusters))[0]
     c = n_clusters if n_clusters is not None else int((sizes > 0).sum())
     return _ne(sizes, c)
 
@@ -369,9 +423,9 @@ def clustering_report(
 ) -> dict[str, float]:
     """All seven FCE columns (ACC, NMI, Bal, MNCE, CCE, NE, f_CCE) from one count table.
 
-    One classes × clusters × groups count table is built in one pass over the row blocks;
-    every metric is computed from it. For dask inputs the value checks come first and read
-    the arrays again (y_true twice, the labels and the groups once each).
+    One classes × clusters × groups count table is built in one pass over the row blocks,
+    which also lists the groups and finds the labels' ranges; every metric and every value
+    check is computed from it.
 
     Parameters
     ----------
@@ -385,13 +439,19 @@ def clustering_report(
         c of CCE, NE and f_CCE; default: the number of true classes, as in the FCE paper
         (labels ≥ c are an error then).
     """
-    y_true = _labels(y_true, "y_true")
-    labels = _labels(labels, "labels", y_true.shape[0])
-    groups, names = check_sensitive(sensitive_features, y_true.shape[0])
-    n_classes = _n_labels(y_true, "y_true")
+    y_true = _label_column(y_true, "y_true")
+    labels = _label_column(labels, "labels", y_true.shape[0])
+    s = _groups_column(sensitive_features, y_true.shape[0])
+    if n_clusters is not None:
+        _check_n_labels(n_clusters)
+    keyed = block_sum(_count_block, y_true, labels, s, combine=merge)
+    n = y_true.shape[0]
+    y_codes, n_classes = _label_codes(column_values(keyed.keys, 0), "y_true", n)
     c = n_classes if n_clusters is None else n_clusters
-    labels = check_labels(labels, n_labels=c, name="labels")
-    table = _table(y_true, labels, groups, sizes=(n_classes, c, len(names)))
+    l_codes, _ = _label_codes(column_values(keyed.keys, 1), "labels", n, c)
+    groups = sorted_groups(column_values(keyed.keys, 2), s.dtype)
+    g_codes = {v: i for i, v in enumerate(groups.tolist())}
+    table = arrange(keyed, [y_codes, l_codes, g_codes], (n_classes, c, len(groups)))[0]
     C = table.sum(axis=2)  # classes × clusters
     D = table.sum(axis=0).T  # groups × clusters
     sizes = C.sum(axis=0)

@@ -286,6 +286,33 @@ def test_base_clusterings_as_tasks(client):
         base_clusterings(X[:2], n_clusters=3, client=client)
 
 
+def test_base_clusterings_read_x_once_plus_the_sample_blocks(client):
+    """All rows in the sample: X is read once (the fits' rows are assigned in memory); a
+    smaller sample: once, plus the seeded subset of blocks it is drawn from (8 of 20)."""
+    import collections
+
+    from daskfair.nystroem import MIN_LANDMARK_BLOCKS
+
+    from ._counting import counted
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(64 * 20, 3))
+    for sample_size, twice in ((10_000, 0), (100, MIN_LANDMARK_BLOCKS)):
+        counts = collections.Counter()
+        # the synchronous scheduler computes X here, where the counter is (the fits still
+        # run on the client's workers)
+        with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
+            labels = base_clusterings(counted(X, counts), n_clusters=3, n_runs=4,
+                                      sample_size=sample_size, random_state=0, client=client)
+            labels = labels.compute()
+            in_memory = base_clusterings(X, n_clusters=3, n_runs=4, sample_size=sample_size,
+                                         random_state=0, client=client)
+        assert sorted(counts) == list(range(20))
+        assert sum(v == 2 for v in counts.values()) == twice
+        assert set(counts.values()) <= {1, 2}
+        np.testing.assert_array_equal(labels, in_memory)
+
+
 def _base_fit(M, sizes, R):
     """‖H − Y(i)R‖² − c for M = Y(i)ᵀH: −2 tr(RᵀM) + Σ_k n_k ‖R_k‖²."""
     return -2.0 * (M * R).sum() + (sizes * (R**2).sum(axis=1)).sum()

@@ -183,7 +183,7 @@ def test_choose_reselects_without_reading_the_data(monkeypatch):
     def no_pass(*args, **kwargs):
         raise AssertionError("choose() must not read the data")
     monkeypatch.setattr(cvmod, "score_histograms", no_pass)
-    monkeypatch.setattr("daskfair.fkr._base.kernel_moments", no_pass)
+    monkeypatch.setattr("daskfair.fkr._base.cell_moments", no_pass)
     a.choose(0.01)
     assert a.best_params_ == b.best_params_
     np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
@@ -333,23 +333,31 @@ def test_several_kernel_settings_share_one_landmark_draw():
     assert sorted(set(counts.values())) == [4, 5]   # two passes per gamma, one draw
 
 
-@pytest.mark.parametrize(("make", "reads_y", "reads_s"), [
-    (lambda: FairKernelRegressor(n_components=3, n_landmarks=40, random_state=0), 1, 2),
-    (lambda: FairKernelClassifier(n_components=3, n_landmarks=40, random_state=0), 4, 3),
+@pytest.mark.parametrize(("make", "reads"), [
+    (lambda: FairKernelRegressor(n_components=3, n_landmarks=40, random_state=0), 1),
+    (lambda: FairKernelRidge(n_landmarks=40, random_state=0), 1),
+    (lambda: FairKernelClassifier(n_components=3, n_landmarks=40, random_state=0), 2),
+    (lambda: FairKernelRegressorCV(cv=3, random_state=0, **SMALL), 1),
+    (lambda: FairKernelClassifierCV(cv=3, random_state=0, **SMALL), 2),
 ])
-def test_reads_of_dask_labels_and_groups_are_what_the_docstrings_say(make, reads_y, reads_s):
-    """The pass(es) read y and s with X; listing the groups (and the classes) reads them once
-    (twice) more: the module docstring of daskfair.fkr.estimators says so."""
+def test_reads_of_dask_labels_and_groups_are_what_the_docstrings_say(make, reads):
+    """y and s are read with X in each pass, which lists the groups and classes itself: the
+    module docstring of daskfair.fkr.estimators says so (no read before the passes)."""
     import collections
 
-    X, y, s, _ = _counted(40)
+    X, y, s, x_counts = _counted(40)
     counts = collections.Counter()
-    dy = counted(y.astype(float if reads_y == 1 else int), counts, "y")
-    ds = counted(s.astype(np.int64), counts, "s")
+    classify = reads == 2
+    dy = counted(np.where(y == 1, "yes", "no") if classify else y.astype(float), counts, "y")
+    ds = counted(np.where(s == 1, "f", "m"), counts, "s")
     with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
-        make().fit(X, dy, sensitive_features=ds)
-    assert {v for (n, _), v in counts.items() if n == "y"} == {reads_y}
-    assert {v for (n, _), v in counts.items() if n == "s"} == {reads_s}
+        est = make().fit(X, dy, sensitive_features=ds)
+    assert {v for (n, _), v in counts.items() if n == "y"} == {reads}
+    assert {v for (n, _), v in counts.items() if n == "s"} == {reads}
+    assert min(x_counts.values()) == reads  # as often as X's blocks outside the landmark draw
+    assert est.groups_.tolist() == ["f", "m"]
+    if classify:
+        assert est.classes_.tolist() == ["no", "yes"]
 
 
 def test_logistic_loss_reads_x_once_per_newton_step():

@@ -209,25 +209,37 @@ def test_paper_km_rows_from_the_raw_pool_files(pool):
 
 
 def test_reads_of_dask_inputs_are_what_the_docstrings_say():
-    """One pass for the count table or the cost sums; the value checks before it read the
-    label and group arrays again, as each docstring states."""
+    """Every metric reads each input once: the pass that counts also lists the groups and
+    finds the labels' ranges (kmeans_cost reads X's first block once more, for the shift)."""
     import collections
+
+    import daskfair.metrics as m
 
     rng = np.random.default_rng(0)
     n = 64 * 10
     X = rng.normal(size=(n, 3))
     y, lab = rng.integers(0, 3, n), rng.integers(0, 3, n)
-    s, pred = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    s, pred = np.where(rng.integers(0, 2, n) == 1, "f", "m"), rng.integers(0, 2, n)
 
     def reads(fn, **arrays):
         counts = collections.Counter()
         with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
             fn(*[counted(v, counts, k) for k, v in arrays.items()])
+        assert {b for (_, b) in counts} == set(range(10))
         return {k: sorted({c for (name, _), c in counts.items() if name == k}) for k in arrays}
 
-    assert reads(lambda a, b, g: clustering_report(a, b, sensitive_features=g),
-                 y=y, lab=lab, s=s) == {"y": [3], "lab": [2], "s": [2]}
-    assert reads(lambda a, b, g: equalized_odds_difference(a, b, sensitive_features=g),
-                 y=y % 2, pred=pred, s=s) == {"y": [1], "pred": [1], "s": [2]}
-    # X once, its first block once more (the shift); the labels twice more
-    assert reads(kmeans_cost, X=X, lab=lab) == {"X": [1, 2], "lab": [3]}
+    once = {"y": [1], "lab": [1], "s": [1]}
+    assert reads(lambda a, b, g: m.clustering_report(a, b, sensitive_features=g),
+                 y=y, lab=lab, s=s) == once
+    assert reads(lambda a, b, g: m.equalized_odds_difference(a, b, sensitive_features=g),
+                 y=y % 2, lab=pred, s=s) == once
+    assert reads(lambda b, g: m.statistical_disparity(b, sensitive_features=g),
+                 lab=pred, s=s) == {"lab": [1], "s": [1]}
+    for fn in (m.balance, m.mnce, m.fairness_cce):
+        assert reads(lambda b, g, fn=fn: fn(b, sensitive_features=g),
+                     lab=lab, s=s) == {"lab": [1], "s": [1]}
+    for fn in (m.cce, m.normalized_entropy):
+        assert reads(fn, lab=lab) == {"lab": [1]}
+    for fn in (m.contingency, m.nmi, m.clustering_accuracy):
+        assert reads(fn, y=y, lab=lab) == {"y": [1], "lab": [1]}
+    assert reads(m.kmeans_cost, X=X, lab=lab) == {"X": [1, 2], "lab": [1]}

@@ -1,8 +1,10 @@
 """Base clusterings for the ensemble: every run a task on the cluster (DESIGN §4).
 
-Each run fits a clustering on a seeded sample of the rows (all rows when there are at most
-``sample_size``), as one task; a single pass over the row blocks then assigns every row for
-all runs at once, so the (n, m) label matrix is built without moving X more than once.
+Each run fits a clustering on a seeded sample of the rows, as one task; a single pass over the
+row blocks then assigns every row for all runs at once. The sample is drawn from a seeded
+subset of the canonical row blocks (:func:`daskfair.nystroem.landmark_pool`), so X is read once
+plus that subset (at least 8 blocks); when every row is in the sample (at most
+``sample_size`` rows), the rows read for the fits are assigned in memory and X is read once.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .._nearest import nearest_center
 from .._random import as_seed_sequence, child_rng, spawn_seeds
 from .._validation import check_array, check_n_clusters, is_dask
 from ..kernels import kernel_params
-from ..nystroem import fit_nystroem
+from ..nystroem import fit_nystroem, landmark_pool
 
 __all__ = ["BASE_METHODS", "assign_block", "base_clusterings", "fit_run"]
 
@@ -119,8 +121,9 @@ def base_clusterings(
         Draw each run's number of clusters uniformly from [c, min(2c, √n)] (with at least c),
         for more diverse pools.
     sample_size : int
-        Runs are fitted on one seeded sample of this many rows (all rows when n is smaller);
-        every row is then assigned to its nearest cluster.
+        Runs are fitted on one seeded sample of this many rows (all rows when n is smaller),
+        drawn from a seeded subset of at least 8 row blocks; every row is then assigned to
+        its nearest cluster.
     random_state : int, SeedSequence or None
     client : distributed.Client, optional
         Default: :func:`daskfair.deploy.get_client`.
@@ -143,8 +146,9 @@ def base_clusterings(
         raise ValueError(f"n_runs must be >= 1, got {n_runs}.")
     seed = as_seed_sequence(random_state)
     if n > sample_size:
-        idx = np.sort(child_rng(seed, 0).choice(n, size=sample_size, replace=False))
-        sample = X[idx]
+        rng = child_rng(seed, 0)
+        pool = landmark_pool(n, sample_size, "uniform", X.shape[1], rng)
+        sample = X[np.sort(rng.choice(pool, size=sample_size, replace=False))]
     else:
         sample = X
     sample = np.asarray(sample.compute() if is_dask(sample) else sample)
@@ -158,6 +162,9 @@ def base_clusterings(
         for r in range(n_runs)
     ]
     models = client.gather(futures)
+    if is_dask(X) and n <= sample_size:
+        # every row was read for the fits: assign them in memory instead of a second pass
+        return da.from_array(assign_block(sample, models), chunks=(X.chunks[0], (n_runs,)))
     if is_dask(X):
         return X.map_blocks(assign_block, models, dtype=np.int64,
                             chunks=(X.chunks[0], (n_runs,)))

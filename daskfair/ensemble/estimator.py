@@ -168,7 +168,8 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
     α on the simplex, by alternating block updates (each exact, except R(i) when c_i > c: a
     majorisation–minimisation from the previous R(i); the objective never increases). It
     needs only the labelings, never the features. Each iteration is one pass over the row
-    blocks plus an exact sequential label sweep; no n × n matrix is formed.
+    blocks plus an exact sequential label sweep; no n × n matrix is formed. Before the
+    iterations, a dask ``sensitive_features`` is read once to list its groups.
 
     Parameters
     ----------

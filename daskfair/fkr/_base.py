@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Real
 from typing import Any
 
@@ -16,20 +16,24 @@ import pandas as pd
 from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted
 
+from .._keyed import column_values
 from .._validation import (
     as_array,
     check_array,
     check_consistent_length,
     check_feature_names,
     check_sample_weight,
-    check_sensitive,
     column_or_1d,
+    encode_groups,
     feature_names,
     is_dask,
+    is_missing,
+    sensitive_column,
+    sorted_groups,
 )
 from ..kernels import kernel_params
 from ..nystroem import LANDMARK_METHODS, NystroemMap, fit_nystroem
-from .statistics import FoldedMoments, kernel_moments
+from .statistics import FoldedMoments, arrange_moments, cell_moments
 
 __all__ = [
     "APPROXIMATIONS",
@@ -37,6 +41,7 @@ __all__ = [
     "FitInput",
     "KernelModelMixin",
     "binary_classes",
+    "class_column",
     "shown",
 ]
 
@@ -47,16 +52,65 @@ APPROXIMATIONS = ("nystroem", "exact")
 
 @dataclass(frozen=True)
 class FitInput:
-    """Validated training data and its cells (numpy or dask arrays)."""
+    """Validated training data (numpy or dask arrays) and, once the first pass has listed
+    the groups and classes, its cells.
+
+    ``s`` and ``labels`` are the raw group and class columns (``labels`` is None for a
+    regressor, ``s`` None without sensitive features); ``y`` is the numeric target (None for
+    a classifier until its classes are known, then the 0/1 coding of ``classes[1]``).
+    """
 
     X: Any
     y: Any
     weights: Any
-    cells: Any
-    cell_group: np.ndarray
-    cell_label: np.ndarray
-    groups: np.ndarray | None
+    s: Any
+    labels: Any
     n: int
+    groups: np.ndarray | None = None
+    classes: np.ndarray | None = None
+    known: bool = False
+
+    @property
+    def classify(self) -> bool:
+        return self.labels is not None
+
+    @property
+    def n_groups(self) -> int:
+        return 1 if self.groups is None else len(self.groups)
+
+    @property
+    def cell_group(self) -> np.ndarray:
+        if self.classify:
+            return np.repeat(np.arange(self.n_groups), 2)
+        return np.arange(self.n_groups)
+
+    @property
+    def cell_label(self) -> np.ndarray:
+        if self.classify:
+            return np.tile([0, 1], self.n_groups)
+        return np.full(self.n_groups, -1)
+
+    @property
+    def cells(self) -> Any:
+        """Cell code of every row (lazy for dask): group, or group × class."""
+        if self.s is None:
+            codes = da.zeros(self.n, dtype=np.int64, chunks=self.X.chunks[0]) \
+                if is_dask(self.X) else np.zeros(self.n, dtype=np.int64)
+        else:
+            codes = encode_groups(self.s, self.groups)
+        return codes * 2 + self.y.astype(np.int64) if self.classify else codes
+
+    def columns(self) -> list[Any]:
+        """The raw columns whose distinct values are the cells."""
+        s = self.s if self.s is not None else (
+            da.zeros(self.n, dtype=np.int64, chunks=self.X.chunks[0]) if is_dask(self.X)
+            else np.zeros(self.n, dtype=np.int64))
+        return [s] if self.labels is None else [s, self.labels]
+
+    def with_values(self, groups: np.ndarray | None, classes: np.ndarray | None) -> FitInput:
+        """This input with its groups and classes known (the classifier's y coded 0/1)."""
+        y = self.y if classes is None else (self.labels == classes[1]).astype(np.float64)
+        return replace(self, groups=groups, classes=classes, y=y, known=True)
 
 
 def shown(value: Any) -> str:
@@ -64,24 +118,32 @@ def shown(value: Any) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
-def binary_classes(y: Any) -> tuple[Any, np.ndarray]:
-    """Validate binary class labels; return y coded 0/1 (float) and the two classes."""
+def class_column(y: Any) -> Any:
+    """y as a 1-D column of class labels (shape checks only; the classes come later)."""
     if y is None:
         raise ValueError("this classifier requires y to be passed, but the target y is None.")
     y = column_or_1d(as_array(y, "y"), "y")
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D class labels, got shape {y.shape}.")
-    if not is_dask(y) and pd.isna(y).any():
+    return y
+
+
+def binary_classes(values: Any, dtype: Any = None) -> np.ndarray:
+    """The two sorted classes from the distinct values of y, or an error that says why not."""
+    values = list(values)
+    if any(is_missing(v) for v in values):
         raise ValueError("y contains missing values; every training row needs a class.")
-    classes = np.asarray(da.unique(y).compute() if is_dask(y) else np.unique(y))
-    if pd.isna(classes).any():
-        raise ValueError("y contains missing values; every training row needs a class.")
+    try:
+        classes = np.unique(np.asarray(values, dtype=dtype if dtype is not None else object))
+    except TypeError:
+        raise TypeError("y mixes class labels that cannot be sorted (e.g. strings and "
+                        "numbers); give every class as one type, e.g. `y.astype(str)`.") from None
     if classes.size != 2:
         raise ValueError(
             "Only binary classification is supported: the classifier needs exactly two "
             f"classes in y, got {classes.size} class(es) ({classes.tolist()[:10]}). Use "
             "FairKernelRegressor for a continuous target.")
-    return (y == classes[1]).astype(np.float64), classes
+    return classes
 
 
 class KernelModelMixin:
@@ -105,18 +167,26 @@ class KernelModelMixin:
 
     def _fit_input(self, X: Any, y: Any, sensitive_features: Any, sample_weight: Any, *,
                    classify: bool) -> FitInput:
-        """Check the inputs, record ``n_features_in_``/``feature_names_in_``/``groups_``."""
+        """Check the inputs' shapes, record ``n_features_in_``/``feature_names_in_``.
+
+        Nothing of a dask input is read here: its groups and classes are listed by the
+        moments pass (:meth:`_moments`), which sets ``groups_`` (and ``classes_``). In-memory
+        groups and classes are checked at once, so a bad value fails before any work.
+        """
         self._check_kernel_params()
+        labels = None
         if classify:
             check_array(X, "X", min_samples=2)  # rows first: no class count of 0
-            y, self.classes_ = binary_classes(y)
+            labels = class_column(y)
+            y = None
         elif y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None.")
         names = feature_names(X)
         X = check_array(X, "X", min_samples=2)
-        y = check_array(y, "y", ndim=1)
-        n = check_consistent_length(("X", X), ("y", y))
+        if y is not None:
+            y = check_array(y, "y", ndim=1)
+        n = check_consistent_length(("X", X), ("y", y if y is not None else labels))
         weights = check_sample_weight(sample_weight, n)
         self.n_features_in_ = X.shape[1]
         if names is not None:
@@ -128,20 +198,26 @@ class KernelModelMixin:
                 f"{type(self).__name__}.fit got no sensitive_features: the model has no "
                 "fairness constraint (this is how fairlearn's reductions call their "
                 "estimator; pass sensitive_features=... otherwise).", UserWarning, stacklevel=3)
-            s, self.groups_ = (da.zeros(n, dtype=np.int64, chunks=X.chunks[0]) if is_dask(X)
-                               else np.zeros(n, dtype=np.int64)), None
-            n_groups = 1
+            s = None
         else:
-            s, self.groups_ = check_sensitive(sensitive_features, n)
-            n_groups = len(self.groups_)
-        if classify:
-            cells = s * 2 + y.astype(np.int64)
-            cell_group, cell_label = np.repeat(np.arange(n_groups), 2), np.tile([0, 1], n_groups)
-        else:
-            cells = s
-            cell_group, cell_label = np.arange(n_groups), np.full(n_groups, -1)
-        return FitInput(X=X, y=y, weights=weights, cells=cells, cell_group=cell_group,
-                        cell_label=cell_label, groups=self.groups_, n=n)
+            s = sensitive_column(sensitive_features, n)
+        data = FitInput(X=X, y=y, weights=weights, s=s, labels=labels, n=n)
+        if not any(is_dask(a) for a in (s, labels)):
+            data = self._resolve(data, [
+                None if s is None else pd.unique(np.asarray(s, dtype=object)),
+                None if labels is None else pd.unique(np.asarray(labels, dtype=object))])
+        return data
+
+    def _resolve(self, data: FitInput, values: list[Any]) -> FitInput:
+        """Check the distinct groups and classes (raw values), set ``groups_``/``classes_``."""
+        if data.known:
+            return data
+        groups = None if data.s is None else sorted_groups(values[0], data.s.dtype)
+        classes = None if data.labels is None else binary_classes(values[1], data.labels.dtype)
+        self.groups_ = groups
+        if classes is not None:
+            self.classes_ = classes
+        return data.with_values(groups, classes)
 
     def _fit_feature_map(self, data: FitInput, gamma: Any = "param",
                          landmarks: np.ndarray | None = None) -> NystroemMap:
@@ -159,14 +235,30 @@ class KernelModelMixin:
         return fmap
 
     def _moments(self, data: FitInput, fmap: NystroemMap, *, n_folds: int = 1,
-                 fold_seed: int = 0, cell_grams: bool = False) -> FoldedMoments:
-        """The one pass: moments of k(X, L) per fold and cell, in the whitened basis."""
-        raw = kernel_moments(
-            data.X, data.cells, data.y, data.weights, fmap.landmarks, fmap.params,
-            cell_group=data.cell_group, cell_label=data.cell_label, n_folds=n_folds,
-            fold_seed=fold_seed, cell_grams=cell_grams)
+                 fold_seed: int = 0, cell_grams: bool = False
+                 ) -> tuple[FoldedMoments, FitInput]:
+        """The one pass: moments of k(X, L) per fold and cell, in the whitened basis.
+
+        The pass reads X, y and the groups once and lists the distinct groups and classes
+        itself; returns the moments and ``data`` with its groups and classes known.
+        """
+        keyed = cell_moments(
+            data.X, data.columns(), data.y if not data.classify else None, data.weights,
+            fmap.landmarks, fmap.params, n_folds=n_folds, fold_seed=fold_seed,
+            cell_grams=cell_grams)
+        data = self._resolve(data, [column_values(keyed.keys, c)
+                                    for c in range(len(data.columns()))])
+        codes = [{(0 if data.s is None else v): i for i, v in enumerate(
+            [0] if data.groups is None else data.groups.tolist())}]
+        if data.classify:
+            codes.append({v: i for i, v in enumerate(data.classes.tolist())})
+        sizes = tuple(len(c) for c in codes)
+        raw = arrange_moments(keyed, codes, sizes, cell_group=data.cell_group,
+                              cell_label=data.cell_label)
+        if data.classify:
+            raw = raw.with_binary_targets()
         total = raw.total
-        if (data.cell_label >= 0).all():
+        if data.classify:
             weight = np.bincount(data.cell_label, weights=total.counts, minlength=2)
             if (weight == 0).any():
                 raise ValueError(
@@ -181,7 +273,7 @@ class KernelModelMixin:
         if not total.n > 0:
             raise ValueError("every sample weight is 0: at least one row needs a positive "
                              "weight.")
-        return FoldedMoments(tuple(m.change_basis(fmap.whitening) for m in raw.folds))
+        return FoldedMoments(tuple(m.change_basis(fmap.whitening) for m in raw.folds)), data
 
     def _check_X(self, X: Any, attribute: str = "dual_coef_") -> Any:
         check_is_fitted(self, attribute)

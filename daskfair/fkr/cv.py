@@ -100,7 +100,7 @@ class _CVMixin(KernelModelMixin):
         runs, landmarks = [], None
         for gamma in self._gammas():
             runs.append(self._search_kernel(data, gamma, seed, landmarks))
-            landmarks = runs[-1]["fmap"].landmarks
+            landmarks, data = runs[-1]["fmap"].landmarks, runs[-1]["data"]
         return runs
 
     def _combine(self, runs: list[dict[str, Any]]) -> None:
@@ -325,14 +325,14 @@ class FairKernelClassifierCV(_CVMixin, CalibratedClassifierMixin, ClassifierMixi
         self._hist = np.concatenate([run["hist"] for run in runs])
         self._bins = (np.concatenate([run["lo"] for run in runs]),
                       np.concatenate([run["width"] for run in runs]))
-        self._cell_label = data.cell_label
+        self._cell_label = runs[0]["data"].cell_label
         return self._select()
 
     def _search_kernel(self, data: FitInput, gamma: float | None, seed: int,
                        landmarks: np.ndarray | None) -> dict[str, Any]:
         """Both passes for one kernel setting: the candidates and their validation scores."""
         fmap = self._fit_feature_map(data, gamma, landmarks)
-        folded = self._moments(data, fmap, n_folds=self.cv, fold_seed=seed)
+        folded, data = self._moments(data, fmap, n_folds=self.cv, fold_seed=seed)
         self._check_folds(folded, data)
         total = folded.total
         search = self._search(total, "classification", self.constraints)
@@ -352,7 +352,7 @@ class FairKernelClassifierCV(_CVMixin, CalibratedClassifierMixin, ClassifierMixi
         scores = threshold_table(hist, data.cell_group, data.cell_label)
         disparity = (scores.equalized_odds if self.constraints == "equalized_odds"
                      else scores.demographic_parity)
-        return {"fmap": fmap, "table": table, "dual": T @ refit.coef,
+        return {"fmap": fmap, "data": data, "table": table, "dual": T @ refit.coef,
                 "intercept": refit.intercept, "thresholds": model.edges(),
                 "disparity": disparity, "error": scores.error, "hist": hist, "lo": lo,
                 "width": width}
@@ -480,7 +480,7 @@ class FairKernelRegressorCV(_CVMixin, RegressorMixin, BaseEstimator):
                        landmarks: np.ndarray | None) -> dict[str, Any]:
         """The pass for one kernel setting; validation metrics from the folds' moments."""
         fmap = self._fit_feature_map(data, gamma, landmarks)
-        folded = self._moments(data, fmap, n_folds=self.cv, fold_seed=seed)
+        folded, data = self._moments(data, fmap, n_folds=self.cv, fold_seed=seed)
         self._check_folds(folded, data)
         search = self._search(folded.total, "regression", "demographic_parity")
         table, per_fold, refit = self._candidates(folded, search)
@@ -498,7 +498,8 @@ class FairKernelRegressorCV(_CVMixin, RegressorMixin, BaseEstimator):
             group_sum += held.group_sums @ coef + np.outer(held.group_counts, b)
         error = np.sqrt(np.maximum(sse, 0.0) / folded.total.n)
         means = group_sum / folded.total.group_counts[:, None]
-        return {"fmap": fmap, "table": table, "dual": fmap.whitening @ refit.coef,
+        return {"fmap": fmap, "data": data, "table": table,
+                "dual": fmap.whitening @ refit.coef,
                 "intercept": refit.intercept,
                 "disparity": (means.max(axis=0) - means.min(axis=0))[:, None],
                 "error": error[:, None]}

@@ -5,9 +5,10 @@ All three fit from the moments of one pass over the kernel block C = k(X, L)
 block: ``f(x) = k(x, L) · dual_coef_ + intercept_``. The classifier reads the training rows
 a second time, to place its threshold and calibrate its probabilities on the training scores
 (:mod:`daskfair.fkr.scores`); with ``loss="logistic"`` each Newton step is one more pass.
-Besides these passes, the landmarks are drawn from a seeded sample of 8 row blocks of X, and
-a dask ``sensitive_features`` is read once more to list its groups (the classifier's dask
-``y`` twice more, for its classes) before the passes: the counts are tested in
+Each pass reads X, y and ``sensitive_features`` together and lists the distinct groups and
+classes itself (:mod:`daskfair._keyed`): a dask label or group column is read exactly as often
+as X. Besides these passes, the landmarks are drawn from a seeded sample of 8 row blocks of
+X. The counts are tested in
 ``tests/test_fkr_cv.py``.
 """
 
@@ -98,9 +99,8 @@ class FairKernelRegressor(
 
     Learns the k directions η in kernel space whose group means differ least, embeds the data
     on them (the seed's eq. 10–12) and fits ridge regression on the embedding (eq. 13). Fits
-    in one pass over the row blocks of X, y and the groups (plus the landmark draw from 8
-    blocks of X, and one more read of a dask ``sensitive_features`` to list its groups);
-    predicts lazily for dask input.
+    in one pass over the row blocks of X, y and the groups, which also lists the groups (plus
+    the landmark draw from 8 blocks of X); predicts lazily for dask input.
 
     Parameters
     ----------
@@ -212,10 +212,12 @@ class FairKernelRegressor(
         if not self.alpha >= 0:
             raise ValueError(f"alpha must be >= 0, got {self.alpha}.")
 
-    def _fit_embedding(self, data: FitInput) -> tuple[Moments, np.ndarray]:
-        """The pass, the fair directions W and the ridge on them; returns (moments, W)."""
+    def _fit_embedding(self, data: FitInput) -> tuple[Moments, np.ndarray, FitInput]:
+        """The pass, the fair directions W and the ridge on them; returns (moments, W, data
+        with its groups and classes known)."""
         fmap = self._fit_feature_map(data)
-        stats = self._moments(data, fmap, cell_grams=self.objective == "paper").total
+        folded, data = self._moments(data, fmap, cell_grams=self.objective == "paper")
+        stats = folded.total
         k = self.n_components
         if k is None:
             k = _default_k(stats, self.objective, self.fairness)
@@ -227,7 +229,7 @@ class FairKernelRegressor(
         self.dual_coef_ = self.projection_ @ self.coef_
         self.eigenvalues_ = values
         self.n_components_ = self._n_features_out = k
-        return stats, W
+        return stats, W, data
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
             sample_weight: Any = None) -> FairKernelRegressor:
@@ -337,7 +339,7 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, FairKerne
         if not (self.threshold == "auto" or isinstance(self.threshold, int | float)):
             raise ValueError(f"threshold must be 'auto' or a number, got {self.threshold!r}.")
         data = self._fit_input(X, y, sensitive_features, sample_weight, classify=True)
-        stats, W = self._fit_embedding(data)
+        stats, W, data = self._fit_embedding(data)
         fmap = self.feature_map_
         self.n_iter_ = 1  # the least-squares solve; Newton's steps for the logistic loss
         if self.loss == "logistic":
@@ -429,7 +431,7 @@ class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
             raise ValueError(f"alpha must be >= 0, got {self.alpha}.")
         data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
         fmap = self._fit_feature_map(data)
-        stats = self._moments(data, fmap).total
+        stats = self._moments(data, fmap)[0].total
         self.coef_, self.intercept_ = ridge_fit(
             stats, self.alpha, fit_intercept=self.fit_intercept,
             penalty=fkrr_penalty(stats, self.mu))

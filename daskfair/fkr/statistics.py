@@ -23,10 +23,12 @@ import dask.array as da
 import numpy as np
 
 from .._blocks import block_sum
+from .._keyed import Keyed, arrange, local_codes, merge
 from .._validation import is_dask
 from ..kernels import kernel_block
 
-__all__ = ["FoldedMoments", "Moments", "fold_of", "kernel_moments", "row_index"]
+__all__ = ["FoldedMoments", "Moments", "arrange_moments", "cell_moments", "fold_of",
+           "kernel_moments", "row_index"]
 
 
 def fold_of(rows: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
@@ -193,33 +195,47 @@ class FoldedMoments:
         """The moments of every row outside fold f."""
         return self.total - self.folds[f]
 
+    def with_binary_targets(self) -> FoldedMoments:
+        """The y moments of a 0/1 target that is the cell's class (``cell_label``).
+
+        With y = 1 on the cells of class 1 and 0 elsewhere, Σ w y z is that cell's Σ w z and
+        Σ w y = Σ w y² its Σ w; a pass over a classifier's cells needs no y column.
+        """
+        def targets(m: Moments) -> Moments:
+            one = (m.cell_label == 1).astype(np.float64)
+            return replace(m, fy=m.sums * one[:, None], sum_y=m.counts * one,
+                           sum_yy=m.counts * one)
+        return FoldedMoments(tuple(targets(m) for m in self.folds))
+
 
 def _block_moments(
     X: np.ndarray,
-    cells: np.ndarray,
     y: np.ndarray | None,
     w: np.ndarray | None,
     rows: np.ndarray | None,
-    *,
+    *columns: np.ndarray,
     landmarks: np.ndarray,
     params: dict[str, Any],
-    n_cells: int,
     n_folds: int,
     fold_seed: int,
     cell_grams: bool,
-) -> tuple[np.ndarray, ...]:
-    # Pure per-block kernel. The (small) X block is sorted by (fold, cell) before the kernel
-    # is evaluated, so each fold's and each cell's rows of C are contiguous views: no copy of
-    # C, and every Gram matrix is one AᵀA (numpy's syrk, half the flops of a product).
+) -> Keyed:
+    # Pure per-block kernel. The block's cells are its distinct (group, class) values, coded
+    # in order of appearance; the statistics are returned per cell value (Keyed), so the
+    # groups are listed by this pass rather than by a read before it. The (small) X block is
+    # sorted by (fold, cell) before the kernel is evaluated, so each fold's and each cell's
+    # rows of C are contiguous views: no copy of C, and every Gram matrix is one AᵀA
+    # (numpy's syrk, half the flops of a product).
+    cells, keys = local_codes(*columns)
     folds = fold_of(rows, n_folds, fold_seed) if n_folds > 1 else 0
-    key = np.asarray(folds * n_cells + cells, dtype=np.int64)
+    F, Q = n_folds, len(keys)
+    key = np.asarray(folds * Q + cells, dtype=np.int64)
     order = np.argsort(key, kind="stable")
-    bounds = np.searchsorted(key[order], np.arange(n_folds * n_cells + 1))
+    bounds = np.searchsorted(key[order], np.arange(F * Q + 1))
     C = kernel_block(X[order], landmarks, params)
     yy = np.zeros(len(key)) if y is None else y[order]
     ww = None if w is None else w[order]
     m = C.shape[1]
-    F, Q = n_folds, n_cells
     grams = np.zeros((F, Q if cell_grams else 1, m, m))
 
     def gram(lo: int, hi: int) -> np.ndarray:
@@ -247,7 +263,62 @@ def _block_moments(
                     grams[f, q] = gram(lo, hi)
         elif bounds[(f + 1) * Q] > bounds[f * Q]:
             grams[f, 0] = gram(bounds[f * Q], bounds[(f + 1) * Q])
-    return counts, sums, grams, fy, sum_y, sum_yy
+    per_cell = [np.moveaxis(v, 1, 0) for v in (counts, sums, fy, sum_y, sum_yy)]
+    if cell_grams:
+        return Keyed(keys, (*per_cell, np.moveaxis(grams, 1, 0)))
+    return Keyed(keys, tuple(per_cell), (grams,))
+
+
+def cell_moments(
+    X: Any,
+    columns: list[Any],
+    y: Any,
+    weights: Any,
+    landmarks: np.ndarray,
+    params: dict[str, Any],
+    *,
+    n_folds: int = 1,
+    fold_seed: int = 0,
+    cell_grams: bool = False,
+) -> Keyed:
+    """The one pass: moments of C = k(X, L) per fold and per distinct value of ``columns``.
+
+    The cells are the distinct rows of the aligned ``columns`` (raw values: groups, classes);
+    they are found by the pass itself. Returns :class:`~daskfair._keyed.Keyed` statistics
+    (counts, sums, fy, sum_y, sum_yy and, with ``cell_grams``, grams; each with the cell
+    first, then the fold) for :func:`arrange_moments`.
+    """
+    rows = row_index(X) if n_folds > 1 else None
+    return block_sum(
+        _block_moments, X, y, weights, rows, *columns, landmarks=landmarks, params=params,
+        n_folds=n_folds, fold_seed=fold_seed, cell_grams=cell_grams, combine=merge,
+        row_width=len(landmarks),
+    )
+
+
+def arrange_moments(
+    keyed: Keyed,
+    codes: list[dict[Any, int]],
+    sizes: tuple[int, ...],
+    *,
+    cell_group: np.ndarray,
+    cell_label: np.ndarray,
+) -> FoldedMoments:
+    """:class:`FoldedMoments` over the cell grid ``sizes`` from :func:`cell_moments`.
+
+    ``codes[c]`` maps the raw values of column c to its code; cell (i, j, ...) is the
+    row-major position in ``sizes``, described by ``cell_group`` and ``cell_label``.
+    """
+    counts, sums, fy, sum_y, sum_yy, *grams = (
+        np.moveaxis(v.reshape(-1, *v.shape[len(sizes):]), 0, 1)
+        for v in arrange(keyed, codes, sizes))
+    grams = grams[0] if grams else keyed.plain[0]
+    return FoldedMoments(tuple(
+        Moments(counts=counts[f], sums=sums[f], grams=grams[f], fy=fy[f], sum_y=sum_y[f],
+                sum_yy=sum_yy[f], cell_group=np.asarray(cell_group),
+                cell_label=np.asarray(cell_label))
+        for f in range(counts.shape[0])
+    ))
 
 
 def kernel_moments(
@@ -291,16 +362,11 @@ def kernel_moments(
     -------
     FoldedMoments
     """
-    rows = row_index(X) if n_folds > 1 else None
+    keyed = cell_moments(X, [cells], y, weights, landmarks, params, n_folds=n_folds,
+                         fold_seed=fold_seed, cell_grams=cell_grams)
     n_cells = len(cell_group)
-    counts, sums, grams, fy, sum_y, sum_yy = block_sum(
-        _block_moments, X, cells, y, weights, rows, landmarks=landmarks, params=params,
-        n_cells=n_cells, n_folds=n_folds, fold_seed=fold_seed, cell_grams=cell_grams,
-        row_width=len(landmarks),
-    )
-    return FoldedMoments(tuple(
-        Moments(counts=counts[f], sums=sums[f], grams=grams[f], fy=fy[f], sum_y=sum_y[f],
-                sum_yy=sum_yy[f], cell_group=np.asarray(cell_group),
-                cell_label=np.asarray(cell_label))
-        for f in range(n_folds)
-    ))
+    unknown = [k[0] for k in keyed.keys if not (isinstance(k[0], int) and 0 <= k[0] < n_cells)]
+    if unknown:
+        raise ValueError(f"cells must be codes 0..{n_cells - 1}, found {unknown[:5]}.")
+    return arrange_moments(keyed, [{q: q for q in range(n_cells)}], (n_cells,),
+                           cell_group=cell_group, cell_label=cell_label)

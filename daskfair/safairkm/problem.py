@@ -10,7 +10,13 @@ import numpy as np
 
 from .._nearest import nearest_center
 from .._random import as_seed_sequence, child_rng
-from .._validation import check_array, check_n_clusters, check_sensitive, is_dask
+from .._validation import (
+    check_array,
+    check_n_clusters,
+    check_sensitive,
+    is_dask,
+    sensitive_column,
+)
 from ._kernels import balance_of, cost_of, init_state
 
 __all__ = ["Members", "Problem", "check_fits_workers", "cluster_means", "make_problem",
@@ -105,9 +111,9 @@ def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
     k = check_n_clusters(n_clusters, n)
     if k < 2:
         raise ValueError(f"n_clusters must be >= 2 for a balance trade-off, got {k}.")
-    codes, values = check_sensitive(sensitive_features, n)
-    if is_dask(codes):
-        codes = codes.compute()
+    s = sensitive_column(sensitive_features, n)
+    # the codes are held in memory anyway: one read of a dask column, then numpy checks
+    codes, values = check_sensitive(s.compute() if is_dask(s) else s, n)
     codes = np.asarray(codes, dtype=np.int64)
     sizes = np.bincount(codes, minlength=len(values))
     small = values[sizes < k]
