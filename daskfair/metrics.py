@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import scipy.optimize
+import scipy.stats
+from sklearn.metrics import mutual_info_score
 
 from ._blocks import block_sum
 from ._keyed import Keyed, arrange, column_values, local_codes, merge
@@ -320,20 +322,17 @@ def _accuracy(C: np.ndarray) -> float:
 
 
 def _entropy(p: np.ndarray) -> float:
-    p = p[p > 0]
-    p = p / p.sum()
-    return max(float(-(p * np.log(p)).sum()), 0.0)  # no −0.0 for a single category
+    # scipy normalises the counts; natural log. No −0.0 for a single category.
+    return max(float(scipy.stats.entropy(p)), 0.0)
 
 
 def _nmi(C: np.ndarray) -> float:
-    n = C.sum()
+    # scikit-learn's mutual information takes the contingency table itself, so the table
+    # stays the one pass's count table
     h_true, h_pred = _entropy(C.sum(axis=1)), _entropy(C.sum(axis=0))
     if h_true == 0 and h_pred == 0:
         return 1.0  # both constant: identical partitions (scikit-learn's convention)
-    nz = C > 0
-    outer = np.outer(C.sum(axis=1), C.sum(axis=0))
-    mi = float((C[nz] / n * np.log(C[nz] * n / outer[nz])).sum())
-    return max(mi, 0.0) / max(h_true, h_pred)
+    return mutual_info_score(None, None, contingency=C) / max(h_true, h_pred)
 
 
 def _mnce(D: np.ndarray) -> float:

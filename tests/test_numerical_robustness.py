@@ -602,6 +602,28 @@ def test_nearest_center_assignment_with_a_large_offset(where):
     np.testing.assert_array_equal(got, truth)
 
 
+def test_why_the_shifted_kernels_and_nearest_centres_are_kept():
+    """scikit-learn's rbf_kernel and pairwise_distances_argmin expand ‖x − y‖² without a
+    shift; at an offset of 1e8 they lose every digit, where daskfair's shifted versions (in
+    kernels.py and _nearest.py, which say so) stay exact. If scikit-learn ever shifts, this
+    fails and the hand-written functions can go."""
+    from sklearn.metrics.pairwise import pairwise_distances_argmin, rbf_kernel
+
+    from daskfair._nearest import nearest_center
+    from daskfair.kernels import kernel_block, kernel_params
+
+    rng = np.random.default_rng(0)
+    X, Y, C = rng.normal(size=(200, 3)), rng.normal(size=(20, 3)), rng.normal(size=(5, 3))
+    exact = np.exp(-0.5 * ((X[:, None] - Y[None]) ** 2).sum(axis=2))
+    truth = np.argmin(((X[:, None] - C[None]) ** 2).sum(axis=2), axis=1)
+    off = 1e8
+    ours = kernel_block(X + off, Y + off, kernel_params("rbf", 3, gamma=0.5))
+    assert np.abs(ours - exact).max() < 1e-6
+    assert np.abs(rbf_kernel(X + off, Y + off, gamma=0.5) - exact).max() > 0.1
+    np.testing.assert_array_equal(nearest_center(X + off, C + off), truth)
+    assert (pairwise_distances_argmin(X + off, C + off) != truth).mean() > 0.2
+
+
 # =============================================================================================
 # 6. FCE: degenerate pools, imbalanced groups, base clusterings on hard inputs
 # =============================================================================================

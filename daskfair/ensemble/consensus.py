@@ -30,6 +30,7 @@ import dask
 import dask.array as da
 import distributed
 import numpy as np
+import scipy.linalg
 import scipy.optimize
 
 from .._blocks import align_rows, block_sum, row_blocks
@@ -61,7 +62,9 @@ def auto_fairness(n_samples: int, n_clusters: int, n_groups: int) -> float:
 def polar(M: np.ndarray, alignment: str = "rotation") -> np.ndarray:
     """argmax over R with orthonormal rows/columns (or a partial permutation) of tr(Mᵀ R).
 
-    "rotation": the orthogonal polar factor U Vᵀ of the thin SVD M = U S Vᵀ.
+    "rotation": the orthogonal polar factor U Vᵀ of the thin SVD M = U S Vᵀ
+    (:func:`scipy.linalg.polar`; not ``orthogonal_procrustes``, which only solves the square
+    case and R(i) is c_i × c).
     "hungarian": the 0/1 matrix of a maximum-weight one-to-one matching of rows to columns.
     """
     if alignment == "hungarian":
@@ -69,8 +72,7 @@ def polar(M: np.ndarray, alignment: str = "rotation") -> np.ndarray:
         P = np.zeros_like(M)
         P[rows, cols] = 1.0
         return P
-    U, _, Vt = np.linalg.svd(M, full_matrices=False)
-    return U @ Vt
+    return scipy.linalg.polar(M)[0]
 
 
 def align_base(
