@@ -391,11 +391,25 @@ def fce_coarser_consensus(doc: dict[str, Any]) -> Extracted:
     return rows
 
 
+def ffe_compas_columns(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for c in doc["columns"]:
+        rows.append((f"authors' COMPAS col {c['column']} as the label, {doc['splits']} of "
+                     "their splits", [
+                         Measure("positive rate", c["positive_rate"], ".3f"),
+                         Measure("max |corr| with a column", c["max_abs_corr"], ".3f"),
+                         Measure("test error constant/GBM/logistic",
+                                 (c["constant_error"], c["gbm_error"], c["logistic_error"]),
+                                 ".4f")]))
+    return rows
+
+
 EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
     f.__name__: f for f in (fkr_table1, fkr_tradeoff, fkr_scale, fkr_convergence, fce_tables,
                             fce_raw, safairkm_seed, safairkm_synthetic, safairkm_scale,
                             sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn,
-                            fkr_cv_scale, numpy_block_sums, fce_coarser_consensus)
+                            fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
+                            ffe_compas_columns)
 }
 
 

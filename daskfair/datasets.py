@@ -46,7 +46,11 @@ columns of ``X``; features are not scaled — scaling belongs to the estimator o
                    (minority rate 0.228 as the data README states), col 14 is taken as
                    race (64 / 36 %; col 0, 82 / 18 %, is sex) — inferred, not documented
                    by the authors. X = cols 0–13. Index: 50 permutations (1-based);
-                   training = first 12,000 (75 %).
+                   training = first 12,000 (75 %). Checked against the file
+                   (``benchmarks/ffe_compas_columns.py``): col 15 is the only column with the
+                   seed's constant error, but it is independent of every other column
+                   (|corr| ≤ .011; gradient boosting does no better than the constant), so
+                   no model beats the constant on it.
 ``safairkm_adult`` / ``safairkm_bank`` the SAfairKM authors' arrays: X = X_org,
                    sensitive = demograph, y = None. See :func:`preprocess_safairkm`.
 ================== ======================================================================

@@ -57,7 +57,8 @@ REPORT_COLUMNS = ("ACC", "NMI", "Bal", "MNCE", "CCE", "NE", "f_CCE")
 # A metric's one pass counts the distinct raw (label, group, ...) tuples of every row block
 # (daskfair._keyed); the value checks (missing values, negative or fractional labels, ranges,
 # the number of groups) then run on the distinct values, and the count table is put on the
-# grid of codes. Only shapes and dtypes are checked before the pass.
+# grid of codes. Only shapes and dtypes are checked before the pass. (scikit-learn's
+# contingency_matrix needs both label vectors in memory; this table is summed block by block.)
 
 def _label_column(x: Any, name: str, n: int | None = None) -> Any:
     """A 1-D column of integer labels: shape and dtype checks only (nothing is read)."""
