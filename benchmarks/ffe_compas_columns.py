@@ -19,12 +19,12 @@ import zipfile
 
 import numpy as np
 import pandas as pd
-from _common import write_result
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from _common import write_result
 from daskfair.datasets import data_dir
 
 SEED_CONSTANT_ERROR = 0.2307  # the seed's Table I, COMPAS, constant predictor

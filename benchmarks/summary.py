@@ -182,6 +182,12 @@ def fce_tables(doc: dict[str, Any]) -> Extracted:
         if "paper" in fce:
             measures += [Measure("paper FCE ACC/NMI/Bal", _trio(fce["paper"]), ".3f"),
                          Measure("max |Δ| to paper row", fce["max_abs_diff_to_paper"], ".3f")]
+        start = variants.get("FCE paper start")
+        if start is not None:
+            measures += [Measure("FCE paper start ACC/NMI/Bal", _trio(start, index=0), ".3f")]
+            if "max_abs_diff_to_paper" in start:
+                measures += [Measure("paper start max |Δ| to paper row",
+                                     start["max_abs_diff_to_paper"], ".3f")]
         if pool in tuned:
             measures += [Measure("tuned λ2", tuned[pool]["lambda2"], "g"),
                          Measure("tuned ACC/NMI/Bal", _trio(tuned[pool]["row"], index=0),

@@ -107,6 +107,45 @@ def test_objective_is_monotone_and_alpha_is_optimal(pool):
     assert est.weights_.sum() == pytest.approx(1.0) and (est.weights_ > 0).all()
 
 
+def test_paper_start_is_the_seeds_against_a_dense_reference(pool):
+    """init="paper": R(i) = I, R = I, α = 1/m, H = polar(Σ Y(i)) from a dense SVD, and Y the
+    one-hot rows nearest to H; the same state for numpy and several-block dask input."""
+    import scipy.linalg
+
+    from daskfair.ensemble.consensus import paper_state
+
+    base, groups, _, c = pool
+    base = base.copy()
+    base[:, 1] = base[:, 1] % 2  # one base clustering with fewer clusters than c (R(i) = I_2×c)
+    sizes = base.max(axis=0) + 1
+    m = base.shape[1]
+    Ysum = sum(np.eye(sizes[i])[base[:, i]] @ np.eye(sizes[i], c) for i in range(m)) / m**2
+    H = scipy.linalg.polar(Ysum)[0]
+    state = paper_state(base, groups, c, sizes, 2)
+    np.testing.assert_array_equal(state.labels, np.argmax(H, axis=1))
+    np.testing.assert_array_equal(state.R_all, np.vstack([np.eye(k, c) for k in sizes]))
+    np.testing.assert_array_equal(state.alpha, np.full(m, 1 / m))
+    np.testing.assert_array_equal(state.base_counts,
+                                  np.concatenate([np.bincount(b) for b in base.T]))
+    np.testing.assert_array_equal(
+        state.counts, np.array([np.bincount(state.labels[groups == g], minlength=c)
+                                for g in (0, 1)]))
+    with dask.config.set({"daskfair.block-rows": 64}):
+        dstate = paper_state(da.from_array(base, chunks=(97, -1)),
+                             da.from_array(groups, chunks=97), c, sizes, 2)
+        np.testing.assert_array_equal(dstate.labels.compute(), state.labels)
+
+
+def test_paper_start_fit_never_raises_the_objective(pool):
+    base, groups, _, c = pool
+    est = FairClusteringEnsemble(c, init="paper", tol=0, max_iter=15)
+    est.fit(base, sensitive_features=groups)
+    obj = est.objective_
+    assert np.all(np.diff(obj) <= 1e-10 * np.abs(obj[:-1]))
+    with pytest.raises(ValueError, match="init must be one of"):
+        FairClusteringEnsemble(c, init="svd").fit(base, sensitive_features=groups)
+
+
 def test_alpha_step_minimises_on_the_simplex():
     rng = np.random.default_rng(4)
     err = rng.random(6) + 0.1

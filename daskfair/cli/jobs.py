@@ -353,6 +353,7 @@ def fce_job(
     max_iter: int = 50,
     tol: float = 1e-4,
     alignment: str = "rotation",
+    init: str = "matched",
     chunk_rows: int = 50_000,
     resume: bool = False,
     seed: int = 0,
@@ -391,7 +392,7 @@ def fce_job(
     c = n_clusters
     bar = IterationBar(max_iter, "FCE iterations")
     fce = FairClusteringEnsemble(c, fairness=fairness, lambda1=lambda1, max_iter=max_iter,
-                                 tol=tol, alignment=alignment, random_state=seed)
+                                 tol=tol, alignment=alignment, init=init, random_state=seed)
     t0 = time.perf_counter()
     fce.fit(base, sensitive_features=to_dask(s, chunk_rows), store=run,
             resume=resume,

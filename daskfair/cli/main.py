@@ -295,6 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop at this relative change of the objective (default 1e-4)")
     g.add_argument("--alignment", default="rotation", choices=["rotation", "hungarian"],
                    help="R(i) as rotations (FCE) or permutations (FCE-a)")
+    g.add_argument("--init", default="matched", choices=["matched", "paper"],
+                   help="start from a base clustering with matched R(i) (default), or the "
+                        "paper's R = R(i) = I, α = 1/m, H from ΣY(i)")
     _add_cluster_options(fce)
     _add_run_options(fce, "fce", resume=True)
 
@@ -453,7 +456,8 @@ def _cmd_fce(args: argparse.Namespace) -> int:
             data, pool=pool, run=run, client=client, n_clusters=args.clusters,
             n_runs=args.runs, methods=args.methods, base_clusters=args.base_clusters,
             fairness=args.fairness, lambda1=args.lambda1, max_iter=args.max_iter,
-            tol=args.tol, alignment=args.alignment, chunk_rows=args.chunk_rows,
+            tol=args.tol, alignment=args.alignment, init=args.init,
+            chunk_rows=args.chunk_rows,
             resume=args.resume, seed=args.seed)
         state = "converged" if s["converged"] else "stopped at --max-iter"
         return (f"FCE consensus, c = {s['n_clusters']}: {s['n_iter']} iterations ({state}), "

@@ -36,10 +36,10 @@ import scipy.optimize
 from .._blocks import align_rows, block_sum, row_blocks
 from .._recovery import LOST_WORK, count_recovery, wait_for_workers
 from .._validation import is_dask
-from ._kernels import block_moments, sweep_block
+from ._kernels import b_rows, block_moments, sweep_block
 
 __all__ = ["ALIGNMENTS", "ConsensusState", "align_base", "auto_fairness", "consensus_step",
-           "init_state", "polar", "run_consensus"]
+           "init_state", "paper_state", "polar", "run_consensus"]
 
 logger = logging.getLogger(__name__)
 
@@ -193,6 +193,60 @@ def init_state(
     return ConsensusState(
         labels=ref, counts=counts.astype(np.int64), R_all=R_all, R=np.eye(c),
         alpha=np.full(m, 1.0 / m), offsets=offsets, base_counts=contingency.sum(axis=1),
+    )
+
+
+def _paper_block(base: np.ndarray, *, R_all: np.ndarray, offsets: np.ndarray,
+                 alpha2: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    # BᵀB of B = Σ αᵢ² Y(i)R(i), and every base clustering's cluster sizes
+    c = R_all.shape[1]
+    B = b_rows(base, np.zeros(len(base), dtype=np.int64), R_all, offsets, alpha2,
+               np.eye(c), 0.0)
+    sizes = np.bincount((base + offsets).ravel(), minlength=n_rows).astype(np.float64)
+    return B.T @ B, sizes
+
+
+def _paper_labels(base: np.ndarray, R_all: np.ndarray, offsets: np.ndarray,
+                  alpha2: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    # the nearest one-hot rows of H = B Q (R = I, no fairness term)
+    c = R_all.shape[1]
+    B = b_rows(base, np.zeros(len(base), dtype=np.int64), R_all, offsets, alpha2,
+               np.eye(c), 0.0)
+    return np.argmax(B @ Q, axis=1).astype(np.int64)
+
+
+def paper_state(
+    base: Any,
+    groups: Any,
+    n_clusters: int,
+    base_sizes: np.ndarray,
+    n_groups: int,
+) -> ConsensusState:
+    """The FCE seed's start: R(i) = I (its first c columns when c_i ≠ c), R = I, α = 1/m,
+    H = polar(Σ Y(i)) (the seed's SVD of Σ Y(i), up to a rotation that R absorbs).
+
+    The consensus state holds labels, not H, so Y starts as the one-hot rows nearest to HR
+    (the seed's Y-step without its fairness term); the iterations then continue from there.
+    One pass for ΣY(i)'s c × c Gram matrix and the base cluster sizes, one for A = GᵀY.
+    """
+    m = len(base_sizes)
+    c = n_clusters
+    offsets = np.concatenate([[0], np.cumsum(base_sizes)[:-1]]).astype(np.int64)
+    R_all = np.vstack([np.eye(int(ci), c) for ci in base_sizes])
+    alpha = np.full(m, 1.0 / m)
+    gram, sizes = block_sum(_paper_block, base, R_all=R_all, offsets=offsets,
+                            alpha2=alpha**2, n_rows=R_all.shape[0])
+    Q = _inv_sqrt(gram)
+    if is_dask(base):
+        # on the canonical row blocks, so the labels' bits never depend on the chunking
+        labels = align_rows(base)[0].map_blocks(_paper_labels, R_all, offsets, alpha**2, Q,
+                                                dtype=np.int64, drop_axis=1)
+    else:
+        labels = _paper_labels(base, R_all, offsets, alpha**2, Q)
+    counts = block_sum(_group_counts, groups, labels, n_groups=n_groups, c=c)
+    return ConsensusState(
+        labels=labels, counts=counts.astype(np.int64), R_all=R_all, R=np.eye(c),
+        alpha=alpha, offsets=offsets, base_counts=sizes,
     )
 
 

@@ -24,9 +24,19 @@ from .._validation import (
 )
 from ..store import Run, create_run, resume_run
 from .checkpoint import load_state, save_state
-from .consensus import ALIGNMENTS, ConsensusState, auto_fairness, init_state, run_consensus
+from .consensus import (
+    ALIGNMENTS,
+    ConsensusState,
+    auto_fairness,
+    init_state,
+    paper_state,
+    run_consensus,
+)
 
 __all__ = ["FairClusteringEnsemble", "check_base_labels", "select_n_clusters"]
+
+#: Starts of the consensus: "matched" (daskfair's) and "paper" (the FCE seed's).
+INITS = ("matched", "paper")
 
 logger = logging.getLogger(__name__)
 
@@ -191,13 +201,17 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
     alignment : {"rotation", "hungarian"}
         R(i) and R as orthogonal matrices (FCE) or as permutations found by the Hungarian
         method (the seed's FCE-a ablation).
+    init : {"matched", "paper"}
+        "matched" (default; a deviation from the seed): Y starts as one base clustering
+        (chosen by ``random_state``), every R(i) is its Hungarian matching to it, R = I and
+        α = 1/m. "paper": the seed's start, R = R(i) = I, α = 1/m and H from Σ Y(i)
+        (:func:`~daskfair.ensemble.consensus.paper_state`). With R(i) = I the base
+        clusterings' arbitrary label orders are summed unaligned, which the matching avoids;
+        on the seed's six pools the two starts are compared in ``benchmarks/fce_tables.py``
+        (``--init``) and the README.
     random_state : int, SeedSequence or None
-        Chooses the starting base clustering among those with c clusters (and seeds the
-        silhouette search). Deviation: the seed initialises R = R(i) = I, α = 1/m and H
-        from the SVD of Σ Y(i); here Y starts as one base clustering, every R(i) is its
-        Hungarian matching to it, R = I and α = 1/m. With R(i) = I the base clusterings'
-        arbitrary label orders are summed unaligned; the matching aligns them. The effect on
-        the seed's rows (HAR is .04 short in ACC) has not been measured.
+        Chooses the starting base clustering among those with c clusters for
+        ``init="matched"`` (and seeds the silhouette search).
 
     Attributes
     ----------
@@ -231,6 +245,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         max_iter: int = 50,
         tol: float = 1e-4,
         alignment: str = "rotation",
+        init: str = "matched",
         random_state: Any = None,
     ) -> None:
         self.n_clusters = n_clusters
@@ -239,11 +254,14 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.alignment = alignment
+        self.init = init
         self.random_state = random_state
 
     def _check_params(self) -> None:
         if self.alignment not in ALIGNMENTS:
             raise ValueError(f"alignment must be one of {ALIGNMENTS}, got {self.alignment!r}.")
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {self.init!r}.")
         if not (self.fairness == "auto" or (isinstance(self.fairness, Real)
                                            and self.fairness >= 0)):
             raise ValueError(f"fairness must be 'auto' or a number >= 0, got {self.fairness!r}.")
@@ -276,11 +294,14 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         return base, groups, sizes, c, lambda2
 
     def _initial_state(self, base: Any, groups: Any, sizes: np.ndarray, c: int) -> ConsensusState:
-        """Start from a base clustering with c clusters (chosen by ``random_state``).
+        """The seed's start (``init="paper"``), or a base clustering with c clusters (chosen
+        by ``random_state``).
 
         When no base clustering has c clusters, the one with the closest number is folded
         onto c labels (label mod c) to start from.
         """
+        if self.init == "paper":
+            return paper_state(base, groups, c, sizes, len(self.groups_))
         exact = np.flatnonzero(sizes == c)
         if exact.size:
             rng = child_rng(as_seed_sequence(self.random_state), 1)

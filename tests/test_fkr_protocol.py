@@ -1,0 +1,43 @@
+"""The seed's Table I protocol: α grid-searched on the training rows only."""
+
+import numpy as np
+
+from daskfair.fkr.protocol import SEED_GAMMAS, SEED_KERNELS, minmax_scale, run_method, seed_alphas
+from daskfair.kernels import kernel_block, kernel_params
+
+
+def _data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    s = (rng.random(n) < 0.4).astype(int)
+    X = rng.normal(size=(n, 5)) + s[:, None]
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0.5).astype(int)
+    return X, y, s
+
+
+def test_seed_alphas_are_the_seeds_gammas_over_the_dense_trace():
+    X, _, _ = _data()
+    Xs = minmax_scale(X, np.arange(len(X)))
+    for name in ("ffe_credit", "ffe_compas"):
+        kernel = SEED_KERNELS[name]
+        params = kernel_params(kernel["kernel"], X.shape[1], degree=kernel.get("degree", 3),
+                               coef0=kernel["coef0"])
+        trace = np.trace(kernel_block(Xs, Xs, params))
+        np.testing.assert_allclose(seed_alphas(Xs, kernel) * trace, SEED_GAMMAS, rtol=1e-12)
+
+
+def test_grid_alpha_is_chosen_without_the_test_rows():
+    """The chosen α is one of the grid's, and changing every test row's label and features
+    does not change it (the test rows are never seen by the search)."""
+    X, y, s = _data()
+    train = np.arange(300)
+    kw = {"kernel": SEED_KERNELS["ffe_credit"], "alpha": "grid", "random_state": 3}
+    out = run_method("kernel ridge", X, y, s, train, **kw)
+    order = np.random.default_rng(3).permutation(train)  # the search's 80/20 split
+    fit = np.arange(240)
+    assert out["alpha"] in seed_alphas(minmax_scale(X[order], fit)[fit], kw["kernel"])
+    X2, y2 = X.copy(), y.copy()
+    X2[300:] = np.random.default_rng(9).normal(size=(100, 5))
+    y2[300:] = 1 - y2[300:]
+    again = run_method("kernel ridge", X2, y2, s, train, **kw)
+    assert again["alpha"] == out["alpha"]
+    assert again["error"] != out["error"]  # the test rows did change
