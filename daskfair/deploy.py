@@ -6,7 +6,9 @@ Order of precedence (DESIGN §5):
 2. the client already running in this process (``distributed.Client`` you created);
 3. the ``DASK_SCHEDULER_ADDRESS`` environment variable (or dask's ``scheduler-address``
    configuration key);
-4. otherwise a :class:`distributed.LocalCluster` of processes sized to this machine.
+4. otherwise a :class:`distributed.LocalCluster` of processes sized to this machine — except
+   for the methods whose every task holds all rows (SAfairKM, VfairKM, SA2GD), which then run
+   in this process on a thread pool (:func:`task_client`; same results, no cluster start).
 
 Clusters started here are closed by :func:`close_client` or on leaving :func:`client_context`.
 """
@@ -22,7 +24,8 @@ from typing import Any
 import dask
 import distributed
 
-__all__ = ["client_context", "close_client", "dashboard_link", "get_client", "local_cluster_size"]
+__all__ = ["client_context", "close_client", "dashboard_link", "get_client", "local_cluster_size",
+           "task_client"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +56,31 @@ def _current_client() -> distributed.Client | None:
     except ValueError:
         return None
     return None if client.status in {"closed", "closing"} else client
+
+
+_IN_PROCESS: list[Any] = []
+
+
+def task_client(client: Any = None) -> Any:
+    """The client for methods whose every task holds all rows (SAfairKM, VfairKM, SA2GD).
+
+    ``client`` if given, else the running client (yours, ``--scheduler``'s), else this
+    process's :class:`~daskfair._inprocess.InProcessClient` (a thread pool, created once):
+    such data fits in one process, and the same tasks give the same results there without
+    starting a cluster.
+    """
+    if client is not None:
+        return client
+    current = _current_client()
+    if current is not None:
+        return current
+    if os.environ.get("DASK_SCHEDULER_ADDRESS") or dask.config.get("scheduler-address", None):
+        return get_client()
+    if not _IN_PROCESS:
+        from ._inprocess import InProcessClient
+
+        _IN_PROCESS.append(InProcessClient())
+    return _IN_PROCESS[0]
 
 
 def _scheduler_address(client: distributed.Client) -> str | None:

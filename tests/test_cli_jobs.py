@@ -135,6 +135,16 @@ def test_safairkm_job_store_and_plot(scheduler, data_dir, tmp_path, capsys):
     np.testing.assert_array_equal(run.read_array("vfairkm/cost"), vf["cost"])
     assert set(vf["mu"]) <= {0.0, 100.0}
     assert run.attrs["best_balance"] == pytest.approx(np.bincount(s).min() / np.bincount(s).max())
+    # without a cluster option the same job runs in this process, with the same front
+    here = tmp_path / "here.zarr"
+    code, out, err = _run(["safairkm", "--dataset", "safairkm_adult", "--rows", "600",
+                           "--clusters", "3", "--starts", "4", "--iterations", "12",
+                           "--vfairkm", "0", "100", "--data-dir", str(data_dir), "--store",
+                           str(here)], capsys)
+    assert code == 0, err
+    assert "running in this process on" in out and "Dask cluster:" not in out
+    for key in ("cost", "balance", "labels", "vfairkm/cost"):
+        np.testing.assert_array_equal(open_run(here).read_array(key), run.read_array(key))
     code, out, _ = _run(["plot", str(store)], capsys)
     png = tmp_path / "front.png"
     assert code == 0 and f"wrote {png}" in out

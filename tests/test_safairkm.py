@@ -172,6 +172,33 @@ def test_same_front_for_any_workers_and_batches(client):
         np.testing.assert_array_equal(a.labels, other.labels)
 
 
+def test_in_process_path_equals_the_cluster_path_bit_for_bit(client, monkeypatch, tmp_path):
+    """Without a running client the methods run in this process (no cluster is started):
+    the same fronts, labels and stored runs as on a cluster, for SAfairKM and VfairKM."""
+    import daskfair.deploy as deploy
+    from daskfair._inprocess import InProcessClient
+
+    X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
+    kw = dict(sensitive_features=g, n_clusters=3, n_starts=4, n_iter=25, random_state=7)
+    monkeypatch.setattr(deploy, "_current_client", lambda: None)
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    assert isinstance(deploy.task_client(), InProcessClient)
+    here = pareto_front(X, store=str(tmp_path / "here.zarr"), **kw)
+    there = pareto_front(X, client=client, store=str(tmp_path / "there.zarr"), **kw)
+    assert len(here) > 5
+    for a, b in ((here, there), (ParetoFront.from_store(str(tmp_path / "here.zarr")),
+                                  ParetoFront.from_store(str(tmp_path / "there.zarr")))):
+        np.testing.assert_array_equal(a.cost, b.cost)
+        np.testing.assert_array_equal(a.balance, b.balance)
+        np.testing.assert_array_equal(a.labels, b.labels)
+    mus = (0.0, 50.0, 200.0)
+    v_here = vfairkm_front(X, sensitive_features=g, n_clusters=3, mus=mus, random_state=0)
+    v_there = vfairkm_front(X, sensitive_features=g, n_clusters=3, mus=mus, random_state=0,
+                            client=client)
+    np.testing.assert_array_equal(v_here.cost, v_there.cost)
+    np.testing.assert_array_equal(v_here.labels, v_there.labels)
+
+
 class _Stop(Exception):
     pass
 

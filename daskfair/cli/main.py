@@ -106,7 +106,8 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("where it runs")
     g.add_argument("--scheduler", metavar="ADDRESS",
                    help="join this Dask scheduler (tcp://host:port or a scheduler file); "
-                        "default: DASK_SCHEDULER_ADDRESS, else a LocalCluster")
+                        "default: DASK_SCHEDULER_ADDRESS, else a LocalCluster (safairkm: "
+                        "this process)")
     g.add_argument("--workers", type=int, metavar="N",
                    help="worker processes of the LocalCluster (default: one per core)")
     g.add_argument("--jobqueue", choices=sorted(JOBQUEUE_SYSTEMS),
@@ -328,15 +329,31 @@ def _print_dashboard(client: Any) -> None:
               flush=True)
 
 
-def _client(args: argparse.Namespace) -> Any:
-    from ..deploy import client_context
+def _client(args: argparse.Namespace, in_process: bool = False) -> Any:
+    """The job's client; ``in_process`` jobs (SAfairKM, whose every task holds all rows) run
+    in this process unless a cluster is asked for (--scheduler, --workers, --jobqueue or
+    DASK_SCHEDULER_ADDRESS)."""
+    import contextlib
+    import os
 
+    from ..deploy import client_context, task_client
+
+    asked = (args.scheduler or args.workers or args.jobqueue
+             or os.environ.get("DASK_SCHEDULER_ADDRESS"))
+    if in_process and not asked:
+        return contextlib.nullcontext(task_client())
     return client_context(args.scheduler, n_workers=args.workers, jobqueue=args.jobqueue,
                           jobs=args.jobs, jobqueue_config=args.jobqueue_config,
                           jobqueue_wait=args.jobqueue_wait)
 
 
 def _announce(client: Any) -> None:
+    from .._inprocess import InProcessClient
+
+    if isinstance(client, InProcessClient):
+        print(f"running in this process on {client.n_threads} threads (every task holds all "
+              "rows; --workers N or --scheduler ADDRESS to use a Dask cluster)", flush=True)
+        return
     print(f"Dask cluster: {len(client.scheduler_info()['workers'])} workers "
           f"({client.scheduler.address})", flush=True)
     _print_dashboard(client)
@@ -368,7 +385,8 @@ def _load(args: argparse.Namespace, need_label: bool) -> Any:
     return data
 
 
-def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str]) -> int:
+def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str],
+             in_process: bool = False) -> int:
     """Open the run, start the client, run ``job(run, client)`` (returns the text to print),
     mark the run complete."""
     from ..progress import show_progress
@@ -380,7 +398,7 @@ def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str]) -> in
     if run is None:  # refused before a cluster starts; created once it runs
         check_new_store(args.store, overwrite=args.overwrite)
     try:
-        with (_client(args) as client, show_progress(not args.no_progress),
+        with (_client(args, in_process) as client, show_progress(not args.no_progress),
               warnings.catch_warnings()):
             # In-memory inputs travel inside the graph on purpose (inputs.to_dask: a block
             # lost with a worker is sent again); distributed's size warning says nothing
@@ -436,7 +454,7 @@ def _cmd_safairkm(args: argparse.Namespace) -> int:
                 f"hypervolume reference cost {summary['reference'][0]:.4f}):\n"
                 + format_safairkm_table(summary["fronts"]))
 
-    return _run_job(args, "safairkm", job)
+    return _run_job(args, "safairkm", job, in_process=True)
 
 
 def _cmd_fce(args: argparse.Namespace) -> int:

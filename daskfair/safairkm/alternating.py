@@ -178,7 +178,7 @@ def sa2gd_front(
     Pair i uses the seed's child i, so results do not depend on where the tasks run.
     ``pairs`` overrides the list. Returns the results in order of increasing λ.
     """
-    from ..deploy import get_client
+    from ..deploy import task_client
 
     n_total = check_int(n_total, "n_total", 1)
     pairs = [(a, n_total - a) for a in range(n_total + 1)] if pairs is None else list(pairs)
@@ -186,7 +186,7 @@ def sa2gd_front(
     for n_a, n_b in pairs:  # fail here, not in a task
         check_int(n_a, "n_a", 0), check_int(n_b, "n_b", 0)
         _step_rule(step, strong_convexity, n_a, n_b)
-    client = client or get_client()
+    client = task_client(client)
     futures = [
         client.submit(_run, (grad_a, grad_b, x0, n_a, n_b, {
             "n_iter": n_iter, "step": step, "strong_convexity": strong_convexity,

@@ -25,6 +25,7 @@ import dask
 import dask.array as da
 import numpy as np
 
+from .._inprocess import InProcessClient
 from .._random import as_seed_sequence
 from .._recovery import LOST_WORK, count_recovery, wait_for_workers
 from .._validation import check_array, check_int
@@ -313,7 +314,8 @@ def pareto_front(
         Stop after the iteration during which this many seconds have passed (the result then
         depends on the machine's speed: for benchmarks, not for reproducible runs).
     client : distributed.Client, optional
-        Default: :func:`daskfair.deploy.get_client`.
+        Default: :func:`daskfair.deploy.task_client` (the running client, else this
+        process's threads).
     callback : callable, optional
         ``callback(iteration, cost, balance)`` after every iteration (for progress).
 
@@ -321,7 +323,7 @@ def pareto_front(
     -------
     ParetoFront
     """
-    from ..deploy import get_client
+    from ..deploy import task_client
 
     pairs_arr = _check_pairs(pairs)
     for name, value in (("n_starts", n_starts), ("n_iter", n_iter), ("budget", budget),
@@ -343,7 +345,7 @@ def pareto_front(
     if dominance != "weak":  # stores of runs before the option resume with their parameters
         params["dominance"] = dominance
     X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
-    client = client or get_client()
+    client = task_client(client)
     check_fits_workers(X, client, "SAfairKM")
     problem = make_problem(X, sensitive_features, n_clusters)
     params["n_samples"], params["n_groups"] = problem.n_samples, problem.n_groups
@@ -428,7 +430,8 @@ def pareto_front(
             else:
                 t, survivors, _ = starting_point()
             history = [h for h in history if h["iteration"] <= t]
-    front = ParetoFront(f1, f2, history, params, labels, client)
+    front = ParetoFront(f1, f2, history, params, labels,
+                        client if isinstance(labels, da.Array) else None)
     if run is not None:
         run.write_array("cost", f1)
         run.write_array("balance", f2)
@@ -505,9 +508,15 @@ def _front_objectives(client: Any, survivors: list) -> tuple[np.ndarray, np.ndar
             np.concatenate([o[1] for o in objs])[order])
 
 
-def _front_labels(client: Any, survivors: list, problem: Problem) -> da.Array:
-    # rows in rank (= cost) order, built lazily from the batches that hold them
+def _front_labels(client: Any, survivors: list, problem: Problem) -> da.Array | np.ndarray:
+    # rows in rank (= cost) order, built lazily from the batches that hold them (at once,
+    # in memory, when the tasks ran in this process)
     parts, order = [], []
+    if isinstance(client, InProcessClient):
+        for fut, idx, ranks in survivors:
+            parts.append(fut.result().labels[idx])
+            order.append(ranks)
+        return np.concatenate(parts)[np.argsort(np.concatenate(order))]
     for fut, idx, ranks in survivors:
         if len(idx) == 0:
             continue

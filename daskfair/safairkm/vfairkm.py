@@ -243,13 +243,13 @@ def vfairkm_front(
     ParetoFront
         ``params["mu"]`` gives the μ of every point of the front.
     """
-    from ..deploy import get_client
+    from ..deploy import task_client
 
     mus_arr = np.asarray(mus, dtype=np.float64).ravel()
     if mus_arr.size == 0 or not np.isfinite(mus_arr).all() or (mus_arr < 0).any():
         raise ValueError(f"mus must be a non-empty list of finite values >= 0, got {mus!r}.")
     X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
-    client = client or get_client()
+    client = task_client(client)
     check_fits_workers(X, client, "VfairKM")
     problem = make_problem(X, sensitive_features, n_clusters)
     centers = _init_centers(problem, random_state)
