@@ -199,6 +199,88 @@ def test_in_process_path_equals_the_cluster_path_bit_for_bit(client, monkeypatch
     np.testing.assert_array_equal(v_here.labels, v_there.labels)
 
 
+def _algorithm3(X, g, k, n_starts, n_iter, seed, pairs, strict=False):
+    """The seed's Algorithm 3 written as one sequential loop over the kernels: every member
+    expanded by every pair, one global filter per iteration, ranks by (cost, balance)."""
+    from daskfair._random import as_seed_sequence
+    from daskfair.safairkm.problem import Members, start_members
+
+    problem = make_problem(X, g, k)
+    ss = as_seed_sequence(seed)
+    base_seed = np.uint64(int(ss.generate_state(1, np.uint64)[0]))
+    members = start_members(problem, list(range(n_starts)), n_starts, ss)
+    ranks, pairs, P = np.arange(n_starts), np.asarray(pairs), len(pairs)
+    for t in range(n_iter):
+        out = Members(*kk.expand_batch(
+            problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, members.labels,
+            members.sums, members.counts, members.f1, members.f2,
+            np.arange(len(members), dtype=np.int64), ranks, pairs, 1, t, False, 32,
+            base_seed, problem.total_sq))
+        keys = (ranks[:, None] * (P + 1) + np.arange(P + 1)).ravel()
+        keep = kk.select_nondominated(out.f1, out.f2, keys, strict)
+        members, ranks = out.take(keep), np.arange(len(keep))
+    return members
+
+
+@pytest.mark.parametrize("dominance", ["weak", "strict"])
+def test_sync_every_1_is_the_seeds_algorithm_3_exactly(client, dominance):
+    """The default (one filter per iteration) against an independent sequential loop: the
+    same members, bit for bit, for any number of batches."""
+    from daskfair.safairkm.front import DEFAULT_PAIRS
+
+    X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
+    ref = _algorithm3(X, g, 3, 4, 12, 7, DEFAULT_PAIRS, dominance == "strict")
+    for n_batches in (1, 3):
+        front = pareto_front(X, sensitive_features=g, n_clusters=3, n_starts=4, n_iter=12,
+                             random_state=7, dominance=dominance, n_batches=n_batches,
+                             budget=10_000, client=client)
+        np.testing.assert_array_equal(front.cost, ref.f1)
+        np.testing.assert_array_equal(front.balance, ref.f2)
+        np.testing.assert_array_equal(front.labels, ref.labels)
+
+
+def test_sync_every_same_front_on_1_and_2_workers_and_in_process(client, tmp_path):
+    """Several iterations per round trip: for a fixed sync_every and number of batches, the
+    front is the same on one worker, two workers and in this process; it differs from
+    sync_every=1 (the batches filter their own lists in between), and a resumed run ends
+    with the uninterrupted front."""
+    import distributed
+
+    from daskfair._inprocess import InProcessClient
+
+    X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
+    kw = dict(sensitive_features=g, n_clusters=3, n_starts=4, n_iter=25, random_state=7,
+              sync_every=4, n_batches=2)
+    two = pareto_front(X, client=client, **kw)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as one_worker:
+        one = pareto_front(X, client=one_worker, **kw)
+        one.labels  # noqa: B018 - gathered while its cluster lives
+    with InProcessClient(2) as local:
+        here = pareto_front(X, client=local, **kw)
+    for other in (one, here):
+        np.testing.assert_array_equal(two.cost, other.cost)
+        np.testing.assert_array_equal(two.labels, other.labels)
+    # rounds of 4 iterations, the last one shortened to reach n_iter exactly
+    assert [h["iteration"] for h in two.history] == [4, 8, 12, 16, 20, 24, 25]
+    plain = pareto_front(X, client=client, **{**kw, "sync_every": 1})
+    assert not np.array_equal(plain.cost, two.cost)
+
+    def crash(t, cost, bal):
+        if t == 16:
+            raise _Stop
+
+    store = tmp_path / "sync.zarr"
+    with pytest.raises(_Stop):
+        pareto_front(X, client=client, store=str(store), checkpoint_every=8, callback=crash,
+                     **kw)
+    resumed = pareto_front(X, client=client, store=str(store), checkpoint_every=8,
+                           resume=True, **kw)
+    np.testing.assert_array_equal(resumed.cost, two.cost)
+    np.testing.assert_array_equal(resumed.labels, two.labels)
+
+
 class _Stop(Exception):
     pass
 

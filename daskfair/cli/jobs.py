@@ -264,6 +264,7 @@ def safairkm_job(
     pairs: Sequence[tuple[int, int]] | None = None,
     target: str = "local",
     dominance: str = "weak",
+    sync_every: int = 1,
     rows: int | None = None,
     scale: str = "safairkm",
     vfairkm_mus: Sequence[float] = (0.0, 200.0, 400.0, 800.0),
@@ -303,8 +304,8 @@ def safairkm_job(
     front = pareto_front(
         X, sensitive_features=s, n_clusters=n_clusters, pairs=pairs or DEFAULT_PAIRS,
         n_starts=n_starts, n_iter=n_iter, budget=budget, target=target, dominance=dominance,
-        random_state=seed, store=run, checkpoint_every=checkpoint_every, resume=resume,
-        client=client, callback=report)
+        sync_every=sync_every, random_state=seed, store=run,
+        checkpoint_every=checkpoint_every, resume=resume, client=client, callback=report)
     bar.close()
     rows_out = {"SAfairKM": {"points": len(front), "seconds": time.perf_counter() - t0,
                              "cost": front.cost.tolist(), "balance": front.balance.tolist()}}

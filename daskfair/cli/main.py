@@ -100,6 +100,9 @@ example:
 _NOT_PARAMS = {"command", "verbose", "scheduler", "workers", "jobqueue", "jobs",
                "jobqueue_config", "jobqueue_wait", "data_dir", "store", "overwrite", "resume",
                "no_progress"}
+# options added after runs were stored: at their defaults they are left out of the stored
+# parameters, so a run stored before them still resumes
+_NEW_OPTION_DEFAULTS = {"sync_every": 1, "init": "matched"}
 
 
 def _add_cluster_options(p: argparse.ArgumentParser) -> None:
@@ -263,6 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--dominance", default="weak", choices=["weak", "strict"],
                    help="filter after every iteration: weak (default; drops ties and "
                         "duplicates) or strict (the seed's Algorithm 3)")
+    g.add_argument("--sync-every", type=int, default=1, metavar="S",
+                   help="iterations per round trip to the cluster (default 1: the seed's "
+                        "Algorithm 3 exactly; larger S: batches filter their own lists in "
+                        "between, fewer round trips)")
     g.add_argument("--rows", type=int, metavar="N",
                    help="seeded subsample of N rows (the seed used 5000; default all)")
     g.add_argument("--scale", default="safairkm", choices=["safairkm", "standard", "none"],
@@ -392,7 +399,8 @@ def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str],
     from ..progress import show_progress
     from ..store import check_new_store, create_run, resume_run
 
-    params = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMS}
+    params = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMS
+              and not (k in _NEW_OPTION_DEFAULTS and v == _NEW_OPTION_DEFAULTS[k])}
     resume = getattr(args, "resume", False)
     run = resume_run(args.store, kind=kind, params=params) if resume else None
     if run is None:  # refused before a cluster starts; created once it runs
@@ -448,7 +456,8 @@ def _cmd_safairkm(args: argparse.Namespace) -> int:
         summary = safairkm_job(
             data, run=run, client=client, n_clusters=args.clusters, n_starts=args.starts,
             n_iter=args.iterations, budget=args.budget, pairs=args.pairs, target=args.target,
-            dominance=args.dominance, rows=args.rows, scale=args.scale, vfairkm_mus=args.vfairkm,
+            dominance=args.dominance, sync_every=args.sync_every, rows=args.rows,
+            scale=args.scale, vfairkm_mus=args.vfairkm,
             checkpoint_every=args.checkpoint_every, resume=args.resume, seed=args.seed)
         return (f"Pareto fronts (best possible balance {summary['best_balance']:.3f}; "
                 f"hypervolume reference cost {summary['reference'][0]:.4f}):\n"

@@ -148,22 +148,42 @@ def _gather_members(pieces: Sequence[tuple[Members, np.ndarray]]) -> Members:
     return Members.concat([m.take(idx) for m, idx in pieces])
 
 
+#: Ranks of a batch's members between global filters are ``batch · LOCAL_RANKS + i``: unique
+#: across batches (a child's randomness is keyed by its parent's rank) and above every global
+#: rank.
+LOCAL_RANKS = 2**32
+
+
 def _expand_task(
     problem: Problem, pieces: list[tuple[Members, np.ndarray]], ranks: np.ndarray,
     pairs: np.ndarray, q: int, t: int, global_target: bool, max_candidates: int,
-    base_seed: int,
+    base_seed: int, sync_every: int = 1, batch: int = 0, strict: bool = False,
 ) -> Members:
+    """``sync_every`` iterations of Algorithm 3 on one batch: expand, filter the batch's own
+    list (not after the last one: that is the global filter's), expand again."""
     if len(pieces) == 1:  # the usual case: index the batch in place, no copy
         parents, rows = pieces[0]
     else:
         parents = _gather_members(pieces)
         rows = np.arange(len(parents))
-    return Members(*expand_batch(
-        problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, parents.labels,
-        parents.sums, parents.counts, parents.f1, parents.f2, np.asarray(rows, np.int64),
-        ranks, pairs, q, t, global_target, max_candidates, np.uint64(base_seed),
-        problem.total_sq,
-    ))
+    rows, P = np.asarray(rows, np.int64), len(pairs)
+    for s in range(sync_every):
+        out = Members(*expand_batch(
+            problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, parents.labels,
+            parents.sums, parents.counts, parents.f1, parents.f2, rows, ranks, pairs, q,
+            t + s, global_target, max_candidates, np.uint64(base_seed), problem.total_sq,
+        ))
+        # tie-break keys in output order: parent (rank, 0), then its children (rank, pair + 1)
+        out.keys = (ranks[:, None] * (P + 1) + np.arange(P + 1)).ravel()
+        if s == sync_every - 1:
+            return out
+        parents, rows = out, select_nondominated(out.f1, out.f2, out.keys, strict)
+        ranks = batch * LOCAL_RANKS + np.arange(len(rows), dtype=np.int64)
+    raise AssertionError("sync_every must be >= 1")
+
+
+def _objectives_and_keys(members: Members) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return members.f1, members.f2, members.keys
 
 
 def _objectives(members: Members, idx: Any = slice(None)) -> tuple[np.ndarray, np.ndarray]:
@@ -255,6 +275,7 @@ def pareto_front(
     target: str = "local",
     max_swap_candidates: int = 32,
     dominance: str = "weak",
+    sync_every: int = 1,
     n_batches: int | None = None,
     random_state: Any = None,
     store: str | Run | None = None,
@@ -297,9 +318,16 @@ def pareto_front(
         non-dominated (cost, balance). "strict" is the seed's Algorithm 3, line 8: only points
         worse in both objectives are dropped, so ties and duplicates stay. The choice changes
         the list size and so the front's size — the denominator of "seconds per point".
+    sync_every : int
+        Iterations per round trip (default 1: the seed's Algorithm 3 exactly). With s > 1
+        each batch runs s iterations on its own list, filtering it between them, and the
+        global filter runs once per round: far fewer round trips on a cluster, a different
+        (equally valid) front, still the same for any number of workers when ``n_batches``
+        is fixed. ``history`` and ``callback`` then report the global front after each
+        round; checkpoints are taken at round ends.
     n_batches : int, optional
         Batches the list is split into (default: the cluster's threads), batch j kept on
-        worker j mod W. Does not change the result.
+        worker j mod W. Does not change the result when ``sync_every=1``.
     random_state : int, SeedSequence or None
     store : str or Run, optional
         zarr path of the run: checkpoints every ``checkpoint_every`` iterations and the
@@ -328,7 +356,7 @@ def pareto_front(
     pairs_arr = _check_pairs(pairs)
     for name, value in (("n_starts", n_starts), ("n_iter", n_iter), ("budget", budget),
                         ("q", q), ("max_swap_candidates", max_swap_candidates),
-                        ("checkpoint_every", checkpoint_every)):
+                        ("checkpoint_every", checkpoint_every), ("sync_every", sync_every)):
         check_int(value, name)
     if target not in ("local", "global"):
         raise ValueError(f"target must be 'local' or 'global', got {target!r}.")
@@ -344,6 +372,8 @@ def pareto_front(
     }
     if dominance != "weak":  # stores of runs before the option resume with their parameters
         params["dominance"] = dominance
+    if sync_every != 1:
+        params["sync_every"] = sync_every
     X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
     client = task_client(client)
     check_fits_workers(X, client, "SAfairKM")
@@ -386,7 +416,6 @@ def pareto_front(
             members.append((fut, np.arange(len(starts)), np.asarray(starts)))
         return 0, members, []
 
-    P = len(pairs_arr)
     t, survivors, history = starting_point()
     # a resumed run's seconds continue from its checkpoint (the time between is not counted)
     start = time.perf_counter() - (history[-1]["seconds"] if history else 0.0)
@@ -398,19 +427,25 @@ def pareto_front(
         try:
             done = t >= n_iter or (run is not None and bool((run.checkpoint or {}).get("done")))
             while not done:
+                step = min(sync_every, n_iter - t)
                 survivors, n_keep = _iteration(
-                    client, problem_f, survivors, n_batches, slots, pairs_arr, P, q, t,
-                    target, max_swap_candidates, base_seed, callback, dominance == "strict")
-                t += 1
+                    client, problem_f, survivors, n_batches, slots, pairs_arr, q, t,
+                    target, max_swap_candidates, base_seed, callback, dominance == "strict",
+                    step)
+                t += step
+
+                def crossed(every: int, t: int = t, step: int = step) -> bool:
+                    return t // every > (t - step) // every
+
                 history.append({"iteration": t, "n_points": n_keep,
                                 "seconds": time.perf_counter() - start})
-                if t % max(1, n_iter // 10) == 0:
+                if crossed(max(1, n_iter // 10)):
                     logger.info("SAfairKM front: iteration %d/%d, %d points", t, n_iter, n_keep)
                 done = t >= n_iter or n_keep >= budget or (
                     time_limit is not None and time.perf_counter() - start > time_limit)
-                if run is not None and (done or t % checkpoint_every == 0):
+                if run is not None and (done or crossed(checkpoint_every)):
                     _checkpoint(client, run, survivors, t, done, history)
-                elif run is None and t % checkpoint_every == 0:
+                elif run is None and crossed(checkpoint_every):
                     safe = (t, _copy_members(client, survivors))
             f1, f2 = _front_objectives(client, survivors)
             labels = _front_labels(client, survivors, problem)
@@ -445,30 +480,28 @@ def pareto_front(
 
 def _iteration(
     client: Any, problem_f: Any, survivors: list, n_batches: int, slots: list,
-    pairs_arr: np.ndarray, P: int, q: int, t: int, target: str, max_swap_candidates: int,
-    base_seed: int, callback: Callable | None, strict: bool = False,
+    pairs_arr: np.ndarray, q: int, t: int, target: str, max_swap_candidates: int,
+    base_seed: int, callback: Callable | None, strict: bool = False, sync_every: int = 1,
 ) -> tuple[list, int]:
-    """One iteration of Algorithm 3: expand every batch, filter globally, keep survivors."""
+    """``sync_every`` iterations of Algorithm 3 (one round trip): every batch expands and
+    filters its own list, then the global filter keeps the survivors."""
     batches = _balanced_pieces(survivors, n_batches)
-    futures, keys = [], []
+    futures = []
     for j, pieces in enumerate(batches):
         ranks = np.concatenate([r for _, _, r in pieces])
         fut = client.submit(
             _expand_task, problem_f, [(f, i) for f, i, _ in pieces], ranks, pairs_arr,
-            q, t, target == "global", max_swap_candidates, base_seed,
+            q, t, target == "global", max_swap_candidates, base_seed, sync_every, j, strict,
             pure=False, workers=_slot(slots, j), allow_other_workers=True,
         )
         futures.append(fut)
-        # candidate keys for ties, in the task's output order: parent (rank, 0), then its
-        # children (rank, pair + 1)
-        keys.append((ranks[:, None] * (P + 1) + np.arange(P + 1)).ravel())
-    objs = client.gather([client.submit(_objectives, f, pure=False,
+    objs = client.gather([client.submit(_objectives_and_keys, f, pure=False,
                                         workers=_slot(slots, j), allow_other_workers=True)
                           for j, f in enumerate(futures)])
     sizes = [len(o[0]) for o in objs]
     f1 = np.concatenate([o[0] for o in objs])
     f2 = np.concatenate([o[1] for o in objs])
-    keep = select_nondominated(f1, f2, np.concatenate(keys), strict)
+    keep = select_nondominated(f1, f2, np.concatenate([o[2] for o in objs]), strict)
     owner = np.repeat(np.arange(len(futures)), sizes)
     local = np.concatenate([np.arange(s) for s in sizes])
     new_rank = np.empty(len(f1), dtype=np.int64)
@@ -479,7 +512,7 @@ def _iteration(
         mine.sort()
         survivors.append((fut, local[mine], new_rank[mine]))
     if callback is not None:
-        callback(t + 1, f1[keep], f2[keep])
+        callback(t + sync_every, f1[keep], f2[keep])
     return survivors, len(keep)
 
 

@@ -59,6 +59,9 @@ class Members:
     counts: np.ndarray  # (B, K, J)
     f1: np.ndarray  # (B,)
     f2: np.ndarray  # (B,)
+    # tie-break keys of a batch just expanded (set by the expansion task; not stored, not
+    # carried by take/concat)
+    keys: np.ndarray | None = None
 
     FIELDS: ClassVar[tuple[str, ...]] = ("labels", "sums", "counts", "f1", "f2")
 
