@@ -146,6 +146,26 @@ def test_paper_start_fit_never_raises_the_objective(pool):
         FairClusteringEnsemble(c, init="svd").fit(base, sensitive_features=groups)
 
 
+@pytest.mark.parametrize("init", ["matched", "paper"])
+def test_reads_of_dask_inputs_are_what_the_docstring_says(pool, init):
+    """Base labels: three reads to set up, two per iteration (statistics pass, sweep);
+    groups: two to set up, one per iteration (FairClusteringEnsemble's docstring)."""
+    import collections
+
+    from ._counting import counted
+
+    base, groups, _, c = pool
+    for iters in (1, 3):
+        counts = collections.Counter()
+        with dask.config.set({"daskfair.block-rows": 60, "scheduler": "sync"}):
+            est = FairClusteringEnsemble(c, max_iter=iters, tol=0, init=init, random_state=0)
+            est.fit(counted(base, counts, "base", rows=60),
+                    sensitive_features=counted(groups, counts, "groups", rows=60))
+        assert est.n_iter_ == iters
+        assert {v for (k, _), v in counts.items() if k == "base"} == {3 + 2 * iters}
+        assert {v for (k, _), v in counts.items() if k == "groups"} == {2 + iters}
+
+
 def test_alpha_step_minimises_on_the_simplex():
     rng = np.random.default_rng(4)
     err = rng.random(6) + 0.1

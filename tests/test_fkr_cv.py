@@ -325,12 +325,15 @@ def test_passes_over_x_are_what_the_docstrings_say(make, passes):
     assert len(extra) == MIN_LANDMARK_BLOCKS
 
 
-def test_several_kernel_settings_share_one_landmark_draw():
+@pytest.mark.parametrize(("make", "passes"), [(FairKernelClassifierCV, 2),
+                                               (FairKernelRegressorCV, 1)])
+def test_several_kernel_settings_share_one_landmark_draw(make, passes):
     X, y, s, counts = _counted(40)
     with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
-        FairKernelClassifierCV(cv=3, random_state=0, gamma=[0.1, 0.5], **SMALL).fit(
+        make(cv=3, random_state=0, gamma=[0.1, 0.5], **SMALL).fit(
             X, y, sensitive_features=s)
-    assert sorted(set(counts.values())) == [4, 5]   # two passes per gamma, one draw
+    # passes per gamma (two for the classifier, one for the regressor), one landmark draw
+    assert sorted(set(counts.values())) == [2 * passes, 2 * passes + 1]
 
 
 @pytest.mark.parametrize(("make", "reads"), [

@@ -240,6 +240,7 @@ def test_reads_of_dask_inputs_are_what_the_docstrings_say():
                      lab=lab, s=s) == {"lab": [1], "s": [1]}
     for fn in (m.cce, m.normalized_entropy):
         assert reads(fn, lab=lab) == {"lab": [1]}
+    assert reads(m.error_rate, y=y, lab=lab) == {"y": [1], "lab": [1]}
     for fn in (m.contingency, m.nmi, m.clustering_accuracy):
         assert reads(fn, y=y, lab=lab) == {"y": [1], "lab": [1]}
     assert reads(m.kmeans_cost, X=X, lab=lab) == {"X": [1, 2], "lab": [1]}

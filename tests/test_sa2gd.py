@@ -77,6 +77,15 @@ def test_front_tasks_trace_the_weighted_sum_front(client):
                         history_every=3_000)
     for r, s in zip(res, again, strict=True):
         np.testing.assert_array_equal(r.x, s.x)
+    # in this process (the default without a client): the same fronts bit for bit
+    from daskfair._inprocess import InProcessClient
+
+    with InProcessClient(2) as local:
+        here = sa2gd_front(grad_a, grad_b, np.tile([3.0, -3.0], (20, 1)), n_total=4,
+                           n_iter=3_000, strong_convexity=C, random_state=2, client=local,
+                           history_every=3_000)
+    for r, s in zip(res, here, strict=True):
+        np.testing.assert_array_equal(r.x, s.x)
 
 
 def test_theorem_step_and_bad_input():

@@ -227,7 +227,8 @@ def paper_state(
 
     The consensus state holds labels, not H, so Y starts as the one-hot rows nearest to HR
     (the seed's Y-step without its fairness term); the iterations then continue from there.
-    One pass for ΣY(i)'s c × c Gram matrix and the base cluster sizes, one for A = GᵀY.
+    One pass for ΣY(i)'s c × c Gram matrix and the base cluster sizes, one for the labels
+    (kept in memory, from which A = GᵀY is counted).
     """
     m = len(base_sizes)
     c = n_clusters
@@ -240,7 +241,7 @@ def paper_state(
     if is_dask(base):
         # on the canonical row blocks, so the labels' bits never depend on the chunking
         labels = align_rows(base)[0].map_blocks(_paper_labels, R_all, offsets, alpha**2, Q,
-                                                dtype=np.int64, drop_axis=1)
+                                                dtype=np.int64, drop_axis=1).persist()
     else:
         labels = _paper_labels(base, R_all, offsets, alpha**2, Q)
     counts = block_sum(_group_counts, groups, labels, n_groups=n_groups, c=c)

@@ -178,8 +178,11 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
     α on the simplex, by alternating block updates (each exact, except R(i) when c_i > c: a
     majorisation–minimisation from the previous R(i); the objective never increases). It
     needs only the labelings, never the features. Each iteration is one pass over the row
-    blocks plus an exact sequential label sweep; no n × n matrix is formed. Before the
-    iterations, a dask ``sensitive_features`` is read once to list its groups.
+    blocks plus an exact sequential label sweep; no n × n matrix is formed. Dask inputs: the
+    set-up reads the base labels three times (value checks, the starting labels, their
+    statistics) and ``sensitive_features`` twice (its groups, the start's group counts); each
+    iteration reads the base labels twice (the statistics pass and the sweep) and the groups
+    once (the sweep).
 
     Parameters
     ----------
@@ -308,6 +311,11 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
             ref = base[:, int(rng.choice(exact))]
         else:
             ref = base[:, int(np.argmin(np.abs(sizes - c)))] % c
+        if is_dask(ref):
+            # one read of the base labels for the starting column, kept: every later use
+            # (the start's statistics, the group counts, the first iteration) reads it from
+            # memory instead of the whole base matrix again
+            ref = ref.persist()
         return init_state(base, groups, ref, c, sizes, len(self.groups_))
 
     def fit(

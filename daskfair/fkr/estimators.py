@@ -235,7 +235,8 @@ class FairKernelRegressor(
             sample_weight: Any = None) -> FairKernelRegressor:
         """Fit on ``X`` (n_samples, n_features), ``y`` (n_samples,) and the groups.
 
-        numpy, pandas and dask inputs are accepted; dask inputs are read once, block by block.
+        numpy, pandas and dask inputs are accepted; dask inputs are read once, block by block
+        (plus the landmark draw's 8 blocks).
         ``sensitive_features`` may hold any number of groups (two for ``objective="paper"``);
         without it the model has no fairness constraint (a warning says so).
         """
