@@ -41,3 +41,36 @@ def test_grid_alpha_is_chosen_without_the_test_rows():
     again = run_method("kernel ridge", X2, y2, s, train, **kw)
     assert again["alpha"] == out["alpha"]
     assert again["error"] != out["error"]  # the test rows did change
+
+
+def test_paper_objective_is_the_constant_predictor_on_the_authors_splits(data_dir):
+    """The README's claim, on the first two of the authors' splits of each data set: the
+    seed's paper objective predicts the majority class on every test row (SD 0, the
+    constant's error). All 150 splits: benchmarks/fkr_table1.py."""
+    from daskfair.datasets import load_dataset
+
+    for name in ("ffe_credit", "ffe_crime", "ffe_compas"):
+        ds = load_dataset(name, data_dir)
+        for split in (0, 1):
+            kw = {"kernel": SEED_KERNELS[name], "n_landmarks": 300, "random_state": split}
+            paper = run_method("FKR-F2E (paper)", ds.X, ds.y, ds.sensitive, ds.splits[split],
+                               **kw)
+            const = run_method("constant", ds.X, ds.y, ds.sensitive, ds.splits[split], **kw)
+            assert paper["sd"] == 0 and paper["error"] == const["error"], (name, split)
+
+
+def test_a_training_set_within_the_landmarks_is_fitted_exactly():
+    """run_method fits exactly (every training row a landmark) when the training rows are no
+    more than n_landmarks: the same test predictions as an explicit exact fit."""
+    from daskfair.fkr import FairKernelRidge
+
+    X, y, s = _data(n=200)
+    train = np.arange(150)
+    out = run_method("kernel ridge", X, y, s, train, kernel=SEED_KERNELS["ffe_credit"],
+                     n_landmarks=150)
+    Xs = minmax_scale(X, train)
+    exact = FairKernelRidge(0.0, **SEED_KERNELS["ffe_credit"], alpha=1e-4,
+                            approximation="exact").fit(Xs[train], y[train],
+                                                       sensitive_features=s[train])
+    pred = (exact.predict(Xs[150:]) >= 0.5).astype(int)
+    assert out["error"] == np.mean(pred != y[150:])
