@@ -49,3 +49,15 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def busy_fraction(task_stream: list[dict[str, Any]], wall: float, workers: int) -> float:
+    """Task compute seconds ÷ (wall × worker threads), from ``get_task_stream`` records.
+
+    On a 2-core machine the client and scheduler share the cores with the workers; a busy
+    fraction near 1 says the workers had work the whole time (more workers would help), a
+    low one that they waited (on round trips, the client, a sequential step).
+    """
+    compute = sum(ss["stop"] - ss["start"] for rec in task_stream
+                  for ss in rec.get("startstops", ()) if ss.get("action") == "compute")
+    return compute / (wall * workers) if wall > 0 and workers > 0 else float("nan")

@@ -4,9 +4,11 @@ and 1 → 2 workers.
 Full Adult (32,561 rows, sex) and Bank (41,108, marital, 3 groups), Census-KDD (199,523,
 sex; integer-coded categoricals) — all z-scored and L2-normalised like the seed — and
 ``make_fair_blobs`` with 10⁶ rows (5 features, 2 groups); K = 10, 8 starts, the four pairs.
-Each front runs a fixed number of iterations on 1 and on 2 worker processes (the fronts must
-be identical: same seed); reported: seconds per iteration against the list size L (and per
-child, i.e. per L·P runs of Algorithm 2), peak cluster memory, and the 2-worker speed-up.
+Each front runs a fixed number of iterations on 1 and on 2 worker processes and in this
+process without a client (the fronts must be identical: same seed); reported: seconds per
+iteration against the list size L (and per child, i.e. per L·P runs of Algorithm 2), peak
+cluster memory, the 2-worker speed-up, the workers' busy fraction (task compute seconds ÷
+(wall × workers), from the task stream) and the in-process path's speed-up.
 
     python benchmarks/safairkm_scale.py [--iterations 40] [--only adult bank census blobs]
 """
@@ -20,7 +22,7 @@ import distributed
 import numpy as np
 from distributed.diagnostics import MemorySampler
 
-from _common import RESULTS, pyplot, write_result
+from _common import RESULTS, busy_fraction, pyplot, write_result
 from daskfair import pareto_front
 from daskfair.datasets import load_dataset, make_fair_blobs, preprocess_safairkm
 
@@ -38,6 +40,8 @@ def data(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run(X, s, workers: int, iterations: int) -> dict:
+    if workers == 0:
+        return run_in_process(X, s, iterations)
     with (distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
                                    memory_limit="10GB", dashboard_address=None) as cluster,
           distributed.Client(cluster) as client):
@@ -45,7 +49,8 @@ def run(X, s, workers: int, iterations: int) -> dict:
         pareto_front(X[::step], sensitive_features=s[::step], n_clusters=10, n_iter=2,
                      n_starts=4, random_state=0, client=client)  # numba caches warm
         ms = MemorySampler()
-        with ms.sample("front", interval=0.25):
+        with ms.sample("front", interval=0.25), \
+                distributed.get_task_stream(client=client) as stream:
             t0 = time.perf_counter()
             front = pareto_front(X, sensitive_features=s, n_clusters=10, n_starts=8,
                                  n_iter=iterations, random_state=0, client=client)
@@ -55,9 +60,35 @@ def run(X, s, workers: int, iterations: int) -> dict:
     secs = np.diff([0.0] + [h["seconds"] for h in front.history])
     sizes = np.array([8] + [h["n_points"] for h in front.history[:-1]])  # L entering each
     return {"workers": workers, "wall_s": wall, "points": len(front),
+            "busy_fraction": busy_fraction(stream.data, wall, workers),
             "seconds_per_iteration": secs.tolist(), "list_size": sizes.tolist(),
             "ms_per_child": float(1e3 * secs[1:].sum() / (4 * sizes[1:].sum())),
             "peak_memory_gb": peak, "cost": front.cost, "balance": front.balance,
+            "labels_sum": int(labels.astype(np.int64).sum())}
+
+
+def run_in_process(X, s, iterations: int) -> dict:
+    """The same front without a client (the library's default): threads of this process."""
+    import resource
+
+    from daskfair._inprocess import InProcessClient
+
+    with InProcessClient(2) as client:
+        step = max(1, len(X) // 2000)
+        pareto_front(X[::step], sensitive_features=s[::step], n_clusters=10, n_iter=2,
+                     n_starts=4, random_state=0, client=client)
+        t0 = time.perf_counter()
+        front = pareto_front(X, sensitive_features=s, n_clusters=10, n_starts=8,
+                             n_iter=iterations, random_state=0, client=client)
+        wall = time.perf_counter() - t0
+        labels = front.labels
+    secs = np.diff([0.0] + [h["seconds"] for h in front.history])
+    sizes = np.array([8] + [h["n_points"] for h in front.history[:-1]])
+    return {"workers": 0, "wall_s": wall, "points": len(front),
+            "seconds_per_iteration": secs.tolist(), "list_size": sizes.tolist(),
+            "ms_per_child": float(1e3 * secs[1:].sum() / (4 * sizes[1:].sum())),
+            "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+            "cost": front.cost, "balance": front.balance,
             "labels_sum": int(labels.astype(np.int64).sum())}
 
 
@@ -69,13 +100,16 @@ def main() -> None:
     results = []
     for name in args.only:
         X, s = data(name)
-        one, two = (run(X, s, w, args.iterations) for w in (1, 2))
-        same = (np.array_equal(one["cost"], two["cost"])
-                and np.array_equal(one["balance"], two["balance"])
-                and one["labels_sum"] == two["labels_sum"])
+        one, two, here = (run(X, s, w, args.iterations) for w in (1, 2, 0))
+        same = all(np.array_equal(one["cost"], o["cost"])
+                   and np.array_equal(one["balance"], o["balance"])
+                   and one["labels_sum"] == o["labels_sum"] for o in (two, here))
         results.append({"dataset": name, "n": len(X), "d": X.shape[1],
                         "groups": np.bincount(s).tolist() if s.dtype.kind in "iu" else None,
-                        "one_worker": one, "two_workers": two,
+                        "one_worker": one, "two_workers": two, "in_process": here,
+                        "in_process_iteration_speedup_over_2_workers": float(
+                            np.median(two["seconds_per_iteration"][1:])
+                            / np.median(here["seconds_per_iteration"][1:])),
                         "speedup_2_workers": one["wall_s"] / two["wall_s"],
                         # iterations after the first (which builds the starting labels)
                         "iteration_speedup_2_workers": float(

@@ -224,7 +224,11 @@ def fce_scale(doc: dict[str, Any]) -> Extracted:
               Measure("peak GB base/consensus",
                       (r["peak_memory_gb_base"], r["peak_memory_gb_consensus"]), ".2f"),
               Measure("consensus ACC/Bal",
-                      _trio(r["report_consensus"], ("ACC", "Bal")), ".3f")])
+                      _trio(r["report_consensus"], ("ACC", "Bal")), ".3f"),
+              *([Measure("busy fraction base/consensus",
+                         (r["busy_fraction_base"], r["busy_fraction_consensus"]), ".2f"),
+                 Measure("numpy pass s (floor)", r["numpy_pass_seconds"], ".2f")]
+                if "busy_fraction_base" in r else [])])
             for r in doc["runs"]]
 
 
@@ -296,7 +300,15 @@ def safairkm_scale(doc: dict[str, Any]) -> Extracted:
                       Measure("peak GB 1w/2w", (one["peak_memory_gb"], two["peak_memory_gb"]),
                               ".2f"),
                       Measure("points", two["points"]),
-                      Measure("identical fronts", r["identical_fronts"])]))
+                      Measure("identical fronts", r["identical_fronts"]),
+                      *([Measure("busy fraction 1w/2w",
+                                 (one["busy_fraction"], two["busy_fraction"]), ".2f")]
+                        if "busy_fraction" in one else []),
+                      *([Measure("in-process median s/iteration, × over 2w",
+                                 (statistics.median(r["in_process"]["seconds_per_iteration"][1:]),
+                                  r["in_process_iteration_speedup_over_2_workers"]),
+                                 (".3f", ".1f"))]
+                        if "in_process" in r else [])]))
     return rows
 
 
