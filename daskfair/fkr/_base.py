@@ -90,21 +90,21 @@ class FitInput:
             return np.tile([0, 1], self.n_groups)
         return np.full(self.n_groups, -1)
 
+    def _one_group(self) -> Any:
+        # without sensitive features every row is in group 0
+        if is_dask(self.X):
+            return da.zeros(self.n, dtype=np.int64, chunks=self.X.chunks[0])
+        return np.zeros(self.n, dtype=np.int64)
+
     @property
     def cells(self) -> Any:
         """Cell code of every row (lazy for dask): group, or group × class."""
-        if self.s is None:
-            codes = da.zeros(self.n, dtype=np.int64, chunks=self.X.chunks[0]) \
-                if is_dask(self.X) else np.zeros(self.n, dtype=np.int64)
-        else:
-            codes = encode_groups(self.s, self.groups)
+        codes = self._one_group() if self.s is None else encode_groups(self.s, self.groups)
         return codes * 2 + self.y.astype(np.int64) if self.classify else codes
 
     def columns(self) -> list[Any]:
         """The raw columns whose distinct values are the cells."""
-        s = self.s if self.s is not None else (
-            da.zeros(self.n, dtype=np.int64, chunks=self.X.chunks[0]) if is_dask(self.X)
-            else np.zeros(self.n, dtype=np.int64))
+        s = self._one_group() if self.s is None else self.s
         return [s] if self.labels is None else [s, self.labels]
 
     def with_values(self, groups: np.ndarray | None, classes: np.ndarray | None) -> FitInput:
@@ -248,8 +248,8 @@ class KernelModelMixin:
             cell_grams=cell_grams)
         data = self._resolve(data, [column_values(keyed.keys, c)
                                     for c in range(len(data.columns()))])
-        codes = [{(0 if data.s is None else v): i for i, v in enumerate(
-            [0] if data.groups is None else data.groups.tolist())}]
+        groups = [0] if data.groups is None else data.groups.tolist()  # no groups: all in 0
+        codes = [{v: i for i, v in enumerate(groups)}]
         if data.classify:
             codes.append({v: i for i, v in enumerate(data.classes.tolist())})
         sizes = tuple(len(c) for c in codes)
