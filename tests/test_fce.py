@@ -206,8 +206,10 @@ def test_blockwise_sweep_check_fails_without_the_carry(pool, monkeypatch):
     base, groups, _, c = pool
     state0 = init_state(base, groups, base[:, 0], c, base.max(axis=0) + 1, 2)
     ref = consensus_step(base, groups, state0, lambda1=1e-3, lambda2=1e-3)
-    monkeypatch.setattr(consensus, "sweep_block", lambda b, g, lab, counts, **kw: sweep_block(
-        b, g, lab, state0.counts, **kw))
+    from daskfair.ensemble._kernels import sweep_hr
+
+    monkeypatch.setattr(consensus, "sweep_hr", lambda hr, g, lab, counts, lam: sweep_hr(
+        hr, g, lab, state0.counts, lam))
     with dask.config.set({"daskfair.block-rows": 64}):
         _, out = _blockwise_step(pool, 97)
     assert not np.array_equal(out.counts, ref.counts)

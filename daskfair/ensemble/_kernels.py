@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["b_rows", "block_moments", "sweep_block"]
+__all__ = ["b_rows", "block_moments", "hr_block", "sweep_block", "sweep_hr"]
 
 
 @numba.njit(nogil=True, cache=True)
@@ -104,6 +104,32 @@ def _sweep(
     return new, trace
 
 
+def hr_block(
+    base: np.ndarray,
+    labels: np.ndarray,
+    R_all: np.ndarray,
+    offsets: np.ndarray,
+    alpha2: np.ndarray,
+    R_h: np.ndarray,
+    Q: np.ndarray,
+    R: np.ndarray,
+    lambda1: float,
+) -> np.ndarray:
+    """HR = B Q R for one block (B from the H-step's parameters and the labels before the
+    sweep): all of the Y-step's work that does not depend on the carried counts."""
+    return b_rows(base, labels, R_all, offsets, alpha2, R_h, lambda1) @ (Q @ R)
+
+
+def sweep_hr(
+    HR: np.ndarray, groups: np.ndarray, labels: np.ndarray, counts: np.ndarray, lambda2: float,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The sequential part of the Y-step for one block: each row's choice given the counts
+    left by the rows before it (``counts`` is copied, then returned updated)."""
+    counts = counts.copy()
+    new, trace = _sweep(HR, groups, labels, counts, lambda2)
+    return new, counts, trace
+
+
 def sweep_block(
     base: np.ndarray,
     groups: np.ndarray,
@@ -131,8 +157,5 @@ def sweep_block(
     trace : float
         Σ_j (HR)_{j, y_j} over the block (for ‖Y − HR‖²).
     """
-    B = b_rows(base, labels, R_all, offsets, alpha2, R_h, lambda1)
-    HR = B @ (Q @ R)
-    counts = counts.copy()
-    new, trace = _sweep(HR, groups, labels, counts, lambda2)
-    return new, counts, trace
+    HR = hr_block(base, labels, R_all, offsets, alpha2, R_h, Q, R, lambda1)
+    return sweep_hr(HR, groups, labels, counts, lambda2)

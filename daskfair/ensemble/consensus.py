@@ -36,7 +36,7 @@ import scipy.optimize
 from .._blocks import align_rows, block_sum, row_blocks
 from .._recovery import LOST_WORK, count_recovery, wait_for_workers
 from .._validation import is_dask
-from ._kernels import b_rows, block_moments, sweep_block
+from ._kernels import b_rows, block_moments, hr_block, sweep_block, sweep_hr
 
 __all__ = ["ALIGNMENTS", "ConsensusState", "align_base", "auto_fairness", "consensus_step",
            "init_state", "paper_state", "polar", "run_consensus"]
@@ -262,10 +262,14 @@ def _sweep(
     base, groups, labels = align_rows(base, groups, state.labels)
     counts = state.counts
     parts, traces = [], []
+    hr_kwargs = {k: v for k, v in kwargs.items() if k != "lambda2"}
     # A chain: block b starts from the counts block b − 1 left (exact sequential semantics).
+    # Only the per-row choices are chained; each block's HR rows (the heavy part) do not
+    # depend on the counts and are computed in parallel ahead of the chain.
     for (b, g, lab), size in zip(row_blocks(base, groups, labels), labels.chunks[0],
                                  strict=True):
-        out = dask.delayed(sweep_block, nout=3, pure=True)(b, g, lab, counts, **kwargs)
+        hr = dask.delayed(hr_block, pure=True)(b, lab, **hr_kwargs)
+        out = dask.delayed(sweep_hr, nout=3, pure=True)(hr, g, lab, counts, lambda2)
         parts.append(da.from_delayed(out[0], shape=(size,), dtype=np.int64))
         counts = out[1]
         traces.append(out[2])
