@@ -335,30 +335,24 @@ def check_sensitive(
     missing = _missing_groups(name)
     if not is_dask(s) and s.dtype.kind in "fO" and pd.isna(s).any():
         raise ValueError(missing)
-    groups = _distinct(s, name, missing)
-    if pd.isna(groups).any():  # dask input: missing values show up among the groups
-        raise ValueError(missing)
-    if groups.size < min_groups:
-        raise ValueError(
-            f"{name} has {groups.size} distinct group(s) ({groups.tolist()}); at least "
-            f"{min_groups} are needed to measure or enforce fairness."
-        )
+    # dask input: missing values show up among the distinct values (sorted_groups says so)
+    groups = sorted_groups(_distinct(s, name, missing), s.dtype, min_groups=min_groups,
+                           name=name)
     return encode_groups(s, groups), groups
 
 
-def check_labels(
-    labels: Any,
-    n_samples: int | None = None,
-    *,
-    n_labels: int | None = None,
-    name: str = "labels",
-) -> np.ndarray | da.Array:
-    """Validate integer labels ``0..n_labels-1`` (one per row); the range check is lazy on dask."""
-    if n_labels is not None:
-        if isinstance(n_labels, bool) or not isinstance(n_labels, Integral):
-            raise TypeError(f"n_clusters must be an integer, got {n_labels!r}.")
-        if n_labels < 1:
-            raise ValueError(f"n_clusters must be >= 1, got {n_labels}.")
+def check_n_labels(n_labels: Any) -> None:
+    """A number of clusters (labels) must be an integer ≥ 1."""
+    if isinstance(n_labels, bool) or not isinstance(n_labels, Integral):
+        raise TypeError(f"n_clusters must be an integer, got {n_labels!r}.")
+    if n_labels < 1:
+        raise ValueError(f"n_clusters must be >= 1, got {n_labels}.")
+
+
+def label_column(labels: Any, n_samples: int | None = None, *,
+                 name: str = "labels") -> np.ndarray | da.Array:
+    """``labels`` as a 1-D column of ``n_samples`` integer (or float) labels; checks the shape
+    and dtype only (reads nothing)."""
     labels = as_array(labels, name)
     if labels.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {labels.shape}.")
@@ -371,13 +365,27 @@ def check_labels(
             raise ValueError(
                 f"{name} has {labels.shape[0]} entries but {n_samples} were expected."
             )
+    if labels.dtype.kind not in "iubf":
+        raise TypeError(f"{name} must be integers, got dtype {labels.dtype}.")
+    return labels
+
+
+def check_labels(
+    labels: Any,
+    n_samples: int | None = None,
+    *,
+    n_labels: int | None = None,
+    name: str = "labels",
+) -> np.ndarray | da.Array:
+    """Validate integer labels ``0..n_labels-1`` (one per row); the range check is lazy on dask."""
+    if n_labels is not None:
+        check_n_labels(n_labels)
+    labels = label_column(labels, n_samples, name=name)
     if labels.dtype.kind == "f":
         if is_dask(labels):
             labels = labels.map_blocks(_integral_block, name, dtype=labels.dtype)
         else:
             _integral_block(labels, name)
-    elif labels.dtype.kind not in "iub":
-        raise TypeError(f"{name} must be integers, got dtype {labels.dtype}.")
     labels = labels.astype(np.int64)
     if n_labels is not None:
         if is_dask(labels):

@@ -25,7 +25,7 @@ import dask
 import distributed
 
 __all__ = ["client_context", "close_client", "dashboard_link", "get_client", "local_cluster_size",
-           "task_client"]
+           "scheduler_from_environment", "task_client"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,12 @@ def _current_client() -> distributed.Client | None:
 _IN_PROCESS: list[Any] = []
 
 
+def scheduler_from_environment() -> str | None:
+    """``DASK_SCHEDULER_ADDRESS``, else dask's ``scheduler-address`` configuration key."""
+    return os.environ.get("DASK_SCHEDULER_ADDRESS") or dask.config.get("scheduler-address",
+                                                                       None)
+
+
 def task_client(client: Any = None) -> Any:
     """The client for methods whose every task holds all rows (SAfairKM, VfairKM, SA2GD).
 
@@ -74,7 +80,7 @@ def task_client(client: Any = None) -> Any:
     current = _current_client()
     if current is not None:
         return current
-    if os.environ.get("DASK_SCHEDULER_ADDRESS") or dask.config.get("scheduler-address", None):
+    if scheduler_from_environment():
         return get_client()
     if not _IN_PROCESS:
         from ._inprocess import InProcessClient
@@ -141,7 +147,7 @@ def get_client(
         return _connect(address, timeout)
     if current is not None:
         return current
-    env = os.environ.get("DASK_SCHEDULER_ADDRESS") or dask.config.get("scheduler-address", None)
+    env = scheduler_from_environment()
     if env:
         return _connect(env, timeout)
     layout = local_cluster_size(n_workers)

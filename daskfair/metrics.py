@@ -10,7 +10,7 @@ Notation: D_tk = |G_t ∩ π_k| (groups × clusters), |π_k| cluster sizes, n ro
 
 from __future__ import annotations
 
-from numbers import Integral
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,8 +24,10 @@ from ._validation import (
     as_array,
     check_array,
     check_consistent_length,
+    check_n_labels,
     is_dask,
     is_missing,
+    label_column,
     sensitive_column,
     sorted_groups,
 )
@@ -62,15 +64,7 @@ REPORT_COLUMNS = ("ACC", "NMI", "Bal", "MNCE", "CCE", "NE", "f_CCE")
 
 def _label_column(x: Any, name: str, n: int | None = None) -> Any:
     """A 1-D column of integer labels: shape and dtype checks only (nothing is read)."""
-    x = as_array(x, name)
-    if x.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {x.shape}.")
-    if is_dask(x):
-        check_consistent_length((name, x))
-    if n is not None and x.shape[0] != n:
-        raise ValueError(f"{name} has {x.shape[0]} entries but {n} were expected.")
-    if x.dtype.kind not in "iubf":
-        raise TypeError(f"{name} must be integers, got dtype {x.dtype}.")
+    x = label_column(x, n, name=name)
     if x.shape[0] == 0:
         raise ValueError(f"{name} is empty; metrics need at least one row.")
     return x
@@ -109,25 +103,27 @@ def _count_block(*columns: np.ndarray) -> Keyed:
     return Keyed(keys, (np.bincount(codes, minlength=len(keys)).astype(np.int64),))
 
 
-def _check_n_labels(n_labels: Any) -> None:
-    if isinstance(n_labels, bool) or not isinstance(n_labels, Integral):
-        raise TypeError(f"n_clusters must be an integer, got {n_labels!r}.")
-    if n_labels < 1:
-        raise ValueError(f"n_clusters must be >= 1, got {n_labels}.")
+@dataclass(frozen=True)
+class _SizeOf:
+    """A label column's number of labels taken from an earlier column's (the FCE paper's c:
+    the number of true classes)."""
+
+    column: int
 
 
 def _count_table(*columns: tuple[str, Any, Any]) -> tuple[np.ndarray, list[np.ndarray]]:
     """One pass: the joint count table of ``(name, column, kind)`` triples.
 
-    ``kind`` is ``"groups"`` (sorted distinct values, at least two), ``"binary"`` (0/1), or
-    the number of labels of an integer label column (``None``: its largest label + 1).
-    Returns the table (one axis per column, in the given order) and each column's values
-    (the groups' sorted values; ``arange`` for the others).
+    ``kind`` is ``"groups"`` (sorted distinct values, at least two), ``"binary"`` (0/1), the
+    number of labels of an integer label column (``None``: its largest label + 1), or
+    ``_SizeOf(j)``: as many labels as column j (an earlier one) has. Returns the table (one
+    axis per column, in the given order) and each column's values (the groups' sorted values;
+    ``arange`` for the others). Value checks run column by column, in the given order.
     """
     n = columns[0][1].shape[0]
     for _, _, kind in columns:
-        if kind not in ("groups", "binary", None):
-            _check_n_labels(kind)
+        if kind not in ("groups", "binary", None) and not isinstance(kind, _SizeOf):
+            check_n_labels(kind)
     keyed = block_sum(_count_block, *(col for _, col, _ in columns), combine=merge)
     codes, values = [], []
     for c, (name, col, kind) in enumerate(columns):
@@ -137,15 +133,13 @@ def _count_table(*columns: tuple[str, Any, Any]) -> tuple[np.ndarray, list[np.nd
             codes.append({v: i for i, v in enumerate(groups.tolist())})
             values.append(groups)
         else:
+            if isinstance(kind, _SizeOf):
+                kind = len(values[kind.column])
             code, size = _label_codes(seen, name, n, 2 if kind == "binary" else kind)
             codes.append(code)
             values.append(np.arange(size))
     table = arrange(keyed, codes, tuple(len(v) for v in values))[0]
     return table, values
-
-
-def _groups_column(s: Any, n: int) -> Any:
-    return sensitive_column(s, n)
 
 
 def contingency(a: Any, b: Any, *, n_a: int | None = None, n_b: int | None = None) -> np.ndarray:
@@ -170,7 +164,7 @@ def contingency(a: Any, b: Any, *, n_a: int | None = None, n_b: int | None = Non
 def _group_cluster(labels: Any, sensitive_features: Any, n_clusters: int | None) -> np.ndarray:
     """D of shape (n_groups, n_clusters)."""
     labels = _label_column(labels, "labels")
-    s = _groups_column(sensitive_features, labels.shape[0])
+    s = sensitive_column(sensitive_features, labels.shape[0])
     return _count_table(("sensitive_features", s, "groups"), ("labels", labels, n_clusters))[0]
 
 
@@ -197,7 +191,7 @@ def statistical_disparity(
     y_pred = as_array(y_pred, "y_pred")
     if y_pred.ndim != 1 or y_pred.shape[0] == 0:
         raise ValueError(f"y_pred must be a non-empty 1-D array, got shape {y_pred.shape}.")
-    s = _groups_column(sensitive_features, y_pred.shape[0])
+    s = sensitive_column(sensitive_features, y_pred.shape[0])
     positive = (y_pred == positive_label).astype(np.int64)
     table = _count_table(("sensitive_features", s, "groups"), ("y_pred", positive, "binary"))[0]
     rate = table[:, 1] / table.sum(axis=1)
@@ -241,7 +235,7 @@ def equalized_odds_difference(
         raise ValueError(f"y_true and y_pred must be non-empty and 1-D, got shapes "
                          f"{y_true.shape} and {y_pred.shape}.")
     n = check_consistent_length(("y_true", y_true), ("y_pred", y_pred))
-    s = _groups_column(sensitive_features, n)
+    s = sensitive_column(sensitive_features, n)
     truth = (y_true == positive_label).astype(np.int64)
     pred = (y_pred == positive_label).astype(np.int64)
     table, (names, _, _) = _count_table(  # [group, true, pred]
@@ -441,17 +435,12 @@ def clustering_report(
     """
     y_true = _label_column(y_true, "y_true")
     labels = _label_column(labels, "labels", y_true.shape[0])
-    s = _groups_column(sensitive_features, y_true.shape[0])
-    if n_clusters is not None:
-        _check_n_labels(n_clusters)
-    keyed = block_sum(_count_block, y_true, labels, s, combine=merge)
-    n = y_true.shape[0]
-    y_codes, n_classes = _label_codes(column_values(keyed.keys, 0), "y_true", n)
-    c = n_classes if n_clusters is None else n_clusters
-    l_codes, _ = _label_codes(column_values(keyed.keys, 1), "labels", n, c)
-    groups = sorted_groups(column_values(keyed.keys, 2), s.dtype)
-    g_codes = {v: i for i, v in enumerate(groups.tolist())}
-    table = arrange(keyed, [y_codes, l_codes, g_codes], (n_classes, c, len(groups)))[0]
+    s = sensitive_column(sensitive_features, y_true.shape[0])
+    table, (_, clusters, _) = _count_table(
+        ("y_true", y_true, None),
+        ("labels", labels, _SizeOf(0) if n_clusters is None else n_clusters),
+        ("sensitive_features", s, "groups"))
+    c = len(clusters)
     C = table.sum(axis=2)  # classes × clusters
     D = table.sum(axis=0).T  # groups × clusters
     sizes = C.sum(axis=0)

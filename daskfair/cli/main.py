@@ -341,12 +341,11 @@ def _client(args: argparse.Namespace, in_process: bool = False) -> Any:
     in this process unless a cluster is asked for (--scheduler, --workers, --jobqueue or
     DASK_SCHEDULER_ADDRESS)."""
     import contextlib
-    import os
 
-    from ..deploy import client_context, task_client
+    from ..deploy import client_context, scheduler_from_environment, task_client
 
     asked = (args.scheduler or args.workers or args.jobqueue
-             or os.environ.get("DASK_SCHEDULER_ADDRESS"))
+             or scheduler_from_environment())
     if in_process and not asked:
         return contextlib.nullcontext(task_client())
     return client_context(args.scheduler, n_workers=args.workers, jobqueue=args.jobqueue,

@@ -196,12 +196,18 @@ def init_state(
     )
 
 
+def _vote_rows(base: np.ndarray, R_all: np.ndarray, offsets: np.ndarray,
+               alpha2: np.ndarray) -> np.ndarray:
+    # rows of B = Σ αᵢ² Y(i)R(i): B without its consensus term (λ1 = 0)
+    c = R_all.shape[1]
+    return b_rows(base, np.zeros(len(base), dtype=np.int64), R_all, offsets, alpha2,
+                  np.eye(c), 0.0)
+
+
 def _paper_block(base: np.ndarray, *, R_all: np.ndarray, offsets: np.ndarray,
                  alpha2: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     # BᵀB of B = Σ αᵢ² Y(i)R(i), and every base clustering's cluster sizes
-    c = R_all.shape[1]
-    B = b_rows(base, np.zeros(len(base), dtype=np.int64), R_all, offsets, alpha2,
-               np.eye(c), 0.0)
+    B = _vote_rows(base, R_all, offsets, alpha2)
     sizes = np.bincount((base + offsets).ravel(), minlength=n_rows).astype(np.float64)
     return B.T @ B, sizes
 
@@ -209,10 +215,7 @@ def _paper_block(base: np.ndarray, *, R_all: np.ndarray, offsets: np.ndarray,
 def _paper_labels(base: np.ndarray, R_all: np.ndarray, offsets: np.ndarray,
                   alpha2: np.ndarray, Q: np.ndarray) -> np.ndarray:
     # the nearest one-hot rows of H = B Q (R = I, no fairness term)
-    c = R_all.shape[1]
-    B = b_rows(base, np.zeros(len(base), dtype=np.int64), R_all, offsets, alpha2,
-               np.eye(c), 0.0)
-    return np.argmax(B @ Q, axis=1).astype(np.int64)
+    return np.argmax(_vote_rows(base, R_all, offsets, alpha2) @ Q, axis=1).astype(np.int64)
 
 
 def paper_state(

@@ -211,7 +211,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         (:func:`~daskfair.ensemble.consensus.paper_state`). With R(i) = I the base
         clusterings' arbitrary label orders are summed unaligned, which the matching avoids;
         on the seed's six pools the two starts are compared in ``benchmarks/fce_tables.py``
-        (``--init``) and the README.
+        (its "FCE paper start" rows) and the README.
     random_state : int, SeedSequence or None
         Chooses the starting base clustering among those with c clusters for
         ``init="matched"`` (and seeds the silhouette search).

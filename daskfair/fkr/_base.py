@@ -242,12 +242,12 @@ class KernelModelMixin:
         The pass reads X, y and the groups once and lists the distinct groups and classes
         itself; returns the moments and ``data`` with its groups and classes known.
         """
+        columns = data.columns()
         keyed = cell_moments(
-            data.X, data.columns(), data.y if not data.classify else None, data.weights,
+            data.X, columns, data.y if not data.classify else None, data.weights,
             fmap.landmarks, fmap.params, n_folds=n_folds, fold_seed=fold_seed,
             cell_grams=cell_grams)
-        data = self._resolve(data, [column_values(keyed.keys, c)
-                                    for c in range(len(data.columns()))])
+        data = self._resolve(data, [column_values(keyed.keys, c) for c in range(len(columns))])
         groups = [0] if data.groups is None else data.groups.tolist()  # no groups: all in 0
         codes = [{v: i for i, v in enumerate(groups)}]
         if data.classify:

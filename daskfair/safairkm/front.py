@@ -433,19 +433,15 @@ def pareto_front(
                     target, max_swap_candidates, base_seed, callback, dominance == "strict",
                     step)
                 t += step
-
-                def crossed(every: int, t: int = t, step: int = step) -> bool:
-                    return t // every > (t - step) // every
-
                 history.append({"iteration": t, "n_points": n_keep,
                                 "seconds": time.perf_counter() - start})
-                if crossed(max(1, n_iter // 10)):
+                if _crossed(t, step, max(1, n_iter // 10)):
                     logger.info("SAfairKM front: iteration %d/%d, %d points", t, n_iter, n_keep)
                 done = t >= n_iter or n_keep >= budget or (
                     time_limit is not None and time.perf_counter() - start > time_limit)
-                if run is not None and (done or crossed(checkpoint_every)):
+                if run is not None and (done or _crossed(t, step, checkpoint_every)):
                     _checkpoint(client, run, survivors, t, done, history)
-                elif run is None and crossed(checkpoint_every):
+                elif run is None and _crossed(t, step, checkpoint_every):
                     safe = (t, _copy_members(client, survivors))
             f1, f2 = _front_objectives(client, survivors)
             labels = _front_labels(client, survivors, problem)
@@ -476,6 +472,12 @@ def pareto_front(
         else:
             run.set_attrs(**summary)
     return front
+
+
+def _crossed(t: int, step: int, every: int) -> bool:
+    """A round that ended at iteration t after ``step`` iterations passed a multiple of
+    ``every``."""
+    return t // every > (t - step) // every
 
 
 def _iteration(
