@@ -39,57 +39,56 @@ def data(name: str) -> tuple[np.ndarray, np.ndarray]:
     return preprocess_safairkm(d.X, np.asarray(d.sensitive), n_samples=None)
 
 
-def run(X, s, workers: int, iterations: int) -> dict:
-    if workers == 0:
-        return run_in_process(X, s, iterations)
-    with (distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                   memory_limit="10GB", dashboard_address=None) as cluster,
-          distributed.Client(cluster) as client):
-        step = max(1, len(X) // 2000)
-        pareto_front(X[::step], sensitive_features=s[::step], n_clusters=10, n_iter=2,
-                     n_starts=4, random_state=0, client=client)  # numba caches warm
-        ms = MemorySampler()
-        with ms.sample("front", interval=0.25), \
-                distributed.get_task_stream(client=client) as stream:
-            t0 = time.perf_counter()
-            front = pareto_front(X, sensitive_features=s, n_clusters=10, n_starts=8,
-                                 n_iter=iterations, random_state=0, client=client)
-            wall = time.perf_counter() - t0
-            labels = front.labels
-        peak = float(ms.to_pandas()["front"].max()) / 1e9
+def _warm(client, X, s) -> None:
+    """The numba caches warm, on a small subsample (not timed)."""
+    step = max(1, len(X) // 2000)
+    pareto_front(X[::step], sensitive_features=s[::step], n_clusters=10, n_iter=2,
+                 n_starts=4, random_state=0, client=client)
+
+
+def _timed_front(client, X, s, iterations: int):
+    """The timed front and its labels."""
+    t0 = time.perf_counter()
+    front = pareto_front(X, sensitive_features=s, n_clusters=10, n_starts=8,
+                         n_iter=iterations, random_state=0, client=client)
+    wall = time.perf_counter() - t0
+    return front, wall, front.labels
+
+
+def _summary(front, wall: float, labels, workers: int) -> dict:
     secs = np.diff([0.0] + [h["seconds"] for h in front.history])
     sizes = np.array([8] + [h["n_points"] for h in front.history[:-1]])  # L entering each
     return {"workers": workers, "wall_s": wall, "points": len(front),
-            "busy_fraction": busy_fraction(stream.data, wall, workers),
             "seconds_per_iteration": secs.tolist(), "list_size": sizes.tolist(),
             "ms_per_child": float(1e3 * secs[1:].sum() / (4 * sizes[1:].sum())),
-            "peak_memory_gb": peak, "cost": front.cost, "balance": front.balance,
-            "labels_sum": int(labels.astype(np.int64).sum())}
-
-
-def run_in_process(X, s, iterations: int) -> dict:
-    """The same front without a client (the library's default): threads of this process."""
-    import resource
-
-    from daskfair._inprocess import InProcessClient
-
-    with InProcessClient(2) as client:
-        step = max(1, len(X) // 2000)
-        pareto_front(X[::step], sensitive_features=s[::step], n_clusters=10, n_iter=2,
-                     n_starts=4, random_state=0, client=client)
-        t0 = time.perf_counter()
-        front = pareto_front(X, sensitive_features=s, n_clusters=10, n_starts=8,
-                             n_iter=iterations, random_state=0, client=client)
-        wall = time.perf_counter() - t0
-        labels = front.labels
-    secs = np.diff([0.0] + [h["seconds"] for h in front.history])
-    sizes = np.array([8] + [h["n_points"] for h in front.history[:-1]])
-    return {"workers": 0, "wall_s": wall, "points": len(front),
-            "seconds_per_iteration": secs.tolist(), "list_size": sizes.tolist(),
-            "ms_per_child": float(1e3 * secs[1:].sum() / (4 * sizes[1:].sum())),
-            "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
             "cost": front.cost, "balance": front.balance,
             "labels_sum": int(labels.astype(np.int64).sum())}
+
+
+def run(X, s, workers: int, iterations: int) -> dict:
+    """The front on ``workers`` worker processes, or (0) in this process without a client."""
+    if workers == 0:
+        import resource
+
+        from daskfair._inprocess import InProcessClient
+
+        with InProcessClient(2) as client:
+            _warm(client, X, s)
+            out = _summary(*_timed_front(client, X, s, iterations), 0)
+        out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        return out
+    with (distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                   memory_limit="10GB", dashboard_address=None) as cluster,
+          distributed.Client(cluster) as client):
+        _warm(client, X, s)
+        ms = MemorySampler()
+        with ms.sample("front", interval=0.25), \
+                distributed.get_task_stream(client=client) as stream:
+            front, wall, labels = _timed_front(client, X, s, iterations)
+        out = _summary(front, wall, labels, workers)
+        out["peak_memory_gb"] = float(ms.to_pandas()["front"].max()) / 1e9
+    out["busy_fraction"] = busy_fraction(stream.data, wall, workers)
+    return out
 
 
 def main() -> None:
