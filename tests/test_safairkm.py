@@ -27,10 +27,11 @@ def _cluster_balance(labels, g, k, j):
 
 
 def _step(problem, member, n_a, n_b, t, seed, target=False):
-    lab, sums, counts = member.labels[0], member.sums[0], member.counts[0]
+    # one member from members_from_labels: its label vector is pool row 0, no delta
+    lab, sums, counts = member.pool[0], member.sums[0], member.counts[0]
     kk.run_member(problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, lab, sums,
                   counts, n_a, n_b, 1, t, target, 8, np.uint64(seed), problem.total_sq,
-                  np.empty((0, 2)))
+                  np.empty((0, 2)), np.zeros(1, np.int64))
 
 
 @pytest.mark.parametrize("target", [False, True])
@@ -41,7 +42,7 @@ def test_state_stays_exact_over_thousands_of_moves(target):
     for t in range(1500):
         _step(problem, member, 7, 3, t, 1000 + t, target)
         if t % 50 == 0 or t == 1499:
-            lab = member.labels[0]
+            lab = member.pool[0]
             f1 = kk.cost_of(member.sums[0], member.counts[0], problem.total_sq, len(X))
             f2 = kk.balance_of(member.counts[0])
             assert f1 == pytest.approx(kmeans_cost(X, lab), rel=1e-10, abs=1e-12)
@@ -62,10 +63,10 @@ def test_every_swap_raises_the_least_balanced_cluster(n_groups):
     member = members_from_labels(problem, start_labels(problem, 1, 2, 3))
     swaps = 0
     for t in range(400):
-        before = member.labels[0].copy()
+        before = member.pool[0].copy()
         bal, table = _cluster_balance(before, g, k, n_groups)
         _step(problem, member, 0, 1, t, t)
-        after = member.labels[0]
+        after = member.pool[0]
         if np.array_equal(before, after):
             continue
         swaps += 1
@@ -85,7 +86,7 @@ def test_every_swap_raises_the_least_balanced_cluster(n_groups):
         assert new_bal.min() >= bal.min()  # the overall balance never falls
         assert new_keys > keys  # and the clusters' sorted keys rise: swaps never cycle
     assert swaps > 20
-    assert balance(member.labels[0], sensitive_features=g) > 0.5 * min(weights) / max(weights)
+    assert balance(member.pool[0], sensitive_features=g) > 0.5 * min(weights) / max(weights)
 
 
 def test_dominance_filter_matches_brute_force():
@@ -200,26 +201,74 @@ def test_in_process_path_equals_the_cluster_path_bit_for_bit(client, monkeypatch
 
 
 def _algorithm3(X, g, k, n_starts, n_iter, seed, pairs, strict=False):
-    """The seed's Algorithm 3 written as one sequential loop over the kernels: every member
-    expanded by every pair, one global filter per iteration, ranks by (cost, balance)."""
+    """The seed's Algorithm 3 written as one sequential loop over Algorithm 2 on full copies
+    of the label vectors: every member expanded by every pair, one global filter per
+    iteration, ranks by (cost, balance)."""
     from daskfair._random import as_seed_sequence
-    from daskfair.safairkm.problem import Members, start_members
+    from daskfair.safairkm.problem import start_members
 
     problem = make_problem(X, g, k)
     ss = as_seed_sequence(seed)
     base_seed = np.uint64(int(ss.generate_state(1, np.uint64)[0]))
-    members = start_members(problem, list(range(n_starts)), n_starts, ss)
-    ranks, pairs, P = np.arange(n_starts), np.asarray(pairs), len(pairs)
+    start = start_members(problem, list(range(n_starts)), n_starts, ss)
+    members = [(start.labels[b], start.sums[b], start.counts[b], start.f1[b], start.f2[b])
+               for b in range(n_starts)]
+    n, P = len(X), len(pairs)
     for t in range(n_iter):
-        out = Members(*kk.expand_batch(
-            problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, members.labels,
-            members.sums, members.counts, members.f1, members.f2,
-            np.arange(len(members), dtype=np.int64), ranks, pairs, 1, t, False, 32,
-            base_seed, problem.total_sq))
-        keys = (ranks[:, None] * (P + 1) + np.arange(P + 1)).ravel()
-        keep = kk.select_nondominated(out.f1, out.f2, keys, strict)
-        members, ranks = out.take(keep), np.arange(len(keep))
-    return members
+        out = []
+        for rank, parent in enumerate(members):
+            out.append(parent)
+            for w, (n_a, n_b) in enumerate(pairs):
+                lab, sums, counts = (a.copy() for a in parent[:3])
+                kk.run_member(problem.X, problem.groups, problem.grp_idx, problem.grp_ptr,
+                              lab, sums, counts, n_a, n_b, 1, t, False, 32,
+                              np.uint64(kk.stream_seed(base_seed, t, rank, w)),
+                              problem.total_sq,
+                              np.empty((0, 2)), np.zeros(1, np.int64))
+                out.append((lab, sums, counts, kk.cost_of(sums, counts, problem.total_sq, n),
+                            kk.balance_of(counts)))
+        f1, f2 = (np.array([m[i] for m in out]) for i in (3, 4))
+        keys = np.arange(len(out))  # rank · (P + 1) + pair slot
+        assert len(out) == len(members) * (P + 1)
+        members = [out[i] for i in kk.select_nondominated(f1, f2, keys, strict)]
+    return [np.array([m[i] for m in members]) for i in (0, 3, 4)]
+
+
+@pytest.mark.parametrize("limit", [0, 60, 10**9])
+def test_delta_children_equal_full_copies(limit):
+    """Children stored as deltas (kept as deltas for ever, written out after 60 changes, or
+    at once) give the members of Algorithm 3 on full copies, bit for bit, also when a batch
+    is assembled from two pools (a rebalance) and with the list's last member split off."""
+    from daskfair._random import as_seed_sequence
+    from daskfair.safairkm.front import DEFAULT_PAIRS, _expand_task
+    from daskfair.safairkm.problem import start_members
+
+    X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
+    ref = _algorithm3(X, g, 3, 4, 10, 7, DEFAULT_PAIRS)
+    problem = make_problem(X, g, 3)
+    ss = as_seed_sequence(7)
+    base_seed = int(ss.generate_state(1, np.uint64)[0])
+    members = start_members(problem, [0, 1, 2, 3], 4, ss)
+    pairs, longest = np.asarray(DEFAULT_PAIRS), 0
+    for t in range(10):
+        L = len(members)
+        pieces = [(members, np.arange(L - 1))]
+        if L > 1:  # the last member from a batch of its own (another pool)
+            pieces.append((members.take([L - 1], limit=0), np.array([0])))
+        out = _expand_task(problem, pieces, np.arange(L), pairs, 1, t, False, 32, base_seed,
+                           limit=limit)
+        assert len(out) == 5 * L and len(out.pool) <= len(members.pool) + 1
+        # a child holds its parent's delta and at most q·(n_a + 2 n_b) positions more
+        grown = (out.dhi - out.dlo).reshape(L, 5)
+        grown = grown[:, 1:] - grown[:, :1]
+        assert (grown >= 0).all() and (grown <= pairs @ [1, 2]).all() and grown.any()
+        members = out.take(kk.select_nondominated(out.f1, out.f2, out.keys), limit)
+        longest = max(longest, (members.dhi - members.dlo).max())
+    # the three regimes really ran: no deltas, deltas cut at the limit, long deltas
+    assert {0: longest == 0, 60: 0 < longest <= 60, 10**9: longest > 60}[limit]
+    np.testing.assert_array_equal(members.labels, ref[0])
+    np.testing.assert_array_equal(members.f1, ref[1])
+    np.testing.assert_array_equal(members.f2, ref[2])
 
 
 @pytest.mark.parametrize("dominance", ["weak", "strict"])
@@ -234,9 +283,9 @@ def test_sync_every_1_is_the_seeds_algorithm_3_exactly(client, dominance):
         front = pareto_front(X, sensitive_features=g, n_clusters=3, n_starts=4, n_iter=12,
                              random_state=7, dominance=dominance, n_batches=n_batches,
                              budget=10_000, client=client)
-        np.testing.assert_array_equal(front.cost, ref.f1)
-        np.testing.assert_array_equal(front.balance, ref.f2)
-        np.testing.assert_array_equal(front.labels, ref.labels)
+        np.testing.assert_array_equal(front.cost, ref[1])
+        np.testing.assert_array_equal(front.balance, ref[2])
+        np.testing.assert_array_equal(front.labels, ref[0])
 
 
 def test_sync_every_same_front_on_1_and_2_workers_and_in_process(client, tmp_path):

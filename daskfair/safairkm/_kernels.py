@@ -26,8 +26,10 @@ __all__ = [
     "cost_of",
     "expand_batch",
     "init_state",
+    "plan_take",
     "run_member",
     "select_nondominated",
+    "take_members",
 ]
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -140,12 +142,25 @@ def balance_of(counts: np.ndarray) -> float:
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
+def _record(log: np.ndarray, p: int, old: int) -> None:
+    # a move log: log[0] counts the moves, then (position, previous label) pairs while
+    # there is room (a log of one entry only counts; the caller checks the count)
+    m = log[0]
+    if 2 * m + 2 < log.shape[0]:
+        log[2 * m + 1] = p
+        log[2 * m + 2] = old
+    log[0] = m + 1
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
 def _move(
     X: np.ndarray, p: int, g: int, src: int, dst: int, labels: np.ndarray,
     sums: np.ndarray, counts: np.ndarray, sizes: np.ndarray, centers: np.ndarray,
+    log: np.ndarray,
 ) -> None:
     # the seed's c_k ← c_k + (x_p − c_k)/N_k (Algorithm 2, line 8) with N_k the cluster's size,
     # together with the reverse step for the cluster the point leaves: centers stay exact means
+    _record(log, p, src)
     labels[p] = dst
     sizes[src] -= 1
     sizes[dst] += 1
@@ -172,6 +187,7 @@ def _sqdist(X: np.ndarray, p: int, centers: np.ndarray, k: int) -> float:
 def _kmeans_updates(
     X: np.ndarray, groups: np.ndarray, labels: np.ndarray, sums: np.ndarray,
     counts: np.ndarray, sizes: np.ndarray, centers: np.ndarray, n_a: int, state: np.ndarray,
+    log: np.ndarray,
 ) -> None:
     # Algorithm 2, lines 5-8: draw n_a points; each goes to its closest center. A cluster's
     # last point is never moved out, so no cluster becomes empty.
@@ -186,7 +202,7 @@ def _kmeans_updates(
                 best, best_d = k, dist
         src = labels[p]
         if best != src and sizes[src] > 1:
-            _move(X, p, groups[p], src, best, labels, sums, counts, sizes, centers)
+            _move(X, p, groups[p], src, best, labels, sums, counts, sizes, centers, log)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -225,6 +241,7 @@ def _swap_update(
     X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
     labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, sizes: np.ndarray,
     centers: np.ndarray, global_target: bool, n_candidates: int, state: np.ndarray,
+    log: np.ndarray,
 ) -> bool:
     """One swap (Algorithm 2, lines 10-14); False when no swap can raise the balance."""
     K, J = counts.shape
@@ -276,8 +293,8 @@ def _swap_update(
               centers, high, n_candidates, state)
     q = _pick(X, labels, grp_idx, grp_ptr[v1], grp_ptr[v1 + 1], high, counts[high, v1],
               centers, low, n_candidates, state)
-    _move(X, p, v2, low, high, labels, sums, counts, sizes, centers)
-    _move(X, q, v1, high, low, labels, sums, counts, sizes, centers)
+    _move(X, p, v2, low, high, labels, sums, counts, sizes, centers, log)
+    _move(X, q, v1, high, low, labels, sums, counts, sizes, centers, log)
     return True
 
 
@@ -292,11 +309,14 @@ def run_member(
     X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
     labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, n_a: int, n_b: int,
     n_iter: int, t0: int, global_target: bool, max_candidates: int, seed: np.uint64,
-    total_sq: float, history: np.ndarray,
+    total_sq: float, history: np.ndarray, log: np.ndarray,
 ) -> None:
     """``n_iter`` iterations of Algorithm 2 on one label vector, in place.
 
     ``history`` (n_iter × 2, or 0 rows to skip) receives (f1, f2) after every iteration.
+    ``log`` (int64) counts the moves in ``log[0]`` and, while it has room, records each as
+    (position, previous label) after it: at most ``n_iter · (n_a + 2 n_b)`` moves (a log of
+    one entry only counts).
     """
     K, d = sums.shape
     sizes = counts.sum(axis=1)
@@ -309,11 +329,11 @@ def run_member(
     state[0] = seed
     n = X.shape[0]
     for i in range(n_iter):
-        _kmeans_updates(X, groups, labels, sums, counts, sizes, centers, n_a, state)
+        _kmeans_updates(X, groups, labels, sums, counts, sizes, centers, n_a, state, log)
         m = n_candidates_at(t0 + i, max_candidates)
         for _ in range(n_b):
             if not _swap_update(X, groups, grp_idx, grp_ptr, labels, sums, counts, sizes,
-                                centers, global_target, m, state):
+                                centers, global_target, m, state, log):
                 break
         if history.shape[0] > 0:
             history[i, 0] = cost_of(sums, counts, total_sq, n)
@@ -323,48 +343,167 @@ def run_member(
 @numba.njit(nogil=True, cache=True)
 def expand_batch(
     X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
-    labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, f1: np.ndarray, f2: np.ndarray,
-    rows: np.ndarray, ranks: np.ndarray, pairs: np.ndarray, q: int, t: int,
-    global_target: bool, max_candidates: int, base_seed: np.uint64, total_sq: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One iteration of Algorithm 3 for a batch: the members ``rows`` and their children.
+    pool: np.ndarray, base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray, dpos: np.ndarray,
+    dval: np.ndarray,
+    sums: np.ndarray, counts: np.ndarray, f1: np.ndarray, f2: np.ndarray, ranks: np.ndarray,
+    pairs: np.ndarray, q: int, t: int, global_target: bool, max_candidates: int,
+    base_seed: np.uint64, total_sq: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+           np.ndarray, np.ndarray]:
+    """One iteration of Algorithm 3 for a batch: every member and its children, as deltas.
 
-    Output row b·(P+1) is member rows[b] itself, row b·(P+1) + 1 + w its child by pair w
-    (q iterations of Algorithm 2), whose randomness is keyed by (t, ranks[b], w).
+    Member b's labels are ``pool[base[b]]`` with positions ``dpos[dlo[b]:dhi[b]]`` set to
+    ``dval[...]``. Output row b·(P+1) is member b itself, row b·(P+1) + 1 + w its child by
+    pair w (q iterations of Algorithm 2), whose randomness is keyed by (t, ranks[b], w). A
+    child is stored as its parent's pool row and delta plus the positions its moves changed
+    (at most q·(n_a + 2 n_b)), never as a copy of the N labels: one scratch vector per batch
+    holds the parent, each child runs on it in place and its moves are undone from their log.
+    Returned: (base, dlo, dhi, dpos, dval, sums, counts, f1, f2) of the output rows, against
+    the same pool (``dpos`` and ``dval`` may have unused room at the end).
     """
-    B = rows.shape[0]
-    n = labels.shape[1]
+    B = base.shape[0]
+    n = pool.shape[1]
     P = pairs.shape[0]
     R = B * (P + 1)
-    out_labels = np.empty((R, n), dtype=labels.dtype)
+    most = 0
+    for w in range(P):
+        most = max(most, q * (pairs[w, 0] + 2 * pairs[w, 1]))
+    room = B * P * most
+    for b in range(B):
+        room += (P + 1) * (dhi[b] - dlo[b])
+    pos = np.empty(room, dtype=dpos.dtype)
+    val = np.empty(room, dtype=dval.dtype)
+    first = np.empty(R, dtype=np.int64)
+    last = np.empty(R, dtype=np.int64)
+    out_base = np.empty(R, dtype=np.int64)
     out_sums = np.empty((R, sums.shape[1], sums.shape[2]))
     out_counts = np.empty((R, counts.shape[1], counts.shape[2]), dtype=np.int64)
     out_f1 = np.empty(R)
     out_f2 = np.empty(R)
     no_history = np.empty((0, 2))
-    for b in range(B):
-        src = rows[b]
+    log = np.zeros(1 + 2 * most, dtype=np.int64)
+    scratch = np.empty(n, dtype=pool.dtype)
+    current = -1
+    filled = 0
+    # members sharing a pool row run one after the other: the row is copied into the
+    # scratch vector once for all of them (explicit loops: numba's slice copies are slower)
+    for b in np.argsort(base, kind="mergesort"):
+        row = base[b]
+        if row != current:
+            for i in range(n):
+                scratch[i] = pool[row, i]
+            current = row
+        lo, hi = dlo[b], dhi[b]
+        for i in range(lo, hi):
+            scratch[dpos[i]] = dval[i]
         for w in range(P + 1):
             c = b * (P + 1) + w
-            # explicit loops: numba's row-slice assignment is ~14x slower here
-            for i in range(n):
-                out_labels[c, i] = labels[src, i]
+            out_base[c] = row
             for k in range(sums.shape[1]):
                 for f in range(sums.shape[2]):
-                    out_sums[c, k, f] = sums[src, k, f]
+                    out_sums[c, k, f] = sums[b, k, f]
                 for g in range(counts.shape[2]):
-                    out_counts[c, k, g] = counts[src, k, g]
+                    out_counts[c, k, g] = counts[b, k, g]
+            log[0] = 0
             if w == 0:
-                out_f1[c] = f1[src]
-                out_f2[c] = f2[src]
-                continue
-            run_member(X, groups, grp_idx, grp_ptr, out_labels[c], out_sums[c],
-                       out_counts[c], pairs[w - 1, 0], pairs[w - 1, 1], q, t * q,
-                       global_target, max_candidates,
-                       stream_seed(base_seed, t, ranks[b], w - 1), total_sq, no_history)
-            out_f1[c] = cost_of(out_sums[c], out_counts[c], total_sq, n)
-            out_f2[c] = balance_of(out_counts[c])
-    return out_labels, out_sums, out_counts, out_f1, out_f2
+                out_f1[c] = f1[b]
+                out_f2[c] = f2[b]
+            else:
+                run_member(X, groups, grp_idx, grp_ptr, scratch, out_sums[c], out_counts[c],
+                           pairs[w - 1, 0], pairs[w - 1, 1], q, t * q, global_target,
+                           max_candidates, stream_seed(base_seed, t, ranks[b], w - 1),
+                           total_sq, no_history, log)
+                if log[0] > most:
+                    raise ValueError("a child moved more points than its log holds")
+                out_f1[c] = cost_of(out_sums[c], out_counts[c], total_sq, n)
+                out_f2[c] = balance_of(out_counts[c])
+            # the child's delta: its parent's positions and its own moves, each with its
+            # label now (a position listed twice holds the same label twice)
+            first[c] = filled
+            for i in range(lo, hi):
+                pos[filled] = dpos[i]
+                val[filled] = scratch[dpos[i]]
+                filled += 1
+            for m in range(log[0]):
+                pos[filled] = log[2 * m + 1]
+                val[filled] = scratch[log[2 * m + 1]]
+                filled += 1
+            last[c] = filled
+            for m in range(log[0] - 1, -1, -1):  # undo, last move first
+                scratch[log[2 * m + 1]] = log[2 * m + 2]
+        for i in range(lo, hi):  # back to the pool row for the next member
+            scratch[dpos[i]] = pool[row, dpos[i]]
+    return out_base, first, last, pos, val, out_sums, out_counts, out_f1, out_f2
+
+
+@numba.njit(nogil=True, cache=True)
+def plan_take(base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray, idx: np.ndarray,
+              limit: int, n_rows: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """For :func:`take_members`: which of members ``idx`` get a pool row of their own (delta
+    longer than ``limit``) and the new row of every old pool row still used (-1: dropped)."""
+    own = np.empty(idx.shape[0], dtype=np.bool_)
+    row = np.full(n_rows, -1, dtype=np.int64)
+    n_used = 0
+    n_own = 0
+    for i in range(idx.shape[0]):
+        b = idx[i]
+        own[i] = dhi[b] - dlo[b] > limit
+        if own[i]:
+            n_own += 1
+        elif row[base[b]] < 0:
+            row[base[b]] = n_used
+            n_used += 1
+    return own, row, n_used, n_own
+
+
+@numba.njit(nogil=True, cache=True)
+def take_members(
+    pool: np.ndarray, base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray, dpos: np.ndarray,
+    dval: np.ndarray, idx: np.ndarray, own: np.ndarray, row: np.ndarray, out_pool: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Members ``idx`` as (base, dlo, dhi, dpos, dval) with compact deltas.
+
+    With an empty ``out_pool`` the pool is shared (``own`` must be all False); otherwise
+    ``out_pool`` receives the used old rows at ``row`` and, after them, the label vectors
+    of the ``own`` members in full (their deltas become empty).
+    """
+    B = idx.shape[0]
+    n = pool.shape[1]
+    share = out_pool.shape[0] == 0
+    size = 0
+    for i in range(B):
+        if not own[i]:
+            size += dhi[idx[i]] - dlo[idx[i]]
+    out_base = np.empty(B, dtype=np.int64)
+    out_lo = np.empty(B, dtype=np.int64)
+    out_hi = np.empty(B, dtype=np.int64)
+    out_pos = np.empty(size, dtype=dpos.dtype)
+    out_val = np.empty(size, dtype=dval.dtype)
+    if not share:
+        for r in range(row.shape[0]):
+            if row[r] >= 0:
+                for i in range(n):
+                    out_pool[row[r], i] = pool[r, i]
+    filled = 0
+    fresh = out_pool.shape[0] - own.sum()
+    for i in range(B):
+        b = idx[i]
+        out_lo[i] = filled
+        if own[i]:
+            for j in range(n):
+                out_pool[fresh, j] = pool[base[b], j]
+            for j in range(dlo[b], dhi[b]):
+                out_pool[fresh, dpos[j]] = dval[j]
+            out_base[i] = fresh
+            fresh += 1
+        else:
+            out_base[i] = base[b] if share else row[base[b]]
+            for j in range(dlo[b], dhi[b]):
+                out_pos[filled] = dpos[j]
+                out_val[filled] = dval[j]
+                filled += 1
+        out_hi[i] = filled
+    return out_base, out_lo, out_hi, out_pos, out_val
 
 
 def select_nondominated(f1: np.ndarray, f2: np.ndarray, key: np.ndarray,

@@ -126,7 +126,8 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
         run_member(problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, lab, sums,
                    counts, self.n_kmeans_updates, self.n_swap_updates, self.max_iter, 0,
                    self.target == "global", self.max_swap_candidates,
-                   np.uint64(seed.generate_state(1, np.uint64)[0]), problem.total_sq, history)
+                   np.uint64(seed.generate_state(1, np.uint64)[0]), problem.total_sq, history,
+                   np.zeros(1, np.int64))
         sizes = counts.sum(axis=1)
         self.labels_ = lab.astype(np.int64)
         self.cluster_centers_ = sums / sizes[:, None] + problem.offset

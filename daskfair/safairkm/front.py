@@ -7,6 +7,10 @@ objectives (f1, f2) come back to the client, which computes the global non-domin
 (O(L log L)) and tells each batch which members to keep. Batches are rebalanced when their
 sizes drift apart. Label vectors reach the client only when asked for.
 
+A child is stored as its parent's label vector plus the positions its moves changed (at most
+q·(n_a + 2 n_b)), not as a copy of the N labels (:class:`~.problem.Members`); survivors get
+a vector of their own only when their changes outgrow :func:`delta_limit`.
+
 Determinism: members are ranked by (f1, f2) after every filter and a child's randomness is
 keyed by (seed, iteration, parent rank, pair), so the front does not depend on the number of
 workers or batches.
@@ -144,8 +148,11 @@ class ParetoFront:
 
 # -- tasks (run on the workers) --------------------------------------------------------------
 
-def _gather_members(pieces: Sequence[tuple[Members, np.ndarray]]) -> Members:
-    return Members.concat([m.take(idx) for m, idx in pieces])
+def _gather_members(pieces: Sequence[tuple[Members, np.ndarray]],
+                    limit: int | None = None) -> Members:
+    if len(pieces) == 1:
+        return pieces[0][0].take(pieces[0][1], limit)
+    return Members.concat([m.take(idx, limit) for m, idx in pieces])
 
 
 #: Ranks of a batch's members between global filters are ``batch · LOCAL_RANKS + i``: unique
@@ -154,31 +161,44 @@ def _gather_members(pieces: Sequence[tuple[Members, np.ndarray]]) -> Members:
 LOCAL_RANKS = 2**32
 
 
+def delta_limit(n_samples: int) -> int:
+    """Longest delta a member keeps before it gets a label vector of its own.
+
+    Every child copies its parent's delta (9 bytes a position with one-byte labels) and adds
+    its own moves; a row of its own costs one N-vector once. At N/128 positions the deltas
+    of a member's P + 1 = 5 output rows stay near a third of an N-vector per iteration.
+    """
+    return max(16, n_samples // 128)
+
+
 def _expand_task(
     problem: Problem, pieces: list[tuple[Members, np.ndarray]], ranks: np.ndarray,
     pairs: np.ndarray, q: int, t: int, global_target: bool, max_candidates: int,
     base_seed: int, sync_every: int = 1, batch: int = 0, strict: bool = False,
+    limit: int | None = None,
 ) -> Members:
     """``sync_every`` iterations of Algorithm 3 on one batch: expand, filter the batch's own
-    list (not after the last one: that is the global filter's), expand again."""
-    if len(pieces) == 1:  # the usual case: index the batch in place, no copy
-        parents, rows = pieces[0]
-    else:
-        parents = _gather_members(pieces)
-        rows = np.arange(len(parents))
-    rows, P = np.asarray(rows, np.int64), len(pairs)
+    list (not after the last one: that is the global filter's), expand again.
+
+    Children are deltas against their parents (:func:`expand_batch`); only the members that
+    survive a filter are taken forward, and one whose delta outgrew ``limit`` (default
+    :func:`delta_limit`) is then written out in full.
+    """
+    limit = delta_limit(problem.n_samples) if limit is None else limit
+    members, P = _gather_members(pieces, limit), len(pairs)
     for s in range(sync_every):
-        out = Members(*expand_batch(
-            problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, parents.labels,
-            parents.sums, parents.counts, parents.f1, parents.f2, rows, ranks, pairs, q,
-            t + s, global_target, max_candidates, np.uint64(base_seed), problem.total_sq,
+        out = Members(members.pool, *expand_batch(
+            problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, members.pool,
+            members.base, members.dlo, members.dhi, members.dpos, members.dval, members.sums,
+            members.counts, members.f1, members.f2, ranks, pairs, q, t + s, global_target,
+            max_candidates, np.uint64(base_seed), problem.total_sq,
         ))
         # tie-break keys in output order: parent (rank, 0), then its children (rank, pair + 1)
         out.keys = (ranks[:, None] * (P + 1) + np.arange(P + 1)).ravel()
         if s == sync_every - 1:
             return out
-        parents, rows = out, select_nondominated(out.f1, out.f2, out.keys, strict)
-        ranks = batch * LOCAL_RANKS + np.arange(len(rows), dtype=np.int64)
+        members = out.take(select_nondominated(out.f1, out.f2, out.keys, strict), limit)
+        ranks = batch * LOCAL_RANKS + np.arange(len(members), dtype=np.int64)
     raise AssertionError("sync_every must be >= 1")
 
 
@@ -191,7 +211,7 @@ def _objectives(members: Members, idx: Any = slice(None)) -> tuple[np.ndarray, n
 
 
 def _labels_of(members: Members, idx: np.ndarray) -> np.ndarray:
-    return members.labels[idx]
+    return members.take(idx).labels
 
 
 def _write_members(pieces: list[tuple[Members, np.ndarray]], path: str, name: str) -> int:
@@ -199,7 +219,7 @@ def _write_members(pieces: list[tuple[Members, np.ndarray]], path: str, name: st
 
     m = _gather_members(pieces)
     group = zarr.open_group(store=path, mode="a").require_group(name)
-    for key in Members.FIELDS:
+    for key in Members.FIELDS:  # the label vectors in full
         group.create_array(key, data=getattr(m, key), overwrite=True)
     return len(m)
 
@@ -208,7 +228,7 @@ def _read_members(path: str, name: str) -> Members:
     import zarr
 
     group = zarr.open_group(store=path, mode="r")[name]
-    return Members(*(group[key][...] for key in Members.FIELDS))
+    return Members.full(*(group[key][...] for key in Members.FIELDS))
 
 
 # -- orchestration -----------------------------------------------------------------------------
@@ -549,7 +569,7 @@ def _front_labels(client: Any, survivors: list, problem: Problem) -> da.Array | 
     parts, order = [], []
     if isinstance(client, InProcessClient):
         for fut, idx, ranks in survivors:
-            parts.append(fut.result().labels[idx])
+            parts.append(fut.result().take(idx).labels)
             order.append(ranks)
         return np.concatenate(parts)[np.argsort(np.concatenate(order))]
     for fut, idx, ranks in survivors:

@@ -17,7 +17,7 @@ from .._validation import (
     is_dask,
     sensitive_column,
 )
-from ._kernels import balance_of, cost_of, init_state
+from ._kernels import balance_of, cost_of, init_state, plan_take, take_members
 
 __all__ = ["Members", "Problem", "check_fits_workers", "cluster_means", "make_problem",
            "start_members"]
@@ -52,9 +52,19 @@ class Problem:
 
 @dataclass
 class Members:
-    """A batch of label vectors with their states and objectives (row b = member b)."""
+    """A batch of label vectors with their states and objectives (row b = member b).
 
-    labels: np.ndarray  # (B, N)
+    The label vectors are stored as deltas: member b is ``pool[base[b]]`` with the positions
+    ``dpos[dlo[b]:dhi[b]]`` set to ``dval[...]`` (a child is its parent plus the few
+    points it moved). ``pool`` is shared between batches and never written to.
+    """
+
+    pool: np.ndarray  # (R, N) label vectors the members are stored against
+    base: np.ndarray  # (B,) pool row of each member
+    dlo: np.ndarray  # (B,) member b's changes are dpos/dval[dlo[b]:dhi[b]]
+    dhi: np.ndarray  # (B,)
+    dpos: np.ndarray  # int64 positions
+    dval: np.ndarray  # labels at those positions
     sums: np.ndarray  # (B, K, d)
     counts: np.ndarray  # (B, K, J)
     f1: np.ndarray  # (B,)
@@ -63,18 +73,65 @@ class Members:
     # carried by take/concat)
     keys: np.ndarray | None = None
 
+    #: what a store holds (the label vectors in full)
     FIELDS: ClassVar[tuple[str, ...]] = ("labels", "sums", "counts", "f1", "f2")
+
+    @classmethod
+    def full(cls, labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, f1: np.ndarray,
+             f2: np.ndarray) -> Members:
+        """Members given by their whole label vectors (one pool row each, no deltas)."""
+        B = len(f1)
+        none = np.zeros(B, dtype=np.int64)
+        return cls(labels, np.arange(B, dtype=np.int64), none, none,
+                   np.empty(0, dtype=np.int64), np.empty(0, dtype=labels.dtype), sums,
+                   counts, f1, f2)
 
     def __len__(self) -> int:
         return len(self.f1)
 
-    def take(self, idx: np.ndarray) -> Members:
-        return Members(*(getattr(self, f)[idx] for f in self.FIELDS))
+    @property
+    def labels(self) -> np.ndarray:
+        """The label vectors in full, (B, N)."""
+        every = np.arange(len(self))
+        out = np.empty((len(self), self.pool.shape[1]), self.pool.dtype)
+        take_members(self.pool, self.base, self.dlo, self.dhi, self.dpos, self.dval, every,
+                     np.ones(len(self), dtype=bool), np.full(len(self.pool), -1), out)
+        return out
+
+    def take(self, idx: Any, limit: int | None = None) -> Members:
+        """Members ``idx``, sharing this pool. With ``limit``, a member whose delta is longer
+        gets a pool row of its own (the new pool then holds only the rows still used)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        own, row, n_used, n_own = plan_take(self.base, self.dlo, self.dhi, idx,
+                                            _NEVER if limit is None else limit,
+                                            len(self.pool))
+        pool = self.pool if not own.any() else np.empty(
+            (n_used + n_own, self.pool.shape[1]), self.pool.dtype)  # numpy: huge pages
+        delta = take_members(self.pool, self.base, self.dlo, self.dhi, self.dpos, self.dval,
+                             idx, own, row, pool[:0] if pool is self.pool else pool)
+        return Members(pool, *delta, self.sums[idx], self.counts[idx], self.f1[idx],
+                       self.f2[idx])
 
     @staticmethod
     def concat(parts: list[Members]) -> Members:
-        return Members(*(np.concatenate([getattr(p, f) for p in parts])
-                         for f in Members.FIELDS))
+        """One batch of several (their pools are stacked unless they share one)."""
+        shared = all(p.pool is parts[0].pool for p in parts)
+        pool = parts[0].pool if shared else np.concatenate([p.pool for p in parts])
+        parts = [p.take(np.arange(len(p))) for p in parts]  # deltas packed from 0
+        rows = np.cumsum([0] + [0 if shared else len(p.pool) for p in parts])
+        at = np.cumsum([0] + [len(p.dpos) for p in parts])
+
+        def stack(field: str, shift: Any = None) -> np.ndarray:
+            values = [getattr(p, field) for p in parts]
+            if shift is not None:
+                values = [v + s for v, s in zip(values, shift[:-1], strict=True)]
+            return np.concatenate(values)
+
+        return Members(pool, stack("base", rows), stack("dlo", at), stack("dhi", at),
+                       *(stack(f) for f in ("dpos", "dval", "sums", "counts", "f1", "f2")))
+
+
+_NEVER = np.iinfo(np.int64).max
 
 
 def check_fits_workers(X: Any, client: Any, what: str) -> None:
@@ -203,7 +260,8 @@ def members_from_labels(problem: Problem, labels: np.ndarray) -> Members:
         sums[b], counts[b] = init_state(problem.X, problem.groups, labels[b], K, J)
         f1[b] = cost_of(sums[b], counts[b], problem.total_sq, n)
         f2[b] = balance_of(counts[b])
-    return Members(labels.astype(problem.label_dtype, copy=False), sums, counts, f1, f2)
+    return Members.full(labels.astype(problem.label_dtype, copy=False), sums, counts, f1,
+                        f2)
 
 
 def start_members(problem: Problem, starts: list[int], n_starts: int, seed: Any) -> Members:
