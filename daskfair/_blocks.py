@@ -73,15 +73,21 @@ def align_rows(*arrays: Any, row_width: int | None = None) -> list[Any]:
     return out
 
 
-def row_blocks(*arrays: Any, row_width: int | None = None) -> list[tuple[Any, ...]]:
-    """Delayed row blocks of aligned dask arrays, as one tuple per block (None passes through)."""
+def row_blocks(*arrays: Any, row_width: int | None = None,
+               optimize: bool = True) -> list[tuple[Any, ...]]:
+    """Delayed row blocks of aligned dask arrays, as one tuple per block (None passes through).
+
+    ``optimize=False`` keeps the arrays' own block keys (no fused copies), for graphs that
+    also use the arrays themselves.
+    """
     arrays = align_rows(*arrays, row_width=row_width)
     per_array = []
     for a in arrays:
         if a is None:
             per_array.append(None)
         else:
-            per_array.append(a.to_delayed().reshape(a.numblocks[0], -1)[:, 0])
+            blocks = a.to_delayed(optimize_graph=optimize)
+            per_array.append(blocks.reshape(a.numblocks[0], -1)[:, 0])
     n_blocks = next(len(p) for p in per_array if p is not None)
     return [tuple(None if p is None else p[i] for p in per_array) for i in range(n_blocks)]
 

@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 
 from daskfair.ensemble import FairClusteringEnsemble, auto_fairness, base_clusterings
-from daskfair.ensemble._kernels import b_rows, sweep_block
-from daskfair.ensemble.consensus import align_base, consensus_step, init_state, polar
+from daskfair.ensemble._kernels import sweep_block, tables_block
+from daskfair.ensemble.consensus import (
+    ConsensusState,
+    _statistics,
+    align_base,
+    consensus_step,
+    init_state,
+    polar,
+)
 from daskfair.ensemble.estimator import check_base_labels, select_n_clusters
 
 
@@ -63,9 +70,16 @@ def test_sweep_row_choices_are_exact_minimisers():
     Q = Q @ Q.T
     lam1, lam2 = 0.3, 0.7
     counts = np.bincount(groups * c + labels, minlength=T * c).reshape(T, c)
-    new, out_counts, trace = sweep_block(base, groups, labels, counts, R_all, offsets, alpha2,
-                                         R_h, Q, R, lam1, lam2)
-    HR = b_rows(base, labels, R_all, offsets, alpha2, R_h, lam1) @ Q @ R
+    W = np.repeat(alpha2, c)[:, None] * R_all
+    new, out_counts, trace, dK = sweep_block(base, groups, labels, counts, W @ Q @ R,
+                                             lam1 * R_h.T @ Q @ R, np.append(offsets, m * c),
+                                             lam2)
+    # dense: B = Σ αᵢ² Y(i)R(i) + λ1 Y R_hᵀ, HR = B Q R
+    Z = np.hstack([np.eye(c)[base[:, i]] for i in range(m)])
+    B = sum(alpha2[i] * np.eye(c)[base[:, i]] @ R_all[offsets[i]:offsets[i] + c]
+            for i in range(m)) + lam1 * np.eye(c)[labels] @ R_h.T
+    HR = B @ Q @ R
+    np.testing.assert_array_equal(dK, Z.T @ (np.eye(c)[new] - np.eye(c)[labels]))
     # replay: each row's label minimises the dense objective given all the others
     current = labels.copy()
     for j in range(n):
@@ -81,6 +95,38 @@ def test_sweep_row_choices_are_exact_minimisers():
     assert trace == pytest.approx(HR[np.arange(n), new].sum())
     assert (_dense_y_objective(new, HR, groups, lam2, c, T)
             <= _dense_y_objective(labels, HR, groups, lam2, c, T) + 1e-12)
+
+
+def test_statistics_from_the_tables_equal_the_dense_ones():
+    """BᵀB, ZᵀB and YᵀB from the integer tables C = ZᵀZ and K = ZᵀY (no pass over the rows)
+    against dense products, with base clusterings of different sizes, and the tables of
+    several blocks adding up to the whole."""
+    rng = np.random.default_rng(5)
+    n, c, T, sizes = 50, 3, 2, np.array([2, 3, 5])
+    base = np.column_stack([rng.integers(0, k, n) for k in sizes]).astype(np.int32)
+    groups, labels = rng.integers(0, T, n), rng.integers(0, c, n)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    S = int(sizes.sum())
+    kw = dict(offsets=offsets, n_rows=S, n_clusters=c, n_groups=T)
+    C, K, A = tables_block(base, groups, labels, **kw)
+    halves = [tables_block(base[sl], groups[sl], labels[sl], **kw)
+              for sl in (slice(0, 17), slice(17, n))]
+    for whole, (x, y) in zip((C, K, A), zip(*halves, strict=True), strict=True):
+        np.testing.assert_array_equal(whole, x + y)
+    Z = np.hstack([np.eye(k)[base[:, i]] for i, k in enumerate(sizes)])
+    Y, G = np.eye(c)[labels], np.eye(T)[groups]
+    np.testing.assert_array_equal(C, Z.T @ Z)
+    np.testing.assert_array_equal(K, Z.T @ Y)
+    np.testing.assert_array_equal(A, G.T @ Y)
+    R_all, R = rng.normal(size=(S, c)), _random_orthogonal(rng, c, c)
+    alpha, lam1 = rng.dirichlet(np.ones(3)), 0.4
+    state = ConsensusState(labels=labels, counts=A, R_all=R_all, R=R, alpha=alpha,
+                           offsets=offsets, base_counts=np.diag(C), coassociation=C, table=K)
+    BtB, ZtB, YtB = _statistics(state, lam1)
+    B = Z @ (np.repeat(alpha**2, sizes)[:, None] * R_all) + lam1 * Y @ R.T
+    np.testing.assert_allclose(BtB, B.T @ B, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ZtB, Z.T @ B, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(YtB, Y.T @ B, rtol=1e-12, atol=1e-12)
 
 
 @pytest.fixture
@@ -147,23 +193,46 @@ def test_paper_start_fit_never_raises_the_objective(pool):
 
 
 @pytest.mark.parametrize("init", ["matched", "paper"])
-def test_reads_of_dask_inputs_are_what_the_docstring_says(pool, init):
-    """Base labels: three reads to set up, two per iteration (statistics pass, sweep);
-    groups: two to set up, one per iteration (FairClusteringEnsemble's docstring)."""
+@pytest.mark.parametrize("held", [True, False])
+def test_reads_of_dask_inputs_are_what_the_docstring_says(pool, init, held, monkeypatch):
+    """Held in memory (the default when they fit): base labels read once, groups twice,
+    nothing per iteration. Too large to hold: base labels read once per iteration after a
+    set-up of three reads (checks, starting column, tables; four with the paper's start:
+    checks, co-association, start labels, their tables), groups once per iteration after two
+    (FairClusteringEnsemble's docstring)."""
     import collections
+
+    import daskfair.ensemble.consensus as consensus
+    import daskfair.ensemble.estimator as estimator
 
     from ._counting import counted
 
+    if not held:
+        monkeypatch.setattr(estimator, "_fits_in_memory", lambda nbytes: False)
+    calls = collections.Counter()
+    for name in ("hr_rows", "tables_block"):
+        def count(*args, _name=name, _f=getattr(consensus, name), **kwargs):
+            calls[_name] += 1
+            return _f(*args, **kwargs)
+        monkeypatch.setattr(consensus, name, count)
     base, groups, _, c = pool
+    setup = {True: 1, False: 3 if init == "matched" else 4}[held]
     for iters in (1, 3):
         counts = collections.Counter()
+        calls.clear()
         with dask.config.set({"daskfair.block-rows": 60, "scheduler": "sync"}):
             est = FairClusteringEnsemble(c, max_iter=iters, tol=0, init=init, random_state=0)
             est.fit(counted(base, counts, "base", rows=60),
                     sensitive_features=counted(groups, counts, "groups", rows=60))
         assert est.n_iter_ == iters
-        assert {v for (k, _), v in counts.items() if k == "base"} == {3 + 2 * iters}
-        assert {v for (k, _), v in counts.items() if k == "groups"} == {2 + iters}
+        per_iteration = 0 if held else iters
+        assert {v for (k, _), v in counts.items() if k == "base"} == {setup + per_iteration}
+        assert {v for (k, _), v in counts.items() if k == "groups"} == {2 + per_iteration}
+        # passes over the (held) label matrix, ten blocks each: the tables once (the paper's
+        # start: co-association, then the start's tables), then one HR pass per iteration
+        # (and one for the paper's start labels)
+        paper = init == "paper"
+        assert dict(calls) == {"tables_block": 10 * (1 + paper), "hr_rows": 10 * (iters + paper)}
 
 
 def test_alpha_step_minimises_on_the_simplex():
@@ -208,8 +277,8 @@ def test_blockwise_sweep_check_fails_without_the_carry(pool, monkeypatch):
     ref = consensus_step(base, groups, state0, lambda1=1e-3, lambda2=1e-3)
     from daskfair.ensemble._kernels import sweep_hr
 
-    monkeypatch.setattr(consensus, "sweep_hr", lambda hr, g, lab, counts, lam: sweep_hr(
-        hr, g, lab, state0.counts, lam))
+    monkeypatch.setattr(consensus, "sweep_hr", lambda hr, g, lab, counts, *rest: sweep_hr(
+        hr, g, lab, state0.counts, *rest))
     with dask.config.set({"daskfair.block-rows": 64}):
         _, out = _blockwise_step(pool, 97)
     assert not np.array_equal(out.counts, ref.counts)

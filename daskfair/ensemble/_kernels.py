@@ -1,12 +1,20 @@
 """Per-block numba kernels of the FCE consensus (DESIGN §4).
 
-Notation (the FCE seed, eq. 10): base clusterings Y(i) (one-hot, n × c_i), rotations R(i)
-(c_i × c) stacked row-wise into ``R_all`` of shape (Σ c_i, c) with row offsets ``offsets``,
-consensus labels y (Y one-hot n × c), rotation R (c × c), weights α.
+Notation (the FCE seed, eq. 10): base clusterings Y(i) (one-hot, n × c_i), stacked side by
+side into Z = [Y(1) … Y(m)] (n × S, S = Σ c_i); rotations R(i) (c_i × c) stacked row-wise
+into ``R_all`` (S × c) with row offsets ``offsets``; consensus labels y (Y one-hot n × c),
+rotation R (c × c), weights α; groups G (one-hot n × T).
 
-The H-step needs B = Σ αᵢ² Y(i)R(i) + λ1 Y Rᵀ; its row j is
-``B_j = Σ_i αᵢ² R_all[offsets[i] + Y(i)_j] + λ1 R[:, y_j]`` — a gather from small matrices, so
-B (and H = B Q) is rebuilt per block from the labels and never stored.
+The H-step needs B = Σ αᵢ² Y(i)R(i) + λ1 Y Rᵀ = Z W + λ1 Y Rᵀ with W = the R(i) scaled by αᵢ²;
+its statistics are quadratic in the one-hot matrices, so they follow from three integer
+tables (:func:`tables_block`):
+
+    C = ZᵀZ (S × S, the co-association of the base clusterings: fixed for a fit),
+    K = ZᵀY (S × c) and A = GᵀY (T × c),
+
+with BᵀB = WᵀCW + λ1 (WᵀK Rᵀ + R KᵀW) + λ1² R diag(n_y) Rᵀ, ZᵀB = CW + λ1 K Rᵀ and
+YᵀB = KᵀW + λ1 diag(n_y) Rᵀ (n_y the cluster sizes). The Y-step's sweep updates K and A
+as labels change, so after the set-up an iteration reads the label matrix once (HR rows).
 """
 
 from __future__ import annotations
@@ -14,66 +22,69 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["b_rows", "block_moments", "hr_block", "sweep_block", "sweep_hr"]
+__all__ = ["hr_rows", "sweep_block", "sweep_hr", "table_change", "tables_block"]
 
 
 @numba.njit(nogil=True, cache=True)
-def b_rows(
-    base: np.ndarray,
-    labels: np.ndarray,
-    R_all: np.ndarray,
-    offsets: np.ndarray,
-    alpha2: np.ndarray,
-    R: np.ndarray,
-    lambda1: float,
-) -> np.ndarray:
-    """Rows of B = Σ αᵢ² Y(i)R(i) + λ1 Y Rᵀ for one block: shape (n_block, c)."""
-    n, m = base.shape
-    c = R.shape[0]
-    B = np.zeros((n, c))
-    for j in range(n):
-        for i in range(m):
-            row = offsets[i] + base[j, i]
-            for k in range(c):
-                B[j, k] += alpha2[i] * R_all[row, k]
-        y = labels[j]
-        for k in range(c):
-            B[j, k] += lambda1 * R[k, y]
-    return B
-
-
-@numba.njit(nogil=True, cache=True)
-def _scatter_moments(
-    base: np.ndarray, labels: np.ndarray, B: np.ndarray, offsets: np.ndarray, n_rows: int
-) -> tuple[np.ndarray, np.ndarray]:
-    n, m = base.shape
-    c = B.shape[1]
-    YiB = np.zeros((n_rows, c))  # stacked Y(i)ᵀB, (Σ c_i, c)
-    YB = np.zeros((c, c))  # YᵀB
-    for j in range(n):
-        for i in range(m):
-            row = offsets[i] + base[j, i]
-            for k in range(c):
-                YiB[row, k] += B[j, k]
-        y = labels[j]
-        for k in range(c):
-            YB[y, k] += B[j, k]
-    return YiB, YB
-
-
-def block_moments(
-    base: np.ndarray,
-    labels: np.ndarray,
-    R_all: np.ndarray,
-    offsets: np.ndarray,
-    alpha2: np.ndarray,
-    R: np.ndarray,
-    lambda1: float,
+def _tables(
+    base: np.ndarray, groups: np.ndarray, labels: np.ndarray, offsets: np.ndarray,
+    n_rows: int, c: int, n_groups: int, with_coassociation: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Partial sums of BᵀB (c × c), the stacked Y(i)ᵀB (Σ c_i × c) and YᵀB (c × c)."""
-    B = b_rows(base, labels, R_all, offsets, alpha2, R, lambda1)
-    YiB, YB = _scatter_moments(base, labels, B, offsets, R_all.shape[0])
-    return B.T @ B, YiB, YB
+    n, m = base.shape
+    # int32 counts (a block has fewer than 2³¹ rows): the S × S table stays in cache
+    C = np.zeros((n_rows if with_coassociation else 0, n_rows), dtype=np.int32)
+    K = np.zeros((n_rows, c), dtype=np.int64)
+    A = np.zeros((n_groups, c), dtype=np.int64)
+    rows = np.empty(m, dtype=np.int64)
+    for j in range(n):
+        y = labels[j]
+        A[groups[j], y] += 1
+        for i in range(m):
+            rows[i] = offsets[i] + base[j, i]
+        for i in range(m):
+            K[rows[i], y] += 1
+            if with_coassociation:
+                # pairs (i, i2 ≥ i) only: C is symmetric (completed by the caller)
+                for i2 in range(i, m):
+                    C[rows[i], rows[i2]] += 1
+    return C, K, A
+
+
+def tables_block(
+    base: np.ndarray, groups: np.ndarray, labels: np.ndarray, *, offsets: np.ndarray,
+    n_rows: int, n_clusters: int, n_groups: int, with_coassociation: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The integer tables of one row block: C = ZᵀZ (or a 0 × S placeholder without
+    ``with_coassociation``), K = ZᵀY and A = GᵀY. Counts add up exactly over blocks."""
+    if len(base) >= 2**31:
+        raise ValueError("a row block of 2³¹ rows or more: lower daskfair.block-rows.")
+    C, K, A = _tables(base, groups, labels, offsets, n_rows, n_clusters, n_groups,
+                      with_coassociation)
+    C = C.astype(np.int64)
+    if with_coassociation:
+        C = C + C.T - np.diag(np.diag(C))
+    return C, K, A
+
+
+@numba.njit(nogil=True, cache=True)
+def hr_rows(base: np.ndarray, labels: np.ndarray, P: np.ndarray, Py: np.ndarray,
+            offsets: np.ndarray) -> np.ndarray:
+    """Rows of HR = B Q R for one block: ``Σ_i P[offsets[i] + base[j, i]] + Py[y_j]`` with
+    P = W Q R (S × c) and Py = λ1 R_hᵀ Q R (c × c) from the H-step's parameters (B as built
+    from the labels before the sweep): the Y-step's work that does not depend on the counts
+    carried from row to row."""
+    n, m = base.shape
+    c = P.shape[1]
+    HR = np.empty((n, c))
+    for j in range(n):
+        y = labels[j]
+        for k in range(c):
+            HR[j, k] = Py[y, k]
+        for i in range(m):
+            row = offsets[i] + base[j, i]
+            for k in range(c):
+                HR[j, k] += P[row, k]
+    return HR
 
 
 @numba.njit(nogil=True, cache=True)
@@ -104,29 +115,39 @@ def _sweep(
     return new, trace
 
 
-def hr_block(
-    base: np.ndarray,
-    labels: np.ndarray,
-    R_all: np.ndarray,
-    offsets: np.ndarray,
-    alpha2: np.ndarray,
-    R_h: np.ndarray,
-    Q: np.ndarray,
-    R: np.ndarray,
-    lambda1: float,
-) -> np.ndarray:
-    """HR = B Q R for one block (B from the H-step's parameters and the labels before the
-    sweep): all of the Y-step's work that does not depend on the carried counts."""
-    return b_rows(base, labels, R_all, offsets, alpha2, R_h, lambda1) @ (Q @ R)
+@numba.njit(nogil=True, cache=True)
+def _moved(base: np.ndarray, old: np.ndarray, new: np.ndarray, offsets: np.ndarray,
+           n_rows: int, c: int) -> np.ndarray:
+    dK = np.zeros((n_rows, c), dtype=np.int64)
+    for j in range(old.shape[0]):
+        if old[j] != new[j]:
+            for i in range(base.shape[1]):
+                a = offsets[i] + base[j, i]
+                dK[a, old[j]] -= 1
+                dK[a, new[j]] += 1
+    return dK
+
+
+def table_change(base: np.ndarray, old: np.ndarray, new: np.ndarray, offsets: np.ndarray,
+                 n_clusters: int) -> np.ndarray:
+    """The change of K = ZᵀY over one block when its labels go from ``old`` to ``new``
+    (reads only the base rows whose label changed). ``offsets`` ends with S."""
+    return _moved(base, old, new, offsets, offsets[-1], n_clusters)
 
 
 def sweep_hr(
-    HR: np.ndarray, groups: np.ndarray, labels: np.ndarray, counts: np.ndarray, lambda2: float,
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """The sequential part of the Y-step for one block: each row's choice given the counts
-    left by the rows before it (``counts`` is copied, then returned updated)."""
+    HR: list[np.ndarray], groups: list[np.ndarray], labels: list[np.ndarray],
+    counts: np.ndarray, lambda2: float,
+) -> tuple[list[np.ndarray], np.ndarray, float]:
+    """The sequential part of the Y-step for consecutive blocks: each row's choice given the
+    counts left by the rows before it (``counts``, A = GᵀY, is copied, then returned
+    updated). Where blocks are cut does not change the result."""
     counts = counts.copy()
-    new, trace = _sweep(HR, groups, labels, counts, lambda2)
+    new, trace = [], 0.0
+    for hr, g, lab in zip(HR, groups, labels, strict=True):
+        out, t = _sweep(hr, g, lab, counts, lambda2)
+        new.append(out)
+        trace += t
     return new, counts, trace
 
 
@@ -135,20 +156,16 @@ def sweep_block(
     groups: np.ndarray,
     labels: np.ndarray,
     counts: np.ndarray,
-    R_all: np.ndarray,
+    P: np.ndarray,
+    Py: np.ndarray,
     offsets: np.ndarray,
-    alpha2: np.ndarray,
-    R_h: np.ndarray,
-    Q: np.ndarray,
-    R: np.ndarray,
-    lambda1: float,
     lambda2: float,
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """The exact sequential Y-step over one block.
+) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    """The exact sequential Y-step over one block (:func:`hr_rows`, :func:`sweep_hr`, then
+    :func:`table_change`).
 
-    ``H = B Q`` with B built from the parameters of the H-step (``R_all``, ``alpha2``, ``R_h``
-    and the labels before this sweep); ``R`` is the updated rotation. ``counts`` (groups ×
-    clusters, A = GᵀY) enter as the state left by the previous block and are returned updated.
+    ``offsets`` has m + 1 entries (the last is S). ``counts`` (groups × clusters, A = GᵀY)
+    enter as the state left by the previous block and are returned updated.
 
     Returns
     -------
@@ -156,6 +173,9 @@ def sweep_block(
     counts : ndarray of shape (n_groups, c)
     trace : float
         Σ_j (HR)_{j, y_j} over the block (for ‖Y − HR‖²).
+    dK : ndarray of shape (S, c)
+        The change of ZᵀY.
     """
-    HR = hr_block(base, labels, R_all, offsets, alpha2, R_h, Q, R, lambda1)
-    return sweep_hr(HR, groups, labels, counts, lambda2)
+    HR = hr_rows(base, labels, P, Py, offsets)
+    (new,), counts, trace = sweep_hr([HR], [groups], [labels], counts, lambda2)
+    return new, counts, trace, table_change(base, labels, new, offsets, P.shape[1])

@@ -10,18 +10,23 @@ except R(i) of a base clustering with more clusters than c, where the step is a
 majorisation–minimisation that starts at the previous R(i)), so the objective never
 increases:
 
-1. H = polar(B), B = Σ αᵢ² Y(i)R(i) + λ1 Y Rᵀ: one pass accumulates BᵀB, Y(i)ᵀB and YᵀB;
+1. H = polar(B), B = Σ αᵢ² Y(i)R(i) + λ1 Y Rᵀ: BᵀB, Y(i)ᵀB and YᵀB follow exactly from
+   the integer tables C = ZᵀZ (the base clusterings' co-association, one pass at the
+   start), K = ZᵀY and the cluster sizes (:mod:`._kernels`), with no pass over the rows;
    H = B Q with Q = (BᵀB)^{-1/2} is never stored.
 2. R(i) from M = Y(i)ᵀH = Y(i)ᵀB Q (:func:`align_base`); R = polar(HᵀY) (or Hungarian
    permutations).
 3. Y: an exact sequential sweep over the rows, each row the one-hot minimising
-   −2 (HR)_jk + λ2 (2 A_gk + 1) with A = GᵀY without the row; A is carried block to block.
+   −2 (HR)_jk + λ2 (2 A_gk + 1) with A = GᵀY without the row; A is carried block to block,
+   and K is updated from the rows whose label changed. The sweep's HR rows are the one
+   pass over the label matrix of an iteration.
 4. αᵢ ∝ 1 / ‖H − Y(i)R(i)‖², from the c × c statistics already at hand.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -36,7 +41,7 @@ import scipy.optimize
 from .._blocks import align_rows, block_sum, row_blocks
 from .._recovery import LOST_WORK, count_recovery, wait_for_workers
 from .._validation import is_dask
-from ._kernels import b_rows, block_moments, hr_block, sweep_block, sweep_hr
+from ._kernels import hr_rows, sweep_block, sweep_hr, table_change, tables_block
 
 __all__ = ["ALIGNMENTS", "ConsensusState", "align_base", "auto_fairness", "consensus_step",
            "init_state", "paper_state", "polar", "run_consensus"]
@@ -148,17 +153,37 @@ class ConsensusState:
     base_counts: np.ndarray  # (Σ c_i,): cluster sizes of every base clustering
     objective: list[float] = field(default_factory=list)
     n_iter: int = 0
+    coassociation: np.ndarray | None = None  # (Σ c_i, Σ c_i) C = ZᵀZ, int64
+    table: np.ndarray | None = None  # (Σ c_i, c) K = ZᵀY, int64
+
+    @property
+    def bounds(self) -> np.ndarray:
+        """``offsets`` followed by Σ c_i."""
+        return np.append(self.offsets, len(self.R_all))
 
 
-def _stats(base: Any, labels: Any, state: ConsensusState, lambda1: float) -> tuple:
-    return block_sum(
-        block_moments, base, labels, R_all=state.R_all, offsets=state.offsets,
-        alpha2=state.alpha**2, R=state.R, lambda1=lambda1,
-    )
+def _tables(base: Any, groups: Any, labels: Any, offsets: np.ndarray, n_rows: int, c: int,
+            n_groups: int, with_coassociation: bool = True) -> tuple:
+    """C = ZᵀZ (when asked), K = ZᵀY and A = GᵀY in one pass (exact integer sums)."""
+    return block_sum(tables_block, base, groups, labels, offsets=offsets, n_rows=n_rows,
+                     n_clusters=c, n_groups=n_groups, with_coassociation=with_coassociation)
 
 
-def _group_counts(groups: np.ndarray, labels: np.ndarray, n_groups: int, c: int) -> np.ndarray:
-    return np.bincount(groups * c + labels, minlength=n_groups * c).reshape(n_groups, c)
+def _statistics(state: ConsensusState, lambda1: float) -> tuple:
+    """BᵀB (c × c), the stacked Y(i)ᵀB = ZᵀB (Σ c_i × c) and YᵀB (c × c) from the tables."""
+    C = state.coassociation.astype(np.float64)
+    K = state.table.astype(np.float64)
+    sizes = K[: state.bounds[1]].sum(axis=0)  # n_y: every row is in one cluster of Y(1)
+    W = state.alpha[_clustering_of(state)][:, None] ** 2 * state.R_all
+    R = state.R
+    KRt = K @ R.T
+    BtB = W.T @ C @ W + lambda1 * (W.T @ KRt + KRt.T @ W) + lambda1**2 * (R * sizes) @ R.T
+    return BtB, C @ W + lambda1 * KRt, K.T @ W + lambda1 * sizes[:, None] * R.T
+
+
+def _clustering_of(state: ConsensusState) -> np.ndarray:
+    # the base clustering of each row of R_all
+    return np.repeat(np.arange(len(state.offsets)), np.diff(state.bounds))
 
 
 def init_state(
@@ -178,44 +203,25 @@ def init_state(
     m = len(base_sizes)
     c = n_clusters
     offsets = np.concatenate([[0], np.cumsum(base_sizes)[:-1]]).astype(np.int64)
-    placeholder = ConsensusState(
-        labels=ref, counts=np.zeros((n_groups, c)), R_all=np.zeros((int(base_sizes.sum()), c)),
-        R=np.eye(c), alpha=np.zeros(m), offsets=offsets, base_counts=np.zeros(0),
-    )
-    # With α = 0, λ1 = 1 and R = I the rows of B are the one-hot rows of Y, so the stacked
-    # Y(i)ᵀB are the contingency tables of every base clustering against the reference.
-    _, contingency, _ = _stats(base, ref, placeholder, 1.0)
-    R_all = np.zeros_like(contingency)
+    S = int(base_sizes.sum())
+    # one pass: the co-association C and, with the reference as Y, the contingency tables
+    # K = ZᵀY of every base clustering against it and the group counts
+    C, K, counts = _tables(base, groups, ref, offsets, S, c, n_groups)
+    R_all = np.zeros((S, c))
     for i in range(m):
         sl = slice(offsets[i], offsets[i] + base_sizes[i])
-        R_all[sl] = polar(contingency[sl], "hungarian")
-    counts = block_sum(_group_counts, groups, ref, n_groups=n_groups, c=c)
+        R_all[sl] = polar(K[sl].astype(np.float64), "hungarian")
     return ConsensusState(
-        labels=ref, counts=counts.astype(np.int64), R_all=R_all, R=np.eye(c),
-        alpha=np.full(m, 1.0 / m), offsets=offsets, base_counts=contingency.sum(axis=1),
+        labels=ref, counts=counts, R_all=R_all, R=np.eye(c), alpha=np.full(m, 1.0 / m),
+        offsets=offsets, base_counts=np.diag(C).astype(np.float64), coassociation=C, table=K,
     )
 
 
-def _vote_rows(base: np.ndarray, R_all: np.ndarray, offsets: np.ndarray,
-               alpha2: np.ndarray) -> np.ndarray:
-    # rows of B = Σ αᵢ² Y(i)R(i): B without its consensus term (λ1 = 0)
-    c = R_all.shape[1]
-    return b_rows(base, np.zeros(len(base), dtype=np.int64), R_all, offsets, alpha2,
-                  np.eye(c), 0.0)
-
-
-def _paper_block(base: np.ndarray, *, R_all: np.ndarray, offsets: np.ndarray,
-                 alpha2: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    # BᵀB of B = Σ αᵢ² Y(i)R(i), and every base clustering's cluster sizes
-    B = _vote_rows(base, R_all, offsets, alpha2)
-    sizes = np.bincount((base + offsets).ravel(), minlength=n_rows).astype(np.float64)
-    return B.T @ B, sizes
-
-
-def _paper_labels(base: np.ndarray, R_all: np.ndarray, offsets: np.ndarray,
-                  alpha2: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    # the nearest one-hot rows of H = B Q (R = I, no fairness term)
-    return np.argmax(_vote_rows(base, R_all, offsets, alpha2) @ Q, axis=1).astype(np.int64)
+def _paper_labels(base: np.ndarray, P: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    # the nearest one-hot rows of H = B Q (R = I, no fairness term): argmax of B Q
+    HR = hr_rows(base, np.zeros(len(base), dtype=np.int64), P, np.zeros((P.shape[1],) * 2),
+                 bounds)
+    return np.argmax(HR, axis=1).astype(np.int64)
 
 
 def paper_state(
@@ -230,56 +236,88 @@ def paper_state(
 
     The consensus state holds labels, not H, so Y starts as the one-hot rows nearest to HR
     (the seed's Y-step without its fairness term); the iterations then continue from there.
-    One pass for ΣY(i)'s c × c Gram matrix and the base cluster sizes, one for the labels
-    (kept in memory, from which A = GᵀY is counted).
+    One pass for the co-association C (which gives ΣY(i)'s c × c Gram matrix and the base
+    cluster sizes), one for the labels (kept in memory), one for their tables K and A.
     """
     m = len(base_sizes)
     c = n_clusters
     offsets = np.concatenate([[0], np.cumsum(base_sizes)[:-1]]).astype(np.int64)
     R_all = np.vstack([np.eye(int(ci), c) for ci in base_sizes])
+    S = len(R_all)
+    bounds = np.append(offsets, S)
     alpha = np.full(m, 1.0 / m)
-    gram, sizes = block_sum(_paper_block, base, R_all=R_all, offsets=offsets,
-                            alpha2=alpha**2, n_rows=R_all.shape[0])
-    Q = _inv_sqrt(gram)
+    # C alone (Y = 0 as a placeholder): B = Σ αᵢ² Y(i)R(i) = Z W has BᵀB = WᵀCW
+    zeros = (da.zeros if is_dask(base) else np.zeros)(base.shape[0], dtype=np.int64)
+    if is_dask(base):
+        zeros = zeros.rechunk((base.chunks[0],))
+    C = _tables(base, zeros, zeros, offsets, S, 1, 1)[0]
+    W = alpha[0] ** 2 * R_all
+    P = W @ _inv_sqrt(W.T @ C.astype(np.float64) @ W)
     if is_dask(base):
         # on the canonical row blocks, so the labels' bits never depend on the chunking
-        labels = align_rows(base)[0].map_blocks(_paper_labels, R_all, offsets, alpha**2, Q,
-                                                dtype=np.int64, drop_axis=1).persist()
+        labels = align_rows(base)[0].map_blocks(_paper_labels, P, bounds, dtype=np.int64,
+                                                drop_axis=1, meta=np.empty(0, np.int64))
+        labels = labels.persist()
     else:
-        labels = _paper_labels(base, R_all, offsets, alpha**2, Q)
-    counts = block_sum(_group_counts, groups, labels, n_groups=n_groups, c=c)
+        labels = _paper_labels(base, P, bounds)
+    _, K, counts = _tables(base, groups, labels, offsets, S, c, n_groups, False)
     return ConsensusState(
-        labels=labels, counts=counts.astype(np.int64), R_all=R_all, R=np.eye(c),
-        alpha=alpha, offsets=offsets, base_counts=sizes,
+        labels=labels, counts=counts, R_all=R_all, R=np.eye(c), alpha=alpha, offsets=offsets,
+        base_counts=np.diag(C).astype(np.float64), coassociation=C, table=K,
     )
 
 
+#: Canonical row blocks per task of the sweep's chain: where the chain is cut does not change
+#: its result, and fewer, longer links spend less time waiting for the scheduler.
+CHAIN_BLOCKS = 2
+
+
 def _sweep(
-    base: Any, groups: Any, state: ConsensusState, Q: np.ndarray, R_new: np.ndarray,
-    lambda1: float, lambda2: float,
-) -> tuple[Any, np.ndarray, float]:
-    kwargs = dict(R_all=state.R_all, offsets=state.offsets, alpha2=state.alpha**2,
-                  R_h=state.R, Q=Q, R=R_new, lambda1=lambda1, lambda2=lambda2)
+    base: Any, groups: Any, state: ConsensusState, P: np.ndarray, Py: np.ndarray,
+    lambda2: float,
+) -> tuple[Any, np.ndarray, float, np.ndarray]:
+    bounds, c = state.bounds, P.shape[1]
     if not any(is_dask(a) for a in (base, groups, state.labels)):
-        return sweep_block(base, groups, state.labels, state.counts, **kwargs)
+        return sweep_block(base, groups, state.labels, state.counts, P, Py, bounds, lambda2)
     base, groups, labels = align_rows(base, groups, state.labels)
+    blocks = row_blocks(base, groups, labels, optimize=False)
+    # each block's HR rows (the heavy part) do not depend on the counts: in parallel
+    hr = da.map_blocks(_hr_block, base, labels[:, None], P, Py, bounds, dtype=np.float64,
+                       chunks=(labels.chunks[0], (c,)), meta=np.empty((0, 0)))
+    hr = hr.to_delayed(optimize_graph=False)[:, 0]
     counts = state.counts
-    parts, traces = [], []
-    hr_kwargs = {k: v for k, v in kwargs.items() if k != "lambda2"}
-    # A chain: block b starts from the counts block b − 1 left (exact sequential semantics).
-    # Only the per-row choices are chained; each block's HR rows (the heavy part) do not
-    # depend on the counts and are computed in parallel ahead of the chain.
-    for (b, g, lab), size in zip(row_blocks(base, groups, labels), labels.chunks[0],
-                                 strict=True):
-        hr = dask.delayed(hr_block, pure=True)(b, lab, **hr_kwargs)
-        out = dask.delayed(sweep_hr, nout=3, pure=True)(hr, g, lab, counts, lambda2)
-        parts.append(da.from_delayed(out[0], shape=(size,), dtype=np.int64))
+    parts, traces, changes = [], [], []
+    for lo in range(0, len(blocks), CHAIN_BLOCKS):
+        link = range(lo, min(lo + CHAIN_BLOCKS, len(blocks)))
+        # a chain: each link starts from the counts the previous one left (exact sequential
+        # semantics), ahead of the HR tasks in the queue so that it keeps pace with them
+        with dask.annotate(priority=1):
+            out = dask.delayed(sweep_hr, nout=3, pure=True)(
+                [hr[i] for i in link], [blocks[i][1] for i in link],
+                [blocks[i][2] for i in link], counts, lambda2)
         counts = out[1]
         traces.append(out[2])
+        for at, i in enumerate(link):
+            new = out[0][at]
+            parts.append(da.from_delayed(new, shape=(labels.chunks[0][i],), dtype=np.int64))
+            # K's change from the rows whose label changed, next to the block's base rows
+            changes.append(dask.delayed(table_change, pure=True)(
+                blocks[i][0], blocks[i][2], new, bounds, c))
     new_labels = da.concatenate(parts)
-    new_labels, counts, trace = dask.persist(new_labels, counts, dask.delayed(sum)(traces))
-    counts, trace = dask.compute(counts, trace)
-    return new_labels, counts, float(trace)
+    total = dask.delayed(_totals, pure=True)(traces, changes)
+    # not optimised: fusing the base blocks into the HR tasks would read them twice
+    new_labels, counts, total = dask.persist(new_labels, counts, total, optimize_graph=False)
+    counts, (trace, change) = dask.compute(counts, total)
+    return new_labels, counts, float(trace), change
+
+
+def _hr_block(base: np.ndarray, labels: np.ndarray, P: np.ndarray, Py: np.ndarray,
+              bounds: np.ndarray) -> np.ndarray:
+    return hr_rows(base, labels[:, 0], P, Py, bounds)
+
+
+def _totals(traces: list[float], changes: list[np.ndarray]) -> tuple[float, np.ndarray]:
+    return sum(traces), sum(changes)
 
 
 def consensus_step(
@@ -291,18 +329,29 @@ def consensus_step(
     lambda2: float,
     alignment: str = "rotation",
 ) -> ConsensusState:
-    """One full iteration (H, R(i), R, Y, α); returns the new state with its objective."""
+    """One full iteration (H, R(i), R, Y, α); returns the new state with its objective.
+
+    A state without its tables (a checkpoint of an earlier version) gets them from one pass.
+    """
     c = state.R.shape[0]
-    BtB, YiB, YB = _stats(base, state.labels, state, lambda1)
+    if state.coassociation is None or state.table is None:
+        C, K, _ = _tables(base, groups, state.labels, state.offsets, len(state.R_all), c,
+                          len(state.counts))
+        state = replace(state, coassociation=C, table=K)
+    BtB, YiB, YB = _statistics(state, lambda1)
     Q = _inv_sqrt(BtB)
     M = YiB @ Q  # stacked Y(i)ᵀH
     R_all = np.zeros_like(state.R_all)
-    sizes = np.diff(np.append(state.offsets, len(R_all)))
+    sizes = np.diff(state.bounds)
     for off, size in zip(state.offsets, sizes, strict=True):
         sl = slice(off, off + size)
         R_all[sl] = align_base(M[sl], state.base_counts[sl], state.R_all[sl], alignment)
     R = polar((YB @ Q).T, alignment)  # HᵀY
-    labels, counts, trace = _sweep(base, groups, state, Q, R, lambda1, lambda2)
+    # H R = B Q R row by row: B's rows gather from W (the αᵢ²-scaled R(i)) and from λ1 R_hᵀ
+    W = state.alpha[_clustering_of(state)][:, None] ** 2 * state.R_all
+    QR = Q @ R
+    labels, counts, trace, change = _sweep(base, groups, state, W @ QR,
+                                           lambda1 * state.R.T @ QR, lambda2)
     # ‖H − Y(i)R(i)‖² = ‖H‖² − 2 tr(R(i)ᵀ Y(i)ᵀH) + Σ_k n_ik ‖R(i)_k‖², with ‖H‖² = c
     fit = np.add.reduceat(M * R_all, state.offsets, axis=0).sum(axis=1)
     norms = np.add.reduceat(state.base_counts * (R_all**2).sum(axis=1), state.offsets)
@@ -315,7 +364,8 @@ def consensus_step(
         + lambda1 * lambda2 * float((counts.astype(np.float64) ** 2).sum())
     )
     return replace(state, labels=labels, counts=counts, R_all=R_all, R=R, alpha=alpha,
-                   objective=[*state.objective, objective], n_iter=state.n_iter + 1)
+                   objective=[*state.objective, objective], n_iter=state.n_iter + 1,
+                   table=state.table + change)
 
 
 def run_consensus(
@@ -337,20 +387,31 @@ def run_consensus(
     """
     # Convergence is judged from the objective history, so a state restored from a
     # checkpoint taken after the last iteration does not take another step.
-    safe, recoveries = _on_client(state), 0
+    # Recovery point: the start's labels can be recomputed from the inputs; later labels
+    # depend on released labels of earlier iterations, so a copy of them is gathered to the
+    # client, at most ~10% of the time (an iteration is copied once the iterations since
+    # the last copy took 10 times as long as that copy did).
+    safe, recoveries, copy_seconds, since_copy = state, 0, 0.0, 0.0
     while state.n_iter < max_iter and not _converged(state.objective, tol):
         try:
+            start = time.perf_counter()
             new = consensus_step(base, groups, state, lambda1=lambda1, lambda2=lambda2,
                                  alignment=alignment)
-            new_safe = _on_client(new)
+            since_copy += time.perf_counter() - start
+            new_safe = None
+            if since_copy >= 10 * copy_seconds:
+                start = time.perf_counter()
+                new_safe = _on_client(new)
+                copy_seconds, since_copy = time.perf_counter() - start, 0.0
         except LOST_WORK as exc:
-            # the labels on the workers depend on released labels of earlier iterations, so
-            # dask cannot recompute them: restart the iteration from the client's copy
+            # restart from the last copy (the same result: every step is deterministic)
             recoveries = count_recovery(recoveries, exc, "FCE consensus")
             wait_for_workers(distributed.get_client())
-            state = _on_cluster(safe, base)
+            state, since_copy = _on_cluster(safe, base), 0.0
             continue
-        state, safe = new, new_safe
+        state = new
+        if new_safe is not None:
+            safe = new_safe
         logger.info("FCE iteration %d: objective %.10g", state.n_iter, state.objective[-1])
         if callback is not None:
             callback(state)

@@ -9,11 +9,13 @@ from collections.abc import Callable, Sequence
 from numbers import Real
 from typing import Any
 
+import dask
 import dask.array as da
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.exceptions import ConvergenceWarning
 
+from .._blocks import align_rows
 from .._random import as_seed_sequence, child_rng
 from .._validation import (
     _check_known_chunks,
@@ -42,11 +44,16 @@ logger = logging.getLogger(__name__)
 
 
 def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
-    """Validate base labelings; return them as an (n, m) int64 array and every c_i.
+    """Validate base labelings; return them as an (n, m) int32 array and every c_i.
 
     Accepts an (n, m) array (numpy, pandas or dask; columns = labelings) or a sequence of
     1-D labelings of equal length. Labels must be integers >= 0; c_i = max label + 1 (an
     unused label is an empty cluster).
+
+    A dask input is read once: the checks and the int32 copy in daskfair's canonical row
+    blocks come from the same read, and the copy is kept in the cluster's memory
+    (persisted) when it takes at most a quarter of it — every later pass of a fit reads
+    that copy, not the source. Larger inputs stay lazy (each pass reads the source).
     """
     if isinstance(base_labels, Sequence) and not isinstance(base_labels, str):
         cols = [as_array(b, "base_labels") for b in base_labels]
@@ -66,36 +73,82 @@ def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
         _check_known_chunks(base, "base_labels")
     if base.shape[0] == 0 or base.shape[1] == 0:
         raise ValueError(f"base_labels is empty (shape {base.shape}).")
+    if base.dtype.kind not in "iuf":
+        raise TypeError(f"base_labels must be integers, got dtype {base.dtype}.")
+    xp = da if is_dask(base) else np
+    checks = [base.min(axis=0), base.max(axis=0)]
     if base.dtype.kind == "f":
-        finite, whole = (da if is_dask(base) else np).isfinite(base).all(), (base % 1 == 0).all()
-        if is_dask(base):
-            finite, whole = da.compute(finite, whole)
-        if not finite:
+        checks += [xp.isfinite(base).all(), (base % 1 == 0).all()]
+    if is_dask(base):
+        base = align_rows(base)[0]
+        held = base.astype(np.int32)
+        if _fits_in_memory(held.nbytes):
+            held, *checks = dask.persist(held, *checks)  # one read for both
+        checks = dask.compute(*checks)
+    else:
+        held = None
+    if base.dtype.kind == "f":
+        if not checks[2]:
             raise ValueError("base_labels contains NaN or inf; every row needs a cluster in "
                              "every labeling: drop or relabel those rows.")
-        if not whole:
+        if not checks[3]:
             raise ValueError("base_labels must be integer cluster indices, got fractions.")
-    elif base.dtype.kind not in "iu":
-        raise TypeError(f"base_labels must be integers, got dtype {base.dtype}.")
-    base = base.astype(np.int64)
-    if is_dask(base):
-        base = base.rechunk({1: -1})
-        lo, hi = da.compute(base.min(axis=0), base.max(axis=0))
-    else:
-        lo, hi = base.min(axis=0), base.max(axis=0)
+    lo, hi = (np.asarray(v) for v in checks[:2])
     if (lo < 0).any():
         bad = int(np.flatnonzero(lo < 0)[0])
         raise ValueError(
             f"base_labels column {bad} has negative labels (min {int(lo[bad])}); labels must "
             "be cluster indices 0, 1, 2, ..."
         )
-    if (np.asarray(hi) >= base.shape[0]).any():
-        bad = int(np.flatnonzero(np.asarray(hi) >= base.shape[0])[0])
+    if (hi >= base.shape[0]).any():
+        bad = int(np.flatnonzero(hi >= base.shape[0])[0])
         raise ValueError(
             f"base_labels column {bad} has the label {int(hi[bad])}, larger than the number of "
             f"rows ({base.shape[0]}): it cannot be a cluster index. Re-encode each labeling "
             "as 0, 1, 2, ... (numpy.unique(labels, return_inverse=True)).")
-    return base, (np.asarray(hi) + 1).astype(np.int64)
+    # labels < n_samples < 2³¹ (an int32 row count) fit in int32
+    base = held if held is not None else base.astype(np.int32)
+    return base, (hi.astype(np.int64) + 1)
+
+
+#: Most rows in a row block of the consensus (blocks of 2¹⁸ rows: ~40 tasks per pass at 10⁷
+#: rows instead of the ~150 of daskfair's general 2¹⁶-row cap; each task's HR rows stay
+#: near 64 MB).
+MAX_BLOCK_ROWS = 2**18
+
+
+def _block_rows(base_labels: Any, n_clusters: int | None) -> int:
+    """The consensus's row blocks: ``daskfair.block-rows`` when set, else the power of two
+    that keeps a block's HR rows (c floats) and labels (m ints) near 64 MB, at most
+    :data:`MAX_BLOCK_ROWS`. Only the rounding of the objective depends on it (labels,
+    counts and tables are exact)."""
+    configured = dask.config.get("daskfair.block-rows", None)
+    if configured is not None:
+        return int(configured)
+    if isinstance(base_labels, Sequence) and not isinstance(base_labels, str):
+        m = len(base_labels)  # one labeling each (check_base_labels checks them)
+    else:
+        shape = getattr(base_labels, "shape", ())
+        m = shape[1] if len(shape) == 2 else 1
+    width = max(m, n_clusters or 1, 1)
+    return int(min(MAX_BLOCK_ROWS, max(1024, 2 ** int(np.log2((64 * 2**20) // (8 * width))))))
+
+
+def _fits_in_memory(nbytes: int) -> bool:
+    """Whether ``nbytes`` take at most a quarter of the running cluster's memory (or of this
+    machine's available memory without one)."""
+    import distributed
+
+    try:
+        workers = distributed.get_client().scheduler_info().get("workers", {}).values()
+        total = sum(w.get("memory_limit") or 0 for w in workers)
+    except ValueError:  # no client
+        total = 0
+    if total <= 0:
+        import psutil
+
+        total = psutil.virtual_memory().available
+    return nbytes <= total / 4
 
 
 def select_n_clusters(
@@ -280,6 +333,12 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         base, sizes = check_base_labels(base_labels)
         n = base.shape[0]
         groups, self.groups_ = check_sensitive(sensitive_features, n)
+        if is_dask(groups):
+            # the group codes, read once more and kept like the base labels (int32,
+            # canonical row blocks) when they fit
+            groups = align_rows(groups)[0].astype(np.int32)
+            if _fits_in_memory(groups.nbytes):
+                groups = groups.persist()
         if self.n_clusters is None:
             # candidates 2 .. 2 max c_i, capped below the rows of the silhouette sample
             top = min(2 * int(sizes.max()), min(n, 3000) - 1)
@@ -350,6 +409,12 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         """
         if resume and store is None:
             raise ValueError("resume=True needs the store of the interrupted fit.")
+        with dask.config.set({"daskfair.block-rows": _block_rows(base_labels,
+                                                                 self.n_clusters)}):
+            return self._fit(base_labels, sensitive_features, store, resume, callback)
+
+    def _fit(self, base_labels: Any, sensitive_features: Any, store: Any, resume: bool,
+             callback: Callable[[ConsensusState], None] | None) -> FairClusteringEnsemble:
         base, groups, sizes, c, lambda2 = self._prepare(base_labels, sensitive_features)
         run, owns_run = self._open_store(store, resume, base.shape, c, lambda2)
         state = load_state(run, base) if resume else None
