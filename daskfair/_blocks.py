@@ -19,8 +19,8 @@ import numpy as np
 from . import progress
 from ._validation import is_dask
 
-__all__ = ["align_rows", "block_sum", "canonical_rows", "numpy_blocks", "row_blocks",
-           "streamed_tree"]
+__all__ = ["align_rows", "block_size", "block_sum", "canonical_rows", "numpy_blocks",
+           "row_blocks", "streamed_tree"]
 
 
 def canonical_rows(n_rows: int, width: int) -> tuple[int, ...]:
@@ -32,12 +32,17 @@ def canonical_rows(n_rows: int, width: int) -> tuple[int, ...]:
     width (a power of two between 1,024 and 65,536 rows); the ``daskfair.block-rows`` config
     key overrides the size (for workers with little memory).
     """
+    size = block_size(width)
+    return (size,) * (n_rows // size) + ((n_rows % size,) if n_rows % size else ())
+
+
+def block_size(width: int) -> int:
+    """Rows of a canonical block for ``width`` values per row (:func:`canonical_rows`)."""
     size = dask.config.get("daskfair.block-rows", None)
     if size is None:
         size = 2 ** int(np.log2(max(1, (64 * 2**20) // (8 * max(1, width)))))
         size = min(65_536, max(1_024, size))
-    size = int(size)
-    return (size,) * (n_rows // size) + ((n_rows % size,) if n_rows % size else ())
+    return int(size)
 
 
 def _width(arrays: Sequence[Any], row_width: int | None) -> int:
@@ -47,18 +52,21 @@ def _width(arrays: Sequence[Any], row_width: int | None) -> int:
     return max([*widths, row_width or 0])
 
 
-def align_rows(*arrays: Any, row_width: int | None = None) -> list[Any]:
+def align_rows(*arrays: Any, row_width: int | None = None,
+               rows: tuple[int, ...] | None = None) -> list[Any]:
     """Rechunk every dask array (and wrap numpy arrays) to the canonical row chunks.
 
     Columns are kept in one chunk, so each row block holds whole rows. ``None`` passes
     through. The row chunks are :func:`canonical_rows` of the data (with ``row_width``, the
     values per row a block's computation holds, if wider than the inputs), whatever the
-    inputs' chunks were.
+    inputs' chunks were; or ``rows``, for a computation whose results do not depend on
+    where the blocks are cut.
     """
     ref = next((a for a in arrays if is_dask(a)), None)
     if ref is None:
         return list(arrays)
-    rows = canonical_rows(ref.shape[0], _width(arrays, row_width)) or (0,)
+    if rows is None:
+        rows = canonical_rows(ref.shape[0], _width(arrays, row_width)) or (0,)
     out = []
     for a in arrays:
         if a is None:
@@ -73,14 +81,14 @@ def align_rows(*arrays: Any, row_width: int | None = None) -> list[Any]:
     return out
 
 
-def row_blocks(*arrays: Any, row_width: int | None = None,
-               optimize: bool = True) -> list[tuple[Any, ...]]:
+def row_blocks(*arrays: Any, row_width: int | None = None, optimize: bool = True,
+               rows: tuple[int, ...] | None = None) -> list[tuple[Any, ...]]:
     """Delayed row blocks of aligned dask arrays, as one tuple per block (None passes through).
 
     ``optimize=False`` keeps the arrays' own block keys (no fused copies), for graphs that
-    also use the arrays themselves.
+    also use the arrays themselves; ``rows`` as in :func:`align_rows`.
     """
-    arrays = align_rows(*arrays, row_width=row_width)
+    arrays = align_rows(*arrays, row_width=row_width, rows=rows)
     per_array = []
     for a in arrays:
         if a is None:
@@ -138,6 +146,7 @@ def block_sum(
     compute: bool = True,
     combine: Callable[[Any, Any], Any] = _add,
     row_width: int | None = None,
+    rows: tuple[int, ...] | None = None,
     **kwargs: Any,
 ) -> Any:
     """Sum ``func(*row_block_of_each_array, **kwargs)`` over all row blocks.
@@ -157,6 +166,9 @@ def block_sum(
     row_width : int, optional
         Values per row that ``func`` holds at once, when wider than the inputs (sets the
         canonical block size, :func:`canonical_rows`).
+    rows : tuple of int, optional
+        Row chunks of dask inputs instead of the canonical ones (:func:`align_rows`; only
+        for statistics whose sums are exact, such as integer counts).
     **kwargs
         Small constant arguments (landmarks, centers) passed to every call.
 
@@ -171,7 +183,7 @@ def block_sum(
                              combine)
     kwargs = {k: _shared(v) for k, v in kwargs.items()}
     parts = [dask.delayed(func, pure=True)(*blk, **kwargs)
-             for blk in row_blocks(*arrays, row_width=row_width)]
+             for blk in row_blocks(*arrays, row_width=row_width, rows=rows)]
     total = _tree(parts, combine)
     return progress.compute(total) if compute else total
 

@@ -94,10 +94,9 @@ def _sweep(
     labels: np.ndarray,
     counts: np.ndarray,
     lambda2: float,
-) -> tuple[np.ndarray, float]:
+) -> np.ndarray:
     n, c = HR.shape
-    new = np.empty(n, dtype=np.int64)
-    trace = 0.0
+    new = np.empty(n, dtype=np.int32)
     for j in range(n):
         g = groups[j]
         counts[g, labels[j]] -= 1
@@ -111,44 +110,43 @@ def _sweep(
                 best = k
         counts[g, best] += 1
         new[j] = best
-        trace += HR[j, best]
-    return new, trace
+    return new
 
 
 @numba.njit(nogil=True, cache=True)
 def _moved(base: np.ndarray, old: np.ndarray, new: np.ndarray, offsets: np.ndarray,
-           n_rows: int, c: int) -> np.ndarray:
+           n_rows: int, c: int) -> tuple[np.ndarray, np.ndarray]:
     dK = np.zeros((n_rows, c), dtype=np.int64)
+    moves = np.zeros((c, c), dtype=np.int64)
     for j in range(old.shape[0]):
+        moves[old[j], new[j]] += 1
         if old[j] != new[j]:
             for i in range(base.shape[1]):
                 a = offsets[i] + base[j, i]
                 dK[a, old[j]] -= 1
                 dK[a, new[j]] += 1
-    return dK
+    return dK, moves
 
 
 def table_change(base: np.ndarray, old: np.ndarray, new: np.ndarray, offsets: np.ndarray,
-                 n_clusters: int) -> np.ndarray:
-    """The change of K = ZᵀY over one block when its labels go from ``old`` to ``new``
-    (reads only the base rows whose label changed). ``offsets`` ends with S."""
+                 n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
+    """Over one block whose labels go from ``old`` to ``new``: the change of K = ZᵀY (from
+    the base rows whose label changed) and the c × c table of (old, new) label pairs.
+    ``offsets`` ends with S."""
     return _moved(base, old, new, offsets, offsets[-1], n_clusters)
 
 
 def sweep_hr(
     HR: list[np.ndarray], groups: list[np.ndarray], labels: list[np.ndarray],
     counts: np.ndarray, lambda2: float,
-) -> tuple[list[np.ndarray], np.ndarray, float]:
+) -> tuple[list[np.ndarray], np.ndarray]:
     """The sequential part of the Y-step for consecutive blocks: each row's choice given the
     counts left by the rows before it (``counts``, A = GᵀY, is copied, then returned
     updated). Where blocks are cut does not change the result."""
     counts = counts.copy()
-    new, trace = [], 0.0
-    for hr, g, lab in zip(HR, groups, labels, strict=True):
-        out, t = _sweep(hr, g, lab, counts, lambda2)
-        new.append(out)
-        trace += t
-    return new, counts, trace
+    new = [_sweep(hr, g, lab, counts, lambda2)
+           for hr, g, lab in zip(HR, groups, labels, strict=True)]
+    return new, counts
 
 
 def sweep_block(
@@ -160,7 +158,7 @@ def sweep_block(
     Py: np.ndarray,
     offsets: np.ndarray,
     lambda2: float,
-) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The exact sequential Y-step over one block (:func:`hr_rows`, :func:`sweep_hr`, then
     :func:`table_change`).
 
@@ -171,11 +169,11 @@ def sweep_block(
     -------
     labels : ndarray of shape (n_block,)
     counts : ndarray of shape (n_groups, c)
-    trace : float
-        Σ_j (HR)_{j, y_j} over the block (for ‖Y − HR‖²).
     dK : ndarray of shape (S, c)
         The change of ZᵀY.
+    moves : ndarray of shape (c, c)
+        Rows per (old label, new label).
     """
     HR = hr_rows(base, labels, P, Py, offsets)
-    (new,), counts, trace = sweep_hr([HR], [groups], [labels], counts, lambda2)
-    return new, counts, trace, table_change(base, labels, new, offsets, P.shape[1])
+    (new,), counts = sweep_hr([HR], [groups], [labels], counts, lambda2)
+    return (new, counts, *table_change(base, labels, new, offsets, P.shape[1]))

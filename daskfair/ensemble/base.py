@@ -69,7 +69,7 @@ def _unit_rows(E: np.ndarray) -> np.ndarray:
 
 def assign_block(X: np.ndarray, models: Sequence[dict[str, Any]]) -> np.ndarray:
     """Labels of the rows of ``X`` under every model: shape (n_block, n_runs)."""
-    out = np.empty((X.shape[0], len(models)), dtype=np.int64)
+    out = np.empty((X.shape[0], len(models)), dtype=np.int32)  # the consensus holds int32
     for r, model in enumerate(models):
         if model["method"] == "spectral":
             Z = model["feature_map"].transform(X)
@@ -166,6 +166,6 @@ def base_clusterings(
         # every row was read for the fits: assign them in memory instead of a second pass
         return da.from_array(assign_block(sample, models), chunks=(X.chunks[0], (n_runs,)))
     if is_dask(X):
-        return X.map_blocks(assign_block, models, dtype=np.int64,
+        return X.map_blocks(assign_block, models, dtype=np.int32,
                             chunks=(X.chunks[0], (n_runs,)))
     return assign_block(X, models)

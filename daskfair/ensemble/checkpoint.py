@@ -4,7 +4,7 @@ A checkpoint is a group ``checkpoint_<t>`` holding the labels (written block by 
 workers when they are a dask array) and the small arrays of :class:`ConsensusState`; the
 objective history and the iteration count go into the pointer attribute that
 :meth:`daskfair.store.Run.commit_checkpoint` switches once the group is complete. Every array
-is stored exactly (int64/float64), so a resumed consensus repeats the uninterrupted one bit for
+is stored exactly (integers, float64), so a resumed consensus repeats the uninterrupted one bit for
 bit.
 """
 

@@ -144,7 +144,7 @@ def _inv_sqrt(S: np.ndarray) -> np.ndarray:
 class ConsensusState:
     """Everything the next iteration needs; small except ``labels`` (n rows, maybe dask)."""
 
-    labels: Any  # (n,) int64, numpy or dask
+    labels: Any  # (n,) int32, numpy or dask
     counts: np.ndarray  # (T, c): A = GᵀY
     R_all: np.ndarray  # (Σ c_i, c): stacked R(i)
     R: np.ndarray  # (c, c)
@@ -165,8 +165,9 @@ class ConsensusState:
 def _tables(base: Any, groups: Any, labels: Any, offsets: np.ndarray, n_rows: int, c: int,
             n_groups: int, with_coassociation: bool = True) -> tuple:
     """C = ZᵀZ (when asked), K = ZᵀY and A = GᵀY in one pass (exact integer sums)."""
-    return block_sum(tables_block, base, groups, labels, offsets=offsets, n_rows=n_rows,
-                     n_clusters=c, n_groups=n_groups, with_coassociation=with_coassociation)
+    return block_sum(tables_block, base, groups, labels, rows=rows_of(base), offsets=offsets,
+                     n_rows=n_rows, n_clusters=c, n_groups=n_groups,
+                     with_coassociation=with_coassociation)
 
 
 def _statistics(state: ConsensusState, lambda1: float) -> tuple:
@@ -219,9 +220,9 @@ def init_state(
 
 def _paper_labels(base: np.ndarray, P: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     # the nearest one-hot rows of H = B Q (R = I, no fairness term): argmax of B Q
-    HR = hr_rows(base, np.zeros(len(base), dtype=np.int64), P, np.zeros((P.shape[1],) * 2),
+    HR = hr_rows(base, np.zeros(len(base), dtype=np.int32), P, np.zeros((P.shape[1],) * 2),
                  bounds)
-    return np.argmax(HR, axis=1).astype(np.int64)
+    return np.argmax(HR, axis=1).astype(np.int32)
 
 
 def paper_state(
@@ -247,16 +248,15 @@ def paper_state(
     bounds = np.append(offsets, S)
     alpha = np.full(m, 1.0 / m)
     # C alone (Y = 0 as a placeholder): B = Σ αᵢ² Y(i)R(i) = Z W has BᵀB = WᵀCW
-    zeros = (da.zeros if is_dask(base) else np.zeros)(base.shape[0], dtype=np.int64)
+    zeros = (da.zeros if is_dask(base) else np.zeros)(base.shape[0], dtype=np.int32)
     if is_dask(base):
         zeros = zeros.rechunk((base.chunks[0],))
     C = _tables(base, zeros, zeros, offsets, S, 1, 1)[0]
     W = alpha[0] ** 2 * R_all
     P = W @ _inv_sqrt(W.T @ C.astype(np.float64) @ W)
     if is_dask(base):
-        # on the canonical row blocks, so the labels' bits never depend on the chunking
-        labels = align_rows(base)[0].map_blocks(_paper_labels, P, bounds, dtype=np.int64,
-                                                drop_axis=1, meta=np.empty(0, np.int64))
+        labels = align_rows(base, rows=rows_of(base))[0].map_blocks(
+            _paper_labels, P, bounds, dtype=np.int32, drop_axis=1, meta=np.empty(0, np.int32))
         labels = labels.persist()
     else:
         labels = _paper_labels(base, P, bounds)
@@ -267,48 +267,53 @@ def paper_state(
     )
 
 
-#: Canonical row blocks per task of the sweep's chain: where the chain is cut does not change
-#: its result, and fewer, longer links spend less time waiting for the scheduler.
-CHAIN_BLOCKS = 2
+#: Row blocks per task of the sweep's chain: where the chain is cut does not change its
+#: result, and fewer, longer links spend less time waiting for the scheduler.
+CHAIN_BLOCKS = 1
+
+
+def rows_of(base: Any) -> tuple[int, ...] | None:
+    """The row blocks of a consensus: those of ``base`` (dask) — every result of it is exact
+    or summed from integer tables, so it does not depend on where the blocks are cut."""
+    return base.chunks[0] if is_dask(base) else None
 
 
 def _sweep(
     base: Any, groups: Any, state: ConsensusState, P: np.ndarray, Py: np.ndarray,
     lambda2: float,
-) -> tuple[Any, np.ndarray, float, np.ndarray]:
+) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
     bounds, c = state.bounds, P.shape[1]
     if not any(is_dask(a) for a in (base, groups, state.labels)):
         return sweep_block(base, groups, state.labels, state.counts, P, Py, bounds, lambda2)
-    base, groups, labels = align_rows(base, groups, state.labels)
-    blocks = row_blocks(base, groups, labels, optimize=False)
+    base, groups, labels = align_rows(base, groups, state.labels, rows=rows_of(base))
+    blocks = row_blocks(base, groups, labels, optimize=False, rows=rows_of(base))
     # each block's HR rows (the heavy part) do not depend on the counts: in parallel
     hr = da.map_blocks(_hr_block, base, labels[:, None], P, Py, bounds, dtype=np.float64,
                        chunks=(labels.chunks[0], (c,)), meta=np.empty((0, 0)))
     hr = hr.to_delayed(optimize_graph=False)[:, 0]
     counts = state.counts
-    parts, traces, changes = [], [], []
+    parts, changes = [], []
     for lo in range(0, len(blocks), CHAIN_BLOCKS):
         link = range(lo, min(lo + CHAIN_BLOCKS, len(blocks)))
         # a chain: each link starts from the counts the previous one left (exact sequential
         # semantics), ahead of the HR tasks in the queue so that it keeps pace with them
         with dask.annotate(priority=1):
-            out = dask.delayed(sweep_hr, nout=3, pure=True)(
+            out = dask.delayed(sweep_hr, nout=2, pure=True)(
                 [hr[i] for i in link], [blocks[i][1] for i in link],
                 [blocks[i][2] for i in link], counts, lambda2)
         counts = out[1]
-        traces.append(out[2])
         for at, i in enumerate(link):
             new = out[0][at]
-            parts.append(da.from_delayed(new, shape=(labels.chunks[0][i],), dtype=np.int64))
+            parts.append(da.from_delayed(new, shape=(labels.chunks[0][i],), dtype=np.int32))
             # K's change from the rows whose label changed, next to the block's base rows
             changes.append(dask.delayed(table_change, pure=True)(
                 blocks[i][0], blocks[i][2], new, bounds, c))
     new_labels = da.concatenate(parts)
-    total = dask.delayed(_totals, pure=True)(traces, changes)
+    total = dask.delayed(_add_all, pure=True)(changes)
     # not optimised: fusing the base blocks into the HR tasks would read them twice
     new_labels, counts, total = dask.persist(new_labels, counts, total, optimize_graph=False)
-    counts, (trace, change) = dask.compute(counts, total)
-    return new_labels, counts, float(trace), change
+    counts, (change, moves) = dask.compute(counts, total)
+    return new_labels, counts, change, moves
 
 
 def _hr_block(base: np.ndarray, labels: np.ndarray, P: np.ndarray, Py: np.ndarray,
@@ -316,8 +321,8 @@ def _hr_block(base: np.ndarray, labels: np.ndarray, P: np.ndarray, Py: np.ndarra
     return hr_rows(base, labels[:, 0], P, Py, bounds)
 
 
-def _totals(traces: list[float], changes: list[np.ndarray]) -> tuple[float, np.ndarray]:
-    return sum(traces), sum(changes)
+def _add_all(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    return tuple(sum(p) for p in zip(*parts, strict=True))
 
 
 def consensus_step(
@@ -350,8 +355,13 @@ def consensus_step(
     # H R = B Q R row by row: B's rows gather from W (the αᵢ²-scaled R(i)) and from λ1 R_hᵀ
     W = state.alpha[_clustering_of(state)][:, None] ** 2 * state.R_all
     QR = Q @ R
-    labels, counts, trace, change = _sweep(base, groups, state, W @ QR,
-                                           lambda1 * state.R.T @ QR, lambda2)
+    P, Py = W @ QR, lambda1 * state.R.T @ QR
+    labels, counts, change, moves = _sweep(base, groups, state, P, Py, lambda2)
+    table = state.table + change
+    # tr(YᵀHR) = Σ_j (HR)_{j,y_j} with (HR)_j = Σᵢ P[row of Y(i)_j] + Py[old y_j], summed
+    # from the integer tables K = ZᵀY and the (old, new) label pairs: the same bits for any
+    # row blocks
+    trace = float((table * P).sum() + (moves * Py).sum())
     # ‖H − Y(i)R(i)‖² = ‖H‖² − 2 tr(R(i)ᵀ Y(i)ᵀH) + Σ_k n_ik ‖R(i)_k‖², with ‖H‖² = c
     fit = np.add.reduceat(M * R_all, state.offsets, axis=0).sum(axis=1)
     norms = np.add.reduceat(state.base_counts * (R_all**2).sum(axis=1), state.offsets)
@@ -365,7 +375,7 @@ def consensus_step(
     )
     return replace(state, labels=labels, counts=counts, R_all=R_all, R=R, alpha=alpha,
                    objective=[*state.objective, objective], n_iter=state.n_iter + 1,
-                   table=state.table + change)
+                   table=table)
 
 
 def run_consensus(

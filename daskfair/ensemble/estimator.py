@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from .._blocks import align_rows
+from .._blocks import align_rows, block_size
 from .._random import as_seed_sequence, child_rng
 from .._validation import (
     _check_known_chunks,
@@ -50,10 +50,11 @@ def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
     1-D labelings of equal length. Labels must be integers >= 0; c_i = max label + 1 (an
     unused label is an empty cluster).
 
-    A dask input is read once: the checks and the int32 copy in daskfair's canonical row
-    blocks come from the same read, and the copy is kept in the cluster's memory
-    (persisted) when it takes at most a quarter of it — every later pass of a fit reads
-    that copy, not the source. Larger inputs stay lazy (each pass reads the source).
+    A dask input is read once: the checks and the int32 copy (in the input's row blocks when
+    they are of a reasonable size, see :func:`_row_chunks`) come from the same read, and
+    the copy is kept in the cluster's memory (persisted) when it takes at most a quarter of
+    it — every later pass of a fit reads that copy, not the source. Larger inputs stay lazy
+    (each pass reads the source).
     """
     if isinstance(base_labels, Sequence) and not isinstance(base_labels, str):
         cols = [as_array(b, "base_labels") for b in base_labels]
@@ -80,7 +81,7 @@ def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
     if base.dtype.kind == "f":
         checks += [xp.isfinite(base).all(), (base % 1 == 0).all()]
     if is_dask(base):
-        base = align_rows(base)[0]
+        base = align_rows(base, rows=_row_chunks(base.chunks[0], base.shape[1]))[0]
         held = base.astype(np.int32)
         if _fits_in_memory(held.nbytes):
             held, *checks = dask.persist(held, *checks)  # one read for both
@@ -132,6 +133,17 @@ def _block_rows(base_labels: Any, n_clusters: int | None) -> int:
         m = shape[1] if len(shape) == 2 else 1
     width = max(m, n_clusters or 1, 1)
     return int(min(MAX_BLOCK_ROWS, max(1024, 2 ** int(np.log2((64 * 2**20) // (8 * width))))))
+
+
+def _row_chunks(chunks: tuple[int, ...], width: int) -> tuple[int, ...]:
+    """Row blocks of the consensus: the input's own when each holds between a quarter and
+    four times :func:`~daskfair._blocks.block_size` rows (the last may be shorter), else
+    blocks of that size. The consensus's results do not depend on them (its sums are of
+    integer tables), so an input in reasonable blocks is not copied into new ones."""
+    size, n = block_size(width), sum(chunks)
+    if all(c <= 4 * size for c in chunks) and all(c >= size / 4 for c in chunks[:-1]):
+        return chunks
+    return (size,) * (n // size) + ((n % size,) if n % size else ()) or (0,)
 
 
 def _fits_in_memory(nbytes: int) -> bool:
@@ -334,9 +346,10 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         n = base.shape[0]
         groups, self.groups_ = check_sensitive(sensitive_features, n)
         if is_dask(groups):
-            # the group codes, read once more and kept like the base labels (int32,
-            # canonical row blocks) when they fit
-            groups = align_rows(groups)[0].astype(np.int32)
+            # the group codes, read once more and kept like the base labels (int32, in
+            # the base labels' row blocks) when they fit
+            rows = base.chunks[0] if is_dask(base) else None
+            groups = align_rows(groups, rows=rows)[0].astype(np.int32)
             if _fits_in_memory(groups.nbytes):
                 groups = groups.persist()
         if self.n_clusters is None:
