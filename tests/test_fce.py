@@ -517,3 +517,22 @@ def test_objective_never_increases_for_base_clusterings_with_fewer_and_more_clus
                                      alignment=alignment, random_state=seed)
         obj = est.fit(base, sensitive_features=groups).objective_
         assert np.all(np.diff(obj) <= 1e-12 * np.abs(obj[:-1])), np.diff(obj).max()
+
+
+def test_held_copy_and_row_blocks_rules():
+    """The int32 copy is held when it takes at most a quarter of the cluster's memory, and
+    the consensus keeps an input's row blocks unless one is over 4× or (not last) under ¼ of
+    the block size."""
+    import distributed
+
+    from daskfair.ensemble.estimator import _fits_in_memory, _row_chunks
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  memory_limit="100MB", dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        assert _fits_in_memory(50 * 10**6)
+        assert not _fits_in_memory(51 * 10**6)
+    with dask.config.set({"daskfair.block-rows": 100}):
+        assert _row_chunks((100, 250, 30, 7), 20) == (100, 250, 30, 7)
+        assert _row_chunks((401, 100), 20) == (100, 100, 100, 100, 100, 1)
+        assert _row_chunks((100, 24, 100), 20) == (100, 100, 24)

@@ -242,12 +242,17 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
     over H (HᵀH = I), the rotations R(i) (c_i × c) and R, the one-hot labels Y and the weights
     α on the simplex, by alternating block updates (each exact, except R(i) when c_i > c: a
     majorisation–minimisation from the previous R(i); the objective never increases). It
-    needs only the labelings, never the features. Each iteration is one pass over the row
-    blocks plus an exact sequential label sweep; no n × n matrix is formed. Dask inputs: the
-    set-up reads the base labels three times (value checks, the starting labels, their
-    statistics) and ``sensitive_features`` twice (its groups, the start's group counts); each
-    iteration reads the base labels twice (the statistics pass and the sweep) and the groups
-    once (the sweep).
+    needs only the labelings, never the features. The c × c statistics of every iteration
+    come from integer tables (the base clusterings' co-association, counted once, and the
+    consensus's contingency tables, updated by the sweep), so an iteration is one pass over
+    the label matrix — the exact sequential label sweep; no n × n matrix is formed. Every
+    sum is exact or of integers, so the result is the same, bit for bit, for any row blocks.
+    Dask inputs: the base labels are read once (checks and an int32 copy held in the
+    cluster's memory when it takes at most a quarter of it) and ``sensitive_features`` twice
+    (its groups, the held codes); nothing is read from them per iteration. Too large to
+    hold: the set-up reads the base labels three times (checks, the starting column, the
+    tables; four with ``init="paper"``) and each iteration once, the groups once per
+    iteration.
 
     Parameters
     ----------
