@@ -173,7 +173,7 @@ def test_fce_job_on_a_pool_and_show(scheduler, data_dir, tmp_path, capsys):
     code, out, _ = _run(["show", str(store)], capsys)
     assert code == 0
     assert "kind:      fce" in out and "status:    complete" in out
-    assert "labels" in out and "(165,) int64" in out and "pool                   yale" in out
+    assert "labels" in out and "(165,) int32" in out and "pool                   yale" in out
     code, _, _ = _run(["plot", str(store), "-o", str(tmp_path / "bars.png")], capsys)
     assert code == 0 and (tmp_path / "bars.png").stat().st_size > 1000
 

@@ -213,11 +213,14 @@ def test_reads_of_dask_inputs_are_what_the_docstring_says(pool, init, held, monk
     if not held:
         monkeypatch.setattr(estimator, "_fits_in_memory", lambda nbytes: False)
     calls = collections.Counter()
+    def counting(name, f):
+        def count(*args, **kwargs):
+            calls[name] += 1
+            return f(*args, **kwargs)
+        return count
+
     for name in ("hr_rows", "tables_block"):
-        def count(*args, _name=name, _f=getattr(consensus, name), **kwargs):
-            calls[_name] += 1
-            return _f(*args, **kwargs)
-        monkeypatch.setattr(consensus, name, count)
+        monkeypatch.setattr(consensus, name, counting(name, getattr(consensus, name)))
     base, groups, _, c = pool
     setup = {True: 1, False: 3 if init == "matched" else 4}[held]
     for iters in (1, 3):
@@ -532,7 +535,6 @@ def test_held_copy_and_row_blocks_rules():
             distributed.Client(cluster):
         assert _fits_in_memory(50 * 10**6)
         assert not _fits_in_memory(51 * 10**6)
-    with dask.config.set({"daskfair.block-rows": 100}):
-        assert _row_chunks((100, 250, 30, 7), 20) == (100, 250, 30, 7)
-        assert _row_chunks((401, 100), 20) == (100, 100, 100, 100, 100, 1)
-        assert _row_chunks((100, 24, 100), 20) == (100, 100, 24)
+    assert _row_chunks((100, 250, 30, 7), 100) == (100, 250, 30, 7)
+    assert _row_chunks((401, 100), 100) == (100, 100, 100, 100, 100, 1)
+    assert _row_chunks((100, 24, 100), 100) == (100, 100, 24)

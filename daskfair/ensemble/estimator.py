@@ -43,7 +43,8 @@ INITS = ("matched", "paper")
 logger = logging.getLogger(__name__)
 
 
-def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
+def check_base_labels(base_labels: Any, block_rows: int | None = None
+                      ) -> tuple[Any, np.ndarray]:
     """Validate base labelings; return them as an (n, m) int32 array and every c_i.
 
     Accepts an (n, m) array (numpy, pandas or dask; columns = labelings) or a sequence of
@@ -54,7 +55,8 @@ def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
     they are of a reasonable size, see :func:`_row_chunks`) come from the same read, and
     the copy is kept in the cluster's memory (persisted) when it takes at most a quarter of
     it — every later pass of a fit reads that copy, not the source. Larger inputs stay lazy
-    (each pass reads the source).
+    (each pass reads the source). ``block_rows`` is the row block size aimed at (default:
+    daskfair's canonical size for the labels' width).
     """
     if isinstance(base_labels, Sequence) and not isinstance(base_labels, str):
         cols = [as_array(b, "base_labels") for b in base_labels]
@@ -81,7 +83,8 @@ def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
     if base.dtype.kind == "f":
         checks += [xp.isfinite(base).all(), (base % 1 == 0).all()]
     if is_dask(base):
-        base = align_rows(base, rows=_row_chunks(base.chunks[0], base.shape[1]))[0]
+        size = block_rows or block_size(base.shape[1])
+        base = align_rows(base, rows=_row_chunks(base.chunks[0], size))[0]
         held = base.astype(np.int32)
         if _fits_in_memory(held.nbytes):
             held, *checks = dask.persist(held, *checks)  # one read for both
@@ -121,8 +124,8 @@ MAX_BLOCK_ROWS = 2**18
 def _block_rows(base_labels: Any, n_clusters: int | None) -> int:
     """The consensus's row blocks: ``daskfair.block-rows`` when set, else the power of two
     that keeps a block's HR rows (c floats) and labels (m ints) near 64 MB, at most
-    :data:`MAX_BLOCK_ROWS`. Only the rounding of the objective depends on it (labels,
-    counts and tables are exact)."""
+    :data:`MAX_BLOCK_ROWS`, used when the input's own blocks are too small or too large
+    (:func:`_row_chunks`). The results do not depend on it."""
     configured = dask.config.get("daskfair.block-rows", None)
     if configured is not None:
         return int(configured)
@@ -135,12 +138,12 @@ def _block_rows(base_labels: Any, n_clusters: int | None) -> int:
     return int(min(MAX_BLOCK_ROWS, max(1024, 2 ** int(np.log2((64 * 2**20) // (8 * width))))))
 
 
-def _row_chunks(chunks: tuple[int, ...], width: int) -> tuple[int, ...]:
+def _row_chunks(chunks: tuple[int, ...], size: int) -> tuple[int, ...]:
     """Row blocks of the consensus: the input's own when each holds between a quarter and
-    four times :func:`~daskfair._blocks.block_size` rows (the last may be shorter), else
-    blocks of that size. The consensus's results do not depend on them (its sums are of
-    integer tables), so an input in reasonable blocks is not copied into new ones."""
-    size, n = block_size(width), sum(chunks)
+    four times ``size`` rows (the last may be shorter), else blocks of ``size`` rows. The
+    consensus's results do not depend on them (its sums are of integer tables), so an input
+    in reasonable blocks is not copied into new ones."""
+    n = sum(chunks)
     if all(c <= 4 * size for c in chunks) and all(c >= size / 4 for c in chunks[:-1]):
         return chunks
     return (size,) * (n // size) + ((n % size,) if n % size else ()) or (0,)
@@ -347,7 +350,8 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         self, base_labels: Any, sensitive_features: Any
     ) -> tuple[Any, Any, np.ndarray, int, float]:
         self._check_params()
-        base, sizes = check_base_labels(base_labels)
+        base, sizes = check_base_labels(base_labels,
+                                        _block_rows(base_labels, self.n_clusters))
         n = base.shape[0]
         groups, self.groups_ = check_sensitive(sensitive_features, n)
         if is_dask(groups):
@@ -427,9 +431,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         """
         if resume and store is None:
             raise ValueError("resume=True needs the store of the interrupted fit.")
-        with dask.config.set({"daskfair.block-rows": _block_rows(base_labels,
-                                                                 self.n_clusters)}):
-            return self._fit(base_labels, sensitive_features, store, resume, callback)
+        return self._fit(base_labels, sensitive_features, store, resume, callback)
 
     def _fit(self, base_labels: Any, sensitive_features: Any, store: Any, resume: bool,
              callback: Callable[[ConsensusState], None] | None) -> FairClusteringEnsemble:
