@@ -36,12 +36,14 @@ def canonical_rows(n_rows: int, width: int) -> tuple[int, ...]:
     return (size,) * (n_rows // size) + ((n_rows % size,) if n_rows % size else ())
 
 
-def block_size(width: int) -> int:
-    """Rows of a canonical block for ``width`` values per row (:func:`canonical_rows`)."""
+def block_size(width: int, max_rows: int = 65_536) -> int:
+    """Rows of a canonical block for ``width`` values per row (:func:`canonical_rows`): the
+    power of two that holds about 64 MB of float64 values, between 1,024 and ``max_rows``
+    rows, or the ``daskfair.block-rows`` config key."""
     size = dask.config.get("daskfair.block-rows", None)
     if size is None:
         size = 2 ** int(np.log2(max(1, (64 * 2**20) // (8 * max(1, width)))))
-        size = min(65_536, max(1_024, size))
+        size = min(max_rows, max(1_024, size))
     return int(size)
 
 

@@ -24,8 +24,9 @@ from typing import Any
 import dask
 import distributed
 
-__all__ = ["client_context", "close_client", "dashboard_link", "get_client", "local_cluster_size",
-           "scheduler_from_environment", "task_client"]
+__all__ = ["client_context", "close_client", "dashboard_link", "get_client",
+           "local_cluster_size", "scheduler_from_environment", "task_client",
+           "worker_memory_limits"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,12 @@ def local_cluster_size(n_workers: int | None = None) -> dict[str, Any]:
         raise ValueError(f"n_workers must be >= 1, got {n_workers}.")
     threads = max(1, cores // n_workers)
     return {"n_workers": n_workers, "threads_per_worker": threads, "memory_limit": "auto"}
+
+
+def worker_memory_limits(client: Any) -> list[int]:
+    """The memory limits of ``client``'s workers in bytes (workers without one left out)."""
+    workers = client.scheduler_info().get("workers", {}).values()
+    return [v for v in (w.get("memory_limit") or 0 for w in workers) if v > 0]
 
 
 def _current_client() -> distributed.Client | None:

@@ -137,16 +137,14 @@ def table_change(base: np.ndarray, old: np.ndarray, new: np.ndarray, offsets: np
 
 
 def sweep_hr(
-    HR: list[np.ndarray], groups: list[np.ndarray], labels: list[np.ndarray],
-    counts: np.ndarray, lambda2: float,
-) -> tuple[list[np.ndarray], np.ndarray]:
-    """The sequential part of the Y-step for consecutive blocks: each row's choice given the
-    counts left by the rows before it (``counts``, A = GᵀY, is copied, then returned
-    updated). Where blocks are cut does not change the result."""
+    HR: np.ndarray, groups: np.ndarray, labels: np.ndarray, counts: np.ndarray,
+    lambda2: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sequential part of the Y-step for one block: each row's choice given the counts
+    left by the rows before it (``counts``, A = GᵀY, is copied, then returned updated).
+    Where blocks are cut does not change the result."""
     counts = counts.copy()
-    new = [_sweep(hr, g, lab, counts, lambda2)
-           for hr, g, lab in zip(HR, groups, labels, strict=True)]
-    return new, counts
+    return _sweep(HR, groups, labels, counts, lambda2), counts
 
 
 def sweep_block(
@@ -175,5 +173,5 @@ def sweep_block(
         Rows per (old label, new label).
     """
     HR = hr_rows(base, labels, P, Py, offsets)
-    (new,), counts = sweep_hr([HR], [groups], [labels], counts, lambda2)
+    new, counts = sweep_hr(HR, groups, labels, counts, lambda2)
     return (new, counts, *table_change(base, labels, new, offsets, P.shape[1]))

@@ -175,16 +175,17 @@ def _statistics(state: ConsensusState, lambda1: float) -> tuple:
     C = state.coassociation.astype(np.float64)
     K = state.table.astype(np.float64)
     sizes = K[: state.bounds[1]].sum(axis=0)  # n_y: every row is in one cluster of Y(1)
-    W = state.alpha[_clustering_of(state)][:, None] ** 2 * state.R_all
+    W = _scaled_rotations(state)
     R = state.R
     KRt = K @ R.T
     BtB = W.T @ C @ W + lambda1 * (W.T @ KRt + KRt.T @ W) + lambda1**2 * (R * sizes) @ R.T
     return BtB, C @ W + lambda1 * KRt, K.T @ W + lambda1 * sizes[:, None] * R.T
 
 
-def _clustering_of(state: ConsensusState) -> np.ndarray:
-    # the base clustering of each row of R_all
-    return np.repeat(np.arange(len(state.offsets)), np.diff(state.bounds))
+def _scaled_rotations(state: ConsensusState) -> np.ndarray:
+    # W: each R(i) scaled by αᵢ², so that Σ αᵢ² Y(i)R(i) = Z W
+    clustering = np.repeat(np.arange(len(state.offsets)), np.diff(state.bounds))
+    return state.alpha[clustering][:, None] ** 2 * state.R_all
 
 
 def init_state(
@@ -248,9 +249,8 @@ def paper_state(
     bounds = np.append(offsets, S)
     alpha = np.full(m, 1.0 / m)
     # C alone (Y = 0 as a placeholder): B = Σ αᵢ² Y(i)R(i) = Z W has BᵀB = WᵀCW
-    zeros = (da.zeros if is_dask(base) else np.zeros)(base.shape[0], dtype=np.int32)
-    if is_dask(base):
-        zeros = zeros.rechunk((base.chunks[0],))
+    zeros = (da.zeros(base.shape[0], dtype=np.int32, chunks=(base.chunks[0],))
+             if is_dask(base) else np.zeros(base.shape[0], dtype=np.int32))
     C = _tables(base, zeros, zeros, offsets, S, 1, 1)[0]
     W = alpha[0] ** 2 * R_all
     P = W @ _inv_sqrt(W.T @ C.astype(np.float64) @ W)
@@ -265,11 +265,6 @@ def paper_state(
         labels=labels, counts=counts, R_all=R_all, R=np.eye(c), alpha=alpha, offsets=offsets,
         base_counts=np.diag(C).astype(np.float64), coassociation=C, table=K,
     )
-
-
-#: Row blocks per task of the sweep's chain: where the chain is cut does not change its
-#: result, and fewer, longer links spend less time waiting for the scheduler.
-CHAIN_BLOCKS = 1
 
 
 def rows_of(base: Any) -> tuple[int, ...] | None:
@@ -293,21 +288,17 @@ def _sweep(
     hr = hr.to_delayed(optimize_graph=False)[:, 0]
     counts = state.counts
     parts, changes = [], []
-    for lo in range(0, len(blocks), CHAIN_BLOCKS):
-        link = range(lo, min(lo + CHAIN_BLOCKS, len(blocks)))
-        # a chain: each link starts from the counts the previous one left (exact sequential
-        # semantics), ahead of the HR tasks in the queue so that it keeps pace with them
+    for (b, g, lab), h, size in zip(blocks, hr, labels.chunks[0], strict=True):
+        # a chain: each block starts from the counts the previous one left (exact sequential
+        # semantics), ahead of the HR tasks in the workers' queues. One block per link: a
+        # longer link would pull the HR rows of blocks held by another worker (2 and 8
+        # blocks per link were no faster at 10⁷ rows)
         with dask.annotate(priority=1):
-            out = dask.delayed(sweep_hr, nout=2, pure=True)(
-                [hr[i] for i in link], [blocks[i][1] for i in link],
-                [blocks[i][2] for i in link], counts, lambda2)
+            out = dask.delayed(sweep_hr, nout=2, pure=True)(h, g, lab, counts, lambda2)
         counts = out[1]
-        for at, i in enumerate(link):
-            new = out[0][at]
-            parts.append(da.from_delayed(new, shape=(labels.chunks[0][i],), dtype=np.int32))
-            # K's change from the rows whose label changed, next to the block's base rows
-            changes.append(dask.delayed(table_change, pure=True)(
-                blocks[i][0], blocks[i][2], new, bounds, c))
+        parts.append(da.from_delayed(out[0], shape=(size,), dtype=np.int32))
+        # K's change from the rows whose label changed, next to the block's base rows
+        changes.append(dask.delayed(table_change, pure=True)(b, lab, out[0], bounds, c))
     new_labels = da.concatenate(parts)
     total = dask.delayed(_add_all, pure=True)(changes)
     # not optimised: fusing the base blocks into the HR tasks would read them twice
@@ -353,7 +344,7 @@ def consensus_step(
         R_all[sl] = align_base(M[sl], state.base_counts[sl], state.R_all[sl], alignment)
     R = polar((YB @ Q).T, alignment)  # HᵀY
     # H R = B Q R row by row: B's rows gather from W (the αᵢ²-scaled R(i)) and from λ1 R_hᵀ
-    W = state.alpha[_clustering_of(state)][:, None] ** 2 * state.R_all
+    W = _scaled_rotations(state)
     QR = Q @ R
     P, Py = W @ QR, lambda1 * state.R.T @ QR
     labels, counts, change, moves = _sweep(base, groups, state, P, Py, lambda2)

@@ -24,6 +24,7 @@ from .._validation import (
     check_sensitive,
     is_dask,
 )
+from ..deploy import worker_memory_limits
 from ..store import Run, create_run, resume_run
 from .checkpoint import load_state, save_state
 from .consensus import (
@@ -32,6 +33,7 @@ from .consensus import (
     auto_fairness,
     init_state,
     paper_state,
+    rows_of,
     run_consensus,
 )
 
@@ -43,7 +45,7 @@ INITS = ("matched", "paper")
 logger = logging.getLogger(__name__)
 
 
-def check_base_labels(base_labels: Any, block_rows: int | None = None
+def check_base_labels(base_labels: Any, n_clusters: int | None = None
                       ) -> tuple[Any, np.ndarray]:
     """Validate base labelings; return them as an (n, m) int32 array and every c_i.
 
@@ -55,8 +57,8 @@ def check_base_labels(base_labels: Any, block_rows: int | None = None
     they are of a reasonable size, see :func:`_row_chunks`) come from the same read, and
     the copy is kept in the cluster's memory (persisted) when it takes at most a quarter of
     it — every later pass of a fit reads that copy, not the source. Larger inputs stay lazy
-    (each pass reads the source). ``block_rows`` is the row block size aimed at (default:
-    daskfair's canonical size for the labels' width).
+    (each pass reads the source). ``n_clusters`` (the consensus's c, when known) widens the
+    rows that the size of the blocks is set for (:func:`_row_chunks`).
     """
     if isinstance(base_labels, Sequence) and not isinstance(base_labels, str):
         cols = [as_array(b, "base_labels") for b in base_labels]
@@ -83,7 +85,8 @@ def check_base_labels(base_labels: Any, block_rows: int | None = None
     if base.dtype.kind == "f":
         checks += [xp.isfinite(base).all(), (base % 1 == 0).all()]
     if is_dask(base):
-        size = block_rows or block_size(base.shape[1])
+        # a block holds m labels and, in the sweep, c HR values per row
+        size = block_size(max(base.shape[1], n_clusters or 1), max_rows=MAX_BLOCK_ROWS)
         base = align_rows(base, rows=_row_chunks(base.chunks[0], size))[0]
         held = base.astype(np.int32)
         if _fits_in_memory(held.nbytes):
@@ -115,27 +118,10 @@ def check_base_labels(base_labels: Any, block_rows: int | None = None
     return base, (hi.astype(np.int64) + 1)
 
 
-#: Most rows in a row block of the consensus (blocks of 2¹⁸ rows: ~40 tasks per pass at 10⁷
-#: rows instead of the ~150 of daskfair's general 2¹⁶-row cap; each task's HR rows stay
-#: near 64 MB).
+#: Most rows in a row block of the consensus, where the input's own blocks are not kept
+#: (blocks of 2¹⁸ rows: ~40 tasks per pass at 10⁷ rows instead of the ~150 of daskfair's
+#: general 2¹⁶-row cap; each task's HR rows stay near 64 MB). The results do not depend on it.
 MAX_BLOCK_ROWS = 2**18
-
-
-def _block_rows(base_labels: Any, n_clusters: int | None) -> int:
-    """The consensus's row blocks: ``daskfair.block-rows`` when set, else the power of two
-    that keeps a block's HR rows (c floats) and labels (m ints) near 64 MB, at most
-    :data:`MAX_BLOCK_ROWS`, used when the input's own blocks are too small or too large
-    (:func:`_row_chunks`). The results do not depend on it."""
-    configured = dask.config.get("daskfair.block-rows", None)
-    if configured is not None:
-        return int(configured)
-    if isinstance(base_labels, Sequence) and not isinstance(base_labels, str):
-        m = len(base_labels)  # one labeling each (check_base_labels checks them)
-    else:
-        shape = getattr(base_labels, "shape", ())
-        m = shape[1] if len(shape) == 2 else 1
-    width = max(m, n_clusters or 1, 1)
-    return int(min(MAX_BLOCK_ROWS, max(1024, 2 ** int(np.log2((64 * 2**20) // (8 * width))))))
 
 
 def _row_chunks(chunks: tuple[int, ...], size: int) -> tuple[int, ...]:
@@ -155,8 +141,7 @@ def _fits_in_memory(nbytes: int) -> bool:
     import distributed
 
     try:
-        workers = distributed.get_client().scheduler_info().get("workers", {}).values()
-        total = sum(w.get("memory_limit") or 0 for w in workers)
+        total = sum(worker_memory_limits(distributed.get_client()))
     except ValueError:  # no client
         total = 0
     if total <= 0:
@@ -350,15 +335,13 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         self, base_labels: Any, sensitive_features: Any
     ) -> tuple[Any, Any, np.ndarray, int, float]:
         self._check_params()
-        base, sizes = check_base_labels(base_labels,
-                                        _block_rows(base_labels, self.n_clusters))
+        base, sizes = check_base_labels(base_labels, self.n_clusters)
         n = base.shape[0]
         groups, self.groups_ = check_sensitive(sensitive_features, n)
         if is_dask(groups):
             # the group codes, read once more and kept like the base labels (int32, in
             # the base labels' row blocks) when they fit
-            rows = base.chunks[0] if is_dask(base) else None
-            groups = align_rows(groups, rows=rows)[0].astype(np.int32)
+            groups = align_rows(groups, rows=rows_of(base))[0].astype(np.int32)
             if _fits_in_memory(groups.nbytes):
                 groups = groups.persist()
         if self.n_clusters is None:
@@ -431,10 +414,6 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         """
         if resume and store is None:
             raise ValueError("resume=True needs the store of the interrupted fit.")
-        return self._fit(base_labels, sensitive_features, store, resume, callback)
-
-    def _fit(self, base_labels: Any, sensitive_features: Any, store: Any, resume: bool,
-             callback: Callable[[ConsensusState], None] | None) -> FairClusteringEnsemble:
         base, groups, sizes, c, lambda2 = self._prepare(base_labels, sensitive_features)
         run, owns_run = self._open_store(store, resume, base.shape, c, lambda2)
         state = load_state(run, base) if resume else None

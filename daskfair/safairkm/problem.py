@@ -17,6 +17,7 @@ from .._validation import (
     is_dask,
     sensitive_column,
 )
+from ..deploy import worker_memory_limits
 from ._kernels import balance_of, cost_of, init_state, plan_take, take_members
 
 __all__ = ["Members", "Problem", "check_fits_workers", "cluster_means", "make_problem",
@@ -146,9 +147,7 @@ def check_fits_workers(X: Any, client: Any, what: str) -> None:
     if len(shape) != 2 or any(not np.isfinite(v) for v in shape):
         return  # check_array reports these
     need = shape[0] * (shape[1] + 3) * 8
-    limits = [w.get("memory_limit") or 0
-              for w in client.scheduler_info().get("workers", {}).values()]
-    limits = [v for v in limits if v > 0]
+    limits = worker_memory_limits(client)
     if limits and need > 0.5 * min(limits):
         raise ValueError(
             f"{what} keeps all {shape[0]:,} rows on every worker (points move one at a time), "
