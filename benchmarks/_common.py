@@ -51,13 +51,26 @@ def pyplot():
     return plt
 
 
-def busy_fraction(task_stream: list[dict[str, Any]], wall: float, workers: int) -> float:
+def busy_fraction(task_stream: list[dict[str, Any]], wall: float, workers: int,
+                  window: tuple[float, float] | None = None) -> float:
     """Task compute seconds ÷ (wall × worker threads), from ``get_task_stream`` records.
 
     On a 2-core machine the client and scheduler share the cores with the workers; a busy
     fraction near 1 says the workers had work the whole time (more workers would help), a
     low one that they waited (on round trips, the client, a sequential step).
+
+    ``window`` (start, stop), in ``time.time()`` seconds: only compute inside it counts, once
+    per (key, start) — a repeated computation of the same keys can bring back records of an
+    earlier one in the scheduler's task stream.
     """
-    compute = sum(ss["stop"] - ss["start"] for rec in task_stream
-                  for ss in rec.get("startstops", ()) if ss.get("action") == "compute")
+    seen, compute = set(), 0.0
+    for rec in task_stream:
+        for ss in rec.get("startstops", ()):
+            if ss.get("action") != "compute" or (str(rec.get("key")), ss["start"]) in seen:
+                continue
+            seen.add((str(rec.get("key")), ss["start"]))
+            lo, hi = ss["start"], ss["stop"]
+            if window is not None:
+                lo, hi = max(lo, window[0]), min(hi, window[1])
+            compute += max(hi - lo, 0.0)
     return compute / (wall * workers) if wall > 0 and workers > 0 else float("nan")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from daskfair.ensemble import FairClusteringEnsemble, auto_fairness, base_clusterings
-from daskfair.ensemble._kernels import sweep_block, tables_block
+from daskfair.ensemble._kernels import code_groups, sweep_block, tables_block
 from daskfair.ensemble.consensus import (
     ConsensusState,
     _statistics,
@@ -130,6 +130,37 @@ def test_statistics_from_the_tables_equal_the_dense_ones():
     np.testing.assert_allclose(BtB, B.T @ B, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(ZtB, Z.T @ B, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(YtB, Y.T @ B, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("code_limit", [1, 6, 40, 256])
+@pytest.mark.parametrize("rows", [1, 7, 300])
+def test_coded_tables_equal_the_dense_counts(code_limit, rows):
+    """C, K and A counted over codes of consecutive base clusterings equal the dense
+    products for any grouping into codes (``code_limit``; 1 counts every column alone) and
+    any block length (a table is counted per code when it has at most as many cells as the
+    block has rows, else row by row: both happen here), with a clustering of more clusters
+    than the limit."""
+    rng = np.random.default_rng(11)
+    c, T = 3, 2
+    sizes = np.array([2, 3, 5, 2, 300, 4, 4, 1])
+    # the greedy runs, by hand: products of consecutive sizes up to the limit
+    expected_runs = {1: [0, 1, 2, 3, 4, 5, 6, 7, 8], 6: [0, 2, 3, 4, 5, 6, 8],
+                     40: [0, 3, 4, 5, 8], 256: [0, 4, 5, 8]}
+    np.testing.assert_array_equal(code_groups(sizes, code_limit), expected_runs[code_limit])
+    base = np.column_stack([rng.integers(0, k, rows) for k in sizes]).astype(np.int32)
+    groups, labels = rng.integers(0, T, rows), rng.integers(0, c, rows)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    C, K, A = tables_block(base, groups, labels, offsets=offsets, n_rows=int(sizes.sum()),
+                           n_clusters=c, n_groups=T, code_limit=code_limit)
+    Z = np.hstack([np.eye(k, dtype=np.int64)[base[:, i]] for i, k in enumerate(sizes)])
+    Y, G = np.eye(c, dtype=np.int64)[labels], np.eye(T, dtype=np.int64)[groups]
+    np.testing.assert_array_equal(C, Z.T @ Z)
+    np.testing.assert_array_equal(K, Z.T @ Y)
+    np.testing.assert_array_equal(A, G.T @ Y)
+    _, K_only, _ = tables_block(base, groups, labels, offsets=offsets,
+                                n_rows=int(sizes.sum()), n_clusters=c, n_groups=T,
+                                code_limit=code_limit, with_coassociation=False)
+    np.testing.assert_array_equal(K_only, K)
 
 
 @pytest.fixture

@@ -22,45 +22,161 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["hr_rows", "sweep_block", "sweep_hr", "table_change", "tables_block"]
+__all__ = ["CODE_LIMIT", "code_groups", "hr_rows", "sweep_block", "sweep_hr", "table_change",
+           "tables_block"]
+
+
+#: Largest number of values of a code: consecutive base clusterings whose cluster counts
+#: multiply to at most this are counted together, as one mixed-radix code of their labels
+#: (:func:`code_groups`; 256: pairs of clusterings of up to 16 clusters, triples up to 6).
+CODE_LIMIT = 256
+
+
+def code_groups(sizes: np.ndarray, limit: int = CODE_LIMIT) -> np.ndarray:
+    """Consecutive columns of the base labels counted as one code: the greedy runs whose
+    cluster counts ``sizes`` multiply to at most ``limit`` (a column with more clusters is a
+    run of its own). Returns the runs' first columns followed by m."""
+    starts, span = [0], 1
+    for i, size in enumerate(sizes):
+        if span * size > limit and i > starts[-1]:
+            starts.append(i)
+            span = 1
+        span *= int(size)
+    return np.array([*starts, len(sizes)], dtype=np.int64)
+
+
+def _code_layout(offsets: np.ndarray, n_rows: int, starts: np.ndarray) -> tuple:
+    # a code of run g is Σ_i label_i · stride_i over its columns (mixed radix, the last column
+    # the fastest); code_rows lists, for each code p of run g, the rows of Z (offset_i + label_i)
+    # of its columns, from code_pos[g] on, width columns per code
+    sizes = np.diff(np.append(offsets, n_rows))
+    strides = np.ones(len(sizes), dtype=np.int64)
+    spans, parts = [], []
+    for g in range(len(starts) - 1):
+        cols = np.arange(starts[g], starts[g + 1])
+        for i in cols[::-1][1:]:
+            strides[i] = strides[i + 1] * sizes[i + 1]
+        span = int(strides[cols[0]] * sizes[cols[0]])
+        p = np.arange(span, dtype=np.int64)[:, None]
+        parts.append((offsets[cols] + p // strides[cols] % sizes[cols]).ravel())
+        spans.append(span)
+    code_pos = np.concatenate([[0], np.cumsum([len(x) for x in parts])]).astype(np.int64)
+    return strides, np.array(spans, dtype=np.int64), np.concatenate(parts), code_pos
+
+
+@numba.njit(nogil=True, cache=True)
+def _codes(base: np.ndarray, starts: np.ndarray, strides: np.ndarray, E: np.ndarray
+           ) -> np.ndarray:
+    n = base.shape[0]
+    # tiles of rows: each run's codes summed column by column, the tile's labels in cache
+    tile = np.empty(min(n, 2048), dtype=np.int64)
+    for j0 in range(0, n, 2048):
+        j1 = min(n, j0 + 2048)
+        for g in range(len(starts) - 1):
+            tile[:] = 0
+            for i in range(starts[g], starts[g + 1]):
+                for j in range(j0, j1):
+                    tile[j - j0] += base[j, i] * strides[i]
+            for j in range(j0, j1):
+                E[g, j] = tile[j - j0]
+    return E
 
 
 @numba.njit(nogil=True, cache=True)
 def _tables(
-    base: np.ndarray, groups: np.ndarray, labels: np.ndarray, offsets: np.ndarray,
-    n_rows: int, c: int, n_groups: int, with_coassociation: bool,
+    E: np.ndarray, groups: np.ndarray, labels: np.ndarray, starts: np.ndarray,
+    spans: np.ndarray, code_rows: np.ndarray, code_pos: np.ndarray, n_rows: int, c: int,
+    n_groups: int, with_coassociation: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n, m = base.shape
-    # int32 counts (a block has fewer than 2³¹ rows): the S × S table stays in cache
-    C = np.zeros((n_rows if with_coassociation else 0, n_rows), dtype=np.int32)
+    G, n = E.shape
+    C = np.zeros((n_rows if with_coassociation else 0, n_rows), dtype=np.int64)
     K = np.zeros((n_rows, c), dtype=np.int64)
     A = np.zeros((n_groups, c), dtype=np.int64)
-    rows = np.empty(m, dtype=np.int64)
     for j in range(n):
-        y = labels[j]
-        A[groups[j], y] += 1
-        for i in range(m):
-            rows[i] = offsets[i] + base[j, i]
-        for i in range(m):
-            K[rows[i], y] += 1
-            if with_coassociation:
-                # pairs (i, i2 ≥ i) only: C is symmetric (completed by the caller)
-                for i2 in range(i, m):
-                    C[rows[i], rows[i2]] += 1
+        A[groups[j], labels[j]] += 1
+    # Each table is counted over the codes of the rows, then spread to the rows of Z that a
+    # code stands for; where a table would have more cells than the block has rows, the rows
+    # are spread one by one instead (the same integers).
+    for g in range(G):
+        w, pos, e = starts[g + 1] - starts[g], code_pos[g], E[g]
+        # K = ZᵀY: (code, consensus label) pairs
+        if spans[g] * c <= n:
+            T = np.zeros((spans[g], c), dtype=np.int64)
+            for j in range(n):
+                T[e[j], labels[j]] += 1
+            for p in range(spans[g]):
+                for k in range(c):
+                    if T[p, k]:
+                        for t in range(w):
+                            K[code_rows[pos + p * w + t], k] += T[p, k]
+        else:
+            for j in range(n):
+                for t in range(w):
+                    K[code_rows[pos + e[j] * w + t], labels[j]] += 1
+        if not with_coassociation:
+            continue
+        # C = ZᵀZ, upper triangle (completed by the caller): pairs of columns of this run
+        # (and each column with itself, the diagonal) ...
+        if spans[g] <= n:
+            cnt = np.zeros(spans[g], dtype=np.int64)
+            for j in range(n):
+                cnt[e[j]] += 1
+            for p in range(spans[g]):
+                if cnt[p]:
+                    for t in range(w):
+                        for t2 in range(t, w):
+                            C[code_rows[pos + p * w + t], code_rows[pos + p * w + t2]] += cnt[p]
+        else:
+            for j in range(n):
+                for t in range(w):
+                    for t2 in range(t, w):
+                        C[code_rows[pos + e[j] * w + t], code_rows[pos + e[j] * w + t2]] += 1
+        # ... and a column of this run with a column of a later run: (code, code) pairs
+        for h in range(g + 1, G):
+            w2, pos2, e2 = starts[h + 1] - starts[h], code_pos[h], E[h]
+            if spans[g] * spans[h] <= n:
+                # int32 cells (a block has fewer than 2³¹ rows): the table stays in cache
+                T2 = np.zeros((spans[g], spans[h]), dtype=np.int32)
+                for j in range(n):
+                    T2[e[j], e2[j]] += 1
+                for p in range(spans[g]):
+                    for q in range(spans[h]):
+                        v = T2[p, q]
+                        if v:
+                            for t in range(w):
+                                a = code_rows[pos + p * w + t]
+                                for t2 in range(w2):
+                                    C[a, code_rows[pos2 + q * w2 + t2]] += v
+            else:
+                for j in range(n):
+                    for t in range(w):
+                        a = code_rows[pos + e[j] * w + t]
+                        for t2 in range(w2):
+                            C[a, code_rows[pos2 + e2[j] * w2 + t2]] += 1
     return C, K, A
 
 
 def tables_block(
     base: np.ndarray, groups: np.ndarray, labels: np.ndarray, *, offsets: np.ndarray,
     n_rows: int, n_clusters: int, n_groups: int, with_coassociation: bool = True,
+    code_limit: int = CODE_LIMIT,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The integer tables of one row block: C = ZᵀZ (or a 0 × S placeholder without
-    ``with_coassociation``), K = ZᵀY and A = GᵀY. Counts add up exactly over blocks."""
+    ``with_coassociation``), K = ZᵀY and A = GᵀY. Counts add up exactly over blocks.
+
+    Consecutive base clusterings are counted together (:func:`code_groups` with
+    ``code_limit``): with c = 10, a row's 20 labels are 10 codes and C needs the 55 (code,
+    code) pairs of a row instead of its 210 (label, label) pairs, each counted in a table
+    small enough for the cache. The tables are the same integers for any ``code_limit``.
+    """
     if len(base) >= 2**31:
         raise ValueError("a row block of 2³¹ rows or more: lower daskfair.block-rows.")
-    C, K, A = _tables(base, groups, labels, offsets, n_rows, n_clusters, n_groups,
-                      with_coassociation)
-    C = C.astype(np.int64)
+    starts = code_groups(np.diff(np.append(offsets, n_rows)), code_limit)
+    strides, spans, code_rows, code_pos = _code_layout(np.asarray(offsets), n_rows, starts)
+    # the codes in the narrowest unsigned type: the (code, code) counts read them 55 times
+    E = np.empty((len(spans), len(base)), dtype=np.min_scalar_type(max(spans.max() - 1, 0)))
+    C, K, A = _tables(_codes(base, starts, strides, E), groups, labels, starts, spans, code_rows,
+                      code_pos, n_rows, n_clusters, n_groups, with_coassociation)
     if with_coassociation:
         C = C + C.T - np.diag(np.diag(C))
     return C, K, A

@@ -286,7 +286,7 @@ def _sweep(
     hr = da.map_blocks(_hr_block, base, labels[:, None], P, Py, bounds, dtype=np.float64,
                        chunks=(labels.chunks[0], (c,)), meta=np.empty((0, 0)))
     hr = hr.to_delayed(optimize_graph=False)[:, 0]
-    counts = state.counts
+    out = state.counts
     parts, changes = [], []
     for (b, g, lab), h, size in zip(blocks, hr, labels.chunks[0], strict=True):
         # a chain: each block starts from the counts the previous one left (exact sequential
@@ -294,17 +294,25 @@ def _sweep(
         # longer link would pull the HR rows of blocks held by another worker (2 and 8
         # blocks per link were no faster at 10⁷ rows)
         with dask.annotate(priority=1):
-            out = dask.delayed(sweep_hr, nout=2, pure=True)(h, g, lab, counts, lambda2)
-        counts = out[1]
+            out = dask.delayed(_sweep_link, nout=2, pure=True)(h, g, lab, out, lambda2)
         parts.append(da.from_delayed(out[0], shape=(size,), dtype=np.int32))
         # K's change from the rows whose label changed, next to the block's base rows
         changes.append(dask.delayed(table_change, pure=True)(b, lab, out[0], bounds, c))
-    new_labels = da.concatenate(parts)
+    new_labels, counts = da.concatenate(parts), out[1]
     total = dask.delayed(_add_all, pure=True)(changes)
     # not optimised: fusing the base blocks into the HR tasks would read them twice
     new_labels, counts, total = dask.persist(new_labels, counts, total, optimize_graph=False)
     counts, (change, moves) = dask.compute(counts, total)
     return new_labels, counts, change, moves
+
+
+def _sweep_link(HR: np.ndarray, groups: np.ndarray, labels: np.ndarray, previous: Any,
+                lambda2: float) -> tuple[np.ndarray, np.ndarray]:
+    # ``previous``: the counts at the start, or the previous link's (labels, counts) whole —
+    # taking the tuple instead of its counts saves the chain a task (and a round trip
+    # through the scheduler) per block
+    counts = previous[1] if isinstance(previous, tuple) else previous
+    return sweep_hr(HR, groups, labels, counts, lambda2)
 
 
 def _hr_block(base: np.ndarray, labels: np.ndarray, P: np.ndarray, Py: np.ndarray,

@@ -80,19 +80,24 @@ def check_base_labels(base_labels: Any, n_clusters: int | None = None
         raise ValueError(f"base_labels is empty (shape {base.shape}).")
     if base.dtype.kind not in "iuf":
         raise TypeError(f"base_labels must be integers, got dtype {base.dtype}.")
-    xp = da if is_dask(base) else np
-    checks = [base.min(axis=0), base.max(axis=0)]
-    if base.dtype.kind == "f":
-        checks += [xp.isfinite(base).all(), (base % 1 == 0).all()]
     if is_dask(base):
         # a block holds m labels and, in the sweep, c HR values per row
         size = block_size(max(base.shape[1], n_clusters or 1), max_rows=MAX_BLOCK_ROWS)
         base = align_rows(base, rows=_row_chunks(base.chunks[0], size))[0]
+        # every column's smallest and largest label in one task per block
+        checks = [base.map_blocks(_column_range, new_axis=1, dtype=base.dtype,
+                                  chunks=((1,) * base.numblocks[0], (2,), base.chunks[1]))]
+        if base.dtype.kind == "f":
+            checks += [da.isfinite(base).all(), (base % 1 == 0).all()]
         held = base.astype(np.int32)
         if _fits_in_memory(held.nbytes):
             held, *checks = dask.persist(held, *checks)  # one read for both
         checks = dask.compute(*checks)
+        checks = [checks[0][:, 0].min(axis=0), checks[0][:, 1].max(axis=0), *checks[1:]]
     else:
+        checks = [base.min(axis=0), base.max(axis=0)]
+        if base.dtype.kind == "f":
+            checks += [np.isfinite(base).all(), (base % 1 == 0).all()]
         held = None
     if base.dtype.kind == "f":
         if not checks[2]:
@@ -116,6 +121,16 @@ def check_base_labels(base_labels: Any, n_clusters: int | None = None
     # labels < n_samples < 2³¹ (an int32 row count) fit in int32
     base = held if held is not None else base.astype(np.int32)
     return base, (hi.astype(np.int64) + 1)
+
+
+def _column_range(block: np.ndarray) -> np.ndarray:
+    # (1, 2, m): the block's smallest and largest value in every column (an empty block: the
+    # extremes of its type, which any other block's values replace)
+    if len(block) == 0:
+        info = (np.iinfo if block.dtype.kind in "iu" else np.finfo)(block.dtype)
+        return np.array([[info.max] * block.shape[1], [info.min] * block.shape[1]],
+                        dtype=block.dtype)[None]
+    return np.stack([block.min(axis=0), block.max(axis=0)])[None]
 
 
 #: Most rows in a row block of the consensus, where the input's own blocks are not kept
