@@ -335,6 +335,16 @@ def test_dask_estimator_gives_dask_labels(pool):
         da.from_array(base, chunks=(150, -1)), sensitive_features=da.from_array(groups, 200))
     assert isinstance(est.labels_, da.Array)
     np.testing.assert_array_equal(est.labels_.compute(), ref.labels_)
+    # an empty last row block is kept (the blocks are of a reasonable size) and its range
+    # check stands aside for the others
+    with dask.config.set({"daskfair.block-rows": 300}):
+        padded = da.from_array(base, chunks=((300, 300, 0), -1))
+        held, sizes = check_base_labels(padded, c)
+        empty = FairClusteringEnsemble(c, random_state=0).fit(
+            padded, sensitive_features=da.from_array(groups, ((300, 300, 0),)))
+    assert held.chunks[0] == (300, 300, 0)
+    np.testing.assert_array_equal(sizes, base.max(axis=0) + 1)
+    np.testing.assert_array_equal(empty.labels_.compute(), ref.labels_)
 
 
 def test_fair_balanced_input_stays_optimal():
