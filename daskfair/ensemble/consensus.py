@@ -280,15 +280,15 @@ def _sweep(
     bounds, c = state.bounds, P.shape[1]
     if not any(is_dask(a) for a in (base, groups, state.labels)):
         return sweep_block(base, groups, state.labels, state.counts, P, Py, bounds, lambda2)
-    base, groups, labels = align_rows(base, groups, state.labels, rows=rows_of(base))
-    blocks = row_blocks(base, groups, labels, optimize=False, rows=rows_of(base))
+    rows = rows_of(base)
+    blocks = row_blocks(base, groups, state.labels, optimize=False, rows=rows)
     # each block's HR rows (the heavy part) do not depend on the counts: in parallel (tasks
     # on the blocks themselves; an HR dask array, with its labels[:, None] layer, was
     # 0.3 s slower per fit at 10⁷ rows)
     hr = [dask.delayed(hr_rows, pure=True)(b, lab, P, Py, bounds) for b, _, lab in blocks]
     out = state.counts
     parts, changes = [], []
-    for (b, g, lab), h, size in zip(blocks, hr, labels.chunks[0], strict=True):
+    for (b, g, lab), h, size in zip(blocks, hr, rows, strict=True):
         # a chain: each block starts from the counts the previous one left (exact sequential
         # semantics), ahead of the HR tasks in the workers' queues. One block per link: a
         # longer link would pull the HR rows of blocks held by another worker (2 and 8
