@@ -226,6 +226,25 @@ def test_paper_start_fit_never_raises_the_objective(pool):
         FairClusteringEnsemble(c, init="svd").fit(base, sensitive_features=groups)
 
 
+@pytest.mark.parametrize("iters", [1, 2])
+def test_no_recovery_copy_after_the_last_iteration(pool, monkeypatch, iters):
+    """The labels are copied to the client as a recovery point after the first iteration
+    (the copy's cost is not known yet), never after the last one: none for one iteration, one
+    for two."""
+    import daskfair.ensemble.consensus as consensus
+
+    copies = []
+    on_client = consensus._on_client
+    monkeypatch.setattr(consensus, "_on_client",
+                        lambda state: copies.append(state.n_iter) or on_client(state))
+    base, groups, _, c = pool
+    with dask.config.set({"scheduler": "sync"}):
+        est = FairClusteringEnsemble(c, max_iter=iters, tol=0, random_state=0).fit(
+            da.from_array(base, chunks=(150, -1)), sensitive_features=da.from_array(groups, 150))
+    assert est.n_iter_ == iters
+    assert copies == list(range(1, iters))
+
+
 @pytest.mark.parametrize("init", ["matched", "paper"])
 @pytest.mark.parametrize("held", [True, False])
 def test_reads_of_dask_inputs_are_what_the_docstring_says(pool, init, held, monkeypatch):
