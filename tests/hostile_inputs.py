@@ -45,7 +45,18 @@ from daskfair import (
     pareto_front,
 )
 from daskfair.cli.inputs import load_input
-from daskfair.store import IncompleteRunError, StoreError, create_run, open_run, resume_run
+from daskfair.store import (
+    STORE_FORMAT,
+    CorruptStoreError,
+    IncompleteRunError,
+    StoreError,
+    StoreLockedError,
+    break_lock,
+    create_run,
+    open_run,
+    resume_run,
+)
+from daskfair.store.lease import LEASE_NAME
 
 __all__ = ["BACKENDS", "CASES", "ENTRY_POINTS", "Case", "Context", "Expect", "render_doc",
            "run_case"]
@@ -355,6 +366,10 @@ def _create_run(*, path: Path, unprivileged: bool = False, **kwargs: Any) -> Any
         return create_run(path, kind="fce", **kwargs)
 
 
+def _read_array(*, path: Path) -> Any:
+    return open_run(path).read_array("x")
+
+
 def _open_run(*, path: Path, unprivileged: bool = False) -> Any:
     with _unprivileged() if unprivileged else contextlib.nullcontext():
         return open_run(path)
@@ -378,6 +393,8 @@ ENTRY_POINTS: dict[str, Callable[..., Any]] = {
     "create_run": _create_run,
     "open_run": _open_run,
     "resume_run": lambda **kw: resume_run(**kw),
+    "break_lock": lambda **kw: break_lock(**kw),
+    "Run.read_array": _read_array,
     "Run.write_array": _write_array,
     "load_input": lambda **kw: load_input(**kw),
 }
@@ -431,11 +448,12 @@ GROUP_SAYS = "works: strings, floats and booleans are groups like integer codes 
 def _run(c: Context, name: str = "run.zarr", *, complete: bool = True, **attrs: Any) -> Path:
     path = c.tmp / name
     run = create_run(path, kind="fce", params={"n_clusters": 3})
-    if attrs:
-        info = {**run.info, **attrs}
-        run.group.attrs["daskfair"] = info
     if complete:
         run.mark_complete()
+    run.close()
+    if attrs:  # after the marker, which writes the format
+        info = {**run.info, **attrs}
+        run.group.attrs["daskfair"] = info
     return path
 
 
@@ -476,6 +494,51 @@ def _unreadable(c: Context) -> Path:
     return path
 
 
+def _damaged(c: Context, how: str) -> Path:
+    import zarr
+
+    path = c.tmp / "run.zarr"
+    run = create_run(path, kind="fce", params={"n_clusters": 3})
+    run.write_array("x", np.arange(30.0), chunks=(10,))
+    if how == "forge":
+        run.close()
+        group = zarr.open_group(str(path), mode="r+")
+        group.attrs["daskfair"] = {**group.attrs["daskfair"], "status": "complete"}
+        return path
+    run.mark_complete()
+    chunk = path / "x" / "c" / "1"
+    data = chunk.read_bytes()
+    chunk.write_bytes(data[:-5] if how == "truncate" else data[:-1] + bytes([data[-1] ^ 1]))
+    return path
+
+
+def _foreign(c: Context) -> Path:
+    folder = c.tmp / "project"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("years of work")
+    return folder
+
+
+def _locked(c: Context, *, alive: bool) -> Path:
+    import json
+    import socket
+    import subprocess
+    import sys
+
+    path = c.tmp / "run.zarr"
+    create_run(path, kind="fce", params={"n_clusters": 3}).close()
+    if alive:
+        pid = os.getpid()
+    else:
+        gone = subprocess.Popen([sys.executable, "-c", "pass"])
+        gone.wait()
+        pid = gone.pid
+    (path / LEASE_NAME).write_text(json.dumps(
+        {"run_id": "other", "host": socket.gethostname(), "pid": pid, "started": "earlier",
+         "command": "daskfair fce --pool har"}))
+    return path
+
+
 def _file(c: Context, name: str, text: str | bytes) -> Path:
     path = c.tmp / name
     if isinstance(text, bytes):
@@ -485,8 +548,9 @@ def _file(c: Context, name: str, text: str | bytes) -> Path:
     return path
 
 
-OTHER_FORMAT = err(StoreError, r"written in daskfair store format 2, this version reads format "
-                               r"1.*Rerun the job with this version")
+FUTURE = STORE_FORMAT + 1
+OTHER_FORMAT = err(StoreError, r"written in daskfair store format 3, this version reads formats "
+                               r"1 to 2.*Rerun the job with this version")
 NO_WRITE = err(PermissionError, r"(no write permission|cannot write the run store).*writable")
 
 FKC_NAN_Y = ("regression.py FairKernelClassifier.fit: for dask y the NaN is counted as a third "
@@ -902,8 +966,8 @@ case("fce-resume-finished", FCE, "half-written store", "resume=True on a finishe
      err(ValueError, r"holds a finished run; there is nothing to resume"),
      "read it with open_run, or start a new store", backends=("numpy",))
 case("fce-resume-other-format", FCE, "zarr store from another version",
-     "resume=True on a run of store format 2",
-     lambda c: _fce(c, store=_run(c, format=2, complete=False), resume=True), OTHER_FORMAT,
+     "resume=True on a run of a future store format (3)",
+     lambda c: _fce(c, store=_run(c, format=FUTURE, complete=False), resume=True), OTHER_FORMAT,
      "rerun with this version", backends=("numpy",))
 case("fce-store-no-permission", FCE, "path without write permission",
      "store= in a read-only directory (run as nobody when root)",
@@ -1087,11 +1151,12 @@ case("error-rate-unknown-chunks", "error_rate", "unknown chunk sizes",
 # run stores
 STORE_FILE = {"backends": ("file",)}
 case("store-other-format", "open_run", "zarr store from another version",
-     "a run written in store format 2", lambda c: {"path": _run(c, format=2)}, OTHER_FORMAT,
+     "a run written in a future store format (3)",
+     lambda c: {"path": _run(c, format=FUTURE)}, OTHER_FORMAT,
      "rerun with this version, or read it with the version that wrote it", **STORE_FILE)
 case("store-other-format-resume", "resume_run", "zarr store from another version",
-     "resume a run written in store format 2",
-     lambda c: {"path": _run(c, format=2, complete=False), "kind": "fce",
+     "resume a run written in a future store format (3)",
+     lambda c: {"path": _run(c, format=FUTURE, complete=False), "kind": "fce",
                 "params": {"n_clusters": 3}}, OTHER_FORMAT,
      "rerun with this version", **STORE_FILE)
 case("store-format-not-int", "open_run", "zarr store from another version",
@@ -1176,6 +1241,48 @@ case("store-write-strings", "Run.write_array", "non-numeric columns", "write an 
      lambda c: {"path": c.tmp / "w.zarr", "data": np.array(["a", "b"])},
      err(TypeError, r"store 'x' as an attribute: arrays must be numeric"),
      "store text as an attribute", **STORE_FILE)
+
+# run stores: damaged after they finished, or in use (issue 27)
+case("store-truncated-chunk", "open_run", "corrupt store",
+     "a finished run with one chunk of an array cut short",
+     lambda c: {"path": _damaged(c, "truncate")},
+     err(CorruptStoreError, r"is corrupt: array 'x' has 4 files of .* bytes where 4 files of .* "
+                            r"bytes were written \(a chunk is truncated.*rerun the job "
+                            r"\(--overwrite\)"),
+     "restore it from a backup, or rerun the job", **STORE_FILE)
+case("store-altered-chunk", "Run.read_array", "corrupt store",
+     "a finished run with one byte of a chunk changed (same size)",
+     lambda c: {"path": _damaged(c, "flip")},
+     err(CorruptStoreError, r"array 'x' has other contents than were written"),
+     "restore it from a backup, or rerun the job", **STORE_FILE)
+case("store-forged-marker", "open_run", "corrupt store",
+     "an unfinished run whose status was edited to 'complete'",
+     lambda c: {"path": _damaged(c, "forge")},
+     err(CorruptStoreError, r"marked complete but has no record of its files"),
+     "rerun the job", **STORE_FILE)
+case("store-foreign-folder", "create_run", "store in use",
+     "overwrite=True on a folder holding a user's file",
+     lambda c: {"path": _foreign(c), "overwrite": True},
+     err(FileExistsError, r"not a daskfair run store \(it holds 1 entry: thesis.tex\).*never "
+                          r"deletes"),
+     "choose another --store path; nothing in it is touched", **STORE_FILE)
+case("store-lock-live", "create_run", "store in use",
+     "overwrite=True on a run whose lock a live process holds",
+     lambda c: {"path": _locked(c, alive=True), "overwrite": True},
+     err(StoreLockedError, r"being written by another run \(host .*process \d+ is running\).*"
+                           r"wait for that run to finish, or choose another --store"),
+     "wait for that run, or choose another store", **STORE_FILE)
+case("store-lock-dead", "resume_run", "store in use",
+     "resume a run whose lock a process that died (SIGKILL) left",
+     lambda c: {"path": _locked(c, alive=False), "kind": "fce", "params": {"n_clusters": 3}},
+     err(StoreLockedError, r"locked by a run that is no longer running.*is no longer running"
+                           r".*--break-lock"),
+     "break the lock (--break-lock), then resume", **STORE_FILE)
+case("store-break-live-lock", "break_lock", "store in use",
+     "break_lock on a lock a live process holds",
+     lambda c: {"path": _locked(c, alive=True)},
+     err(StoreLockedError, r"not breaking the lock.*holder is alive"),
+     "wait for that run to finish, or stop it first", **STORE_FILE)
 
 # load_input: the command line's --input
 

@@ -178,6 +178,26 @@ def test_fce_job_on_a_pool_and_show(scheduler, data_dir, tmp_path, capsys):
     assert code == 0 and (tmp_path / "bars.png").stat().st_size > 1000
 
 
+def test_fce_job_with_a_consensus_coarser_than_the_pool(scheduler, data_dir, tmp_path,
+                                                        capsys):
+    """D&S's base clusterings have 19 clusters: with --clusters 7 each is scored with its own
+    19 (it failed with "labels must lie in [0, 6]" after the whole consensus had run)."""
+    store = tmp_path / "ds.zarr"
+    code, _, err = _run(["fce", "--pool", "ds", "--runs", "3", "--clusters", "7",
+                         "--max-iter", "2", "--scheduler", scheduler, "--data-dir",
+                         str(data_dir), "--store", str(store), "--no-progress"], capsys)
+    assert code == 0, err
+    report = open_run(store).attrs["report"]
+    base, y, groups = load_fce_pool("ds", data_dir)
+    own = [int(base[:, j].max()) + 1 for j in range(3)]
+    assert own == [19, 19, 19]
+    base_rows = np.array([[clustering_report(y, base[:, j], sensitive_features=groups,
+                                             n_clusters=own[j])[c] for c in REPORT_COLUMNS]
+                          for j in range(3)])
+    np.testing.assert_allclose([report["base_mean"][c] for c in REPORT_COLUMNS],
+                               base_rows.mean(axis=0))
+
+
 def test_fce_job_from_a_csv_file(scheduler, tmp_path, capsys):
     rng = np.random.default_rng(0)
     n = 900

@@ -50,6 +50,7 @@ ITEMS = {  # the issue's list: every item has cases
     "groups as strings/floats/booleans", "labels out of range", "mismatched lengths",
     "unknown chunk sizes", "non-numeric columns", "K > n", "k > rank",
     "zarr store from another version", "half-written store", "path without write permission",
+    "corrupt store", "store in use",  # issue 27
 }
 
 

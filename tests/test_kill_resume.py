@@ -32,7 +32,7 @@ def _run(args, cwd, env, timeout=300):
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def _kill_after_checkpoint(proc, store, iteration, timeout=240):
+def _kill_after_checkpoint(proc, store, iteration, sig=signal.SIGKILL, timeout=240):
     start = time.monotonic()
     while time.monotonic() - start < timeout:
         if proc.poll() is not None:
@@ -43,8 +43,11 @@ def _kill_after_checkpoint(proc, store, iteration, timeout=240):
         except (StoreError, ValueError, KeyError, OSError):  # not there yet, or mid-write
             ckpt = None
         if ckpt and ckpt["iteration"] >= iteration:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
+            if sig == signal.SIGKILL:  # the whole group: nothing gets to clean up
+                os.killpg(proc.pid, sig)
+            else:  # what a batch system's walltime sends the job first
+                os.kill(proc.pid, sig)
+            proc.wait(timeout=60)
             return ckpt["iteration"]
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
@@ -66,8 +69,9 @@ def env(data_dir):
     return e
 
 
-@pytest.mark.parametrize("job", ["safairkm", "fce"])
-def test_kill_the_client_then_resume_gives_the_uninterrupted_result(job, env, tmp_path):
+@pytest.mark.parametrize(("job", "sig"), [("safairkm", signal.SIGKILL),
+                                          ("fce", signal.SIGKILL), ("fce", signal.SIGTERM)])
+def test_kill_the_client_then_resume_gives_the_uninterrupted_result(job, sig, env, tmp_path):
     if job == "safairkm":
         args = ["safairkm", "--dataset", "safairkm_adult", "--rows", "1500", "--clusters",
                 "4", "--starts", "6", "--iterations", "150", "--checkpoint-every", "5",
@@ -80,7 +84,10 @@ def test_kill_the_client_then_resume_gives_the_uninterrupted_result(job, env, tm
     args += ["--workers", "2", "--no-progress"]
     store = tmp_path / "killed.zarr"
     proc = _start([*args, "--store", str(store)], tmp_path, env)
-    killed_at = _kill_after_checkpoint(proc, store, kill_at)
+    killed_at = _kill_after_checkpoint(proc, store, kill_at, sig)
+    if sig == signal.SIGTERM:  # unwound as for Ctrl-C: the lease is given back
+        assert proc.returncode == 143 and "terminated (SIGTERM)" in proc.stderr.read()
+        assert not (store / "daskfair-lock.json").exists()
 
     with pytest.raises(IncompleteRunError):
         open_run(store)
@@ -90,12 +97,21 @@ def test_kill_the_client_then_resume_gives_the_uninterrupted_result(job, env, tm
     code, _, err = _run(["plot", str(store)], tmp_path, env)
     assert code == 2 and "did not finish" in err
     code, _, err = _run([*args, "--store", str(store)], tmp_path, env)
-    assert code == 2 and "already exists" in err  # never silently started over
+    # never silently started over
+    assert code == 2 and ("already exists" in err if sig == signal.SIGTERM
+                          else "locked by a run that is no longer running" in err)
     code, _, err = _run([*args, *other, "--store", str(store), "--resume"], tmp_path, env)
     assert code == 2 and "parameters differ" in err
 
-    code, out, err = _run([*args, "--store", str(store), "--resume"], tmp_path, env)
+    resume = [*args, "--store", str(store), "--resume"]
+    if sig == signal.SIGKILL:  # the killed run's lease is left: broken on request only
+        code, _, err = _run(resume, tmp_path, env)
+        assert code == 2 and "is no longer running" in err and "--break-lock" in err
+        resume.append("--break-lock")
+    code, out, err = _run(resume, tmp_path, env)
     assert code == 0, err
+    if sig == signal.SIGKILL:
+        assert "warning: broke the lock" in err
     reference = tmp_path / "reference.zarr"
     code, _, err = _run([*args, "--store", str(reference)], tmp_path, env)
     assert code == 0, err

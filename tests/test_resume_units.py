@@ -9,7 +9,14 @@ import pytest
 from daskfair.datasets import load_fce_pool
 from daskfair.ensemble import FairClusteringEnsemble
 from daskfair.progress import IterationBar
-from daskfair.store import IncompleteRunError, StoreError, create_run, open_run, resume_run
+from daskfair.store import (
+    IncompleteRunError,
+    StoreError,
+    StoreLockedError,
+    create_run,
+    open_run,
+    resume_run,
+)
 
 
 class _Stop(Exception):
@@ -53,8 +60,14 @@ def test_resume_run_refusals(tmp_path):
         resume_run(tmp_path / "r.zarr", kind="u", params={"a": 1, "b": [1, 2]})
     with pytest.raises(ValueError, match=r"parameters differ .*\['b'\]"):
         resume_run(tmp_path / "r.zarr", kind="t", params={"a": 1, "b": [1, 3]})
-    assert resume_run(tmp_path / "r.zarr", kind="t", params={"a": 1, "b": (1, 2)}).kind == "t"
-    run.mark_complete()
+    with pytest.raises(StoreLockedError, match="being written by another run"):
+        resume_run(tmp_path / "r.zarr", kind="t", params={"a": 1, "b": [1, 2]})
+    run.close()
+    resumed = resume_run(tmp_path / "r.zarr", kind="t", params={"a": 1, "b": (1, 2)})
+    assert resumed.kind == "t"
+    with pytest.raises(StoreError, match="released its lease"):
+        run.set_attrs(x=1)  # the first run gave its lease up: it writes nothing more
+    resumed.mark_complete()
     with pytest.raises(ValueError, match="finished run"):
         resume_run(tmp_path / "r.zarr", kind="t", params={"a": 1, "b": [1, 2]})
 

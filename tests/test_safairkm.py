@@ -506,3 +506,31 @@ def test_vfairkm_penalty_buys_fairness(data_dir, client):
                           random_state=0, client=client)
     assert len(front) >= 2 and front.params["mu"][0] == 0
     _check_front(front, X, s, 5)
+
+
+def test_resume_from_a_checkpoint_with_empty_batches(tmp_path):
+    """A batch whose members were all dominated is empty at a checkpoint: the stored batches
+    are numbered without gaps, so the resume reads every one of them (the kill-point test
+    found a resume that failed on such a gap: KeyError 'checkpoint_10/b0')."""
+    from daskfair._inprocess import InProcessClient
+
+    X, g = _data(n=200, groups=(0.4, 0.6), seed=4)
+    kw = dict(sensitive_features=g, n_clusters=3, n_starts=4, n_batches=4, n_iter=12,
+              random_state=3, checkpoint_every=2)
+
+    def crash(t, cost, bal):
+        if t == 3:
+            raise _Stop
+
+    store = tmp_path / "front.zarr"
+    with InProcessClient(2) as local:
+        full = pareto_front(X, client=local, **kw)
+        with pytest.raises(_Stop):
+            pareto_front(X, client=local, store=str(store), callback=crash, **kw)
+        run = open_run(store, allow_incomplete=True)
+        assert run.checkpoint["iteration"] == 2
+        # the first of the four batches was empty at iteration 2 (sizes 0, 16, 7, 6)
+        assert [len(r) for r in run.checkpoint["ranks"]] == [16, 7, 6]
+        resumed = pareto_front(X, client=local, store=str(store), resume=True, **kw)
+    np.testing.assert_array_equal(full.cost, resumed.cost)
+    np.testing.assert_array_equal(full.labels, resumed.labels)

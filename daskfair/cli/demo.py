@@ -242,56 +242,60 @@ def run_demo(
     if unknown:
         raise ValueError(f"unknown pool(s) {unknown}; choose from {list(FCE_POOLS)}.")
     client = client or get_client()
-    run = create_run(store, kind="demo", params={"pools": list(pools)}, overwrite=True)
-    rows: dict[str, dict[str, tuple[float, float]]] = {}
-    t0 = time.perf_counter()
-    for pool in pools:
-        base, y, groups = load_fce_pool(pool, data_dir)
-        echo(f"{FCE_POOL_NAMES[pool]}: {base.shape[0]} rows, {base.shape[1]} base clusterings")
-        reports = audit_labelings(
-            base, y, sensitive_features=groups, client=client, progress=progress
-        )
-        if progress:
-            echo("")
-        mean, std = subset_summary(reports)
-        rows[pool] = {c: (float(m), float(s)) for c, m, s in zip(REPORT_COLUMNS, mean, std,
-                                                                 strict=True)}
-        run.write_array(f"km/{pool}/reports", reports)
-    elapsed = time.perf_counter() - t0
-    run.set_attrs(km_table={p: {c: list(v) for c, v in r.items()} for p, r in rows.items()},
-                  columns=list(REPORT_COLUMNS), km_seconds=elapsed)
-    echo("")
-    echo("KM rows of the FCE paper: metrics of the 100 k-means base clusterings of each pool,")
-    echo("mean ± sample std over 10 disjoint subsets of 10 (the paper's printed means below).")
-    echo(format_table(rows))
-    echo(f"\n{len(pools) * 100} labelings audited in {elapsed:.1f} s")
-    fce_rows: dict[str, dict[str, tuple[float, float]]] = {}
-    if fce_pools:
+    params = {"pools": list(pools)}
+    with create_run(store, kind="demo", params=params, overwrite=True) as run:
+        rows: dict[str, dict[str, tuple[float, float]]] = {}
         t0 = time.perf_counter()
-        fce_rows = fce_section(client, fce_pools, data_dir=data_dir)
-        run.set_attrs(fce_table={p: {c: list(v) for c, v in r.items()}
-                                 for p, r in fce_rows.items()},
-                      fce_seconds=time.perf_counter() - t0)
-        echo("\nFCE consensus (fairness='auto') of 10 subsets of 10 base clusterings per pool")
-        echo("against the base clusterings (KM), mean ± sample std over the subsets:")
-        echo(format_fce_table(rows, fce_rows))
-    fkr_rows: dict[str, dict[str, float]] = {}
-    if fkr:
-        t0 = time.perf_counter()
-        fkr_rows = fkr_section(client, data_dir=data_dir)
-        run.set_attrs(fkr_table=fkr_rows, fkr_seconds=time.perf_counter() - t0)
-        echo("\nFKR-F²E on the authors' Credit Default split 0 (their training indices; the other")
-        echo("5,039 rows test; polynomial kernel degree 4, coef0 0.1; k = n/250; SD and error):")
-        echo(format_fkr_table(fkr_rows))
-    sa_rows: dict[str, dict[str, Any]] = {}
-    if safairkm:
-        sa_rows = safairkm_section(client, data_dir=data_dir)
-        run.set_attrs(safairkm=sa_rows)
-        best = sa_rows["reference"]["best_balance"]
-        echo("\nSAfairKM Pareto front (30 starts, 4 pairs, 150 iterations) and VfairKM (μ = 0,")
-        echo(f"200, 400, 800) on Adult: 5,000 rows, K = 10, sex (best possible balance "
-             f"{best:.3f}):")
-        echo(format_safairkm_table(sa_rows))
-    run.mark_complete()
+        for pool in pools:
+            base, y, groups = load_fce_pool(pool, data_dir)
+            echo(f"{FCE_POOL_NAMES[pool]}: {base.shape[0]} rows, {base.shape[1]} base clusterings")
+            reports = audit_labelings(
+                base, y, sensitive_features=groups, client=client, progress=progress
+            )
+            if progress:
+                echo("")
+            mean, std = subset_summary(reports)
+            rows[pool] = {c: (float(m), float(s)) for c, m, s in zip(REPORT_COLUMNS, mean, std,
+                                                                     strict=True)}
+            run.write_array(f"km/{pool}/reports", reports)
+        elapsed = time.perf_counter() - t0
+        run.set_attrs(km_table={p: {c: list(v) for c, v in r.items()} for p, r in rows.items()},
+                      columns=list(REPORT_COLUMNS), km_seconds=elapsed)
+        echo("")
+        echo("KM rows of the FCE paper: metrics of the 100 k-means base clusterings of each pool,")
+        echo("mean ± sample std over 10 disjoint subsets of 10 (the paper's printed means below).")
+        echo(format_table(rows))
+        echo(f"\n{len(pools) * 100} labelings audited in {elapsed:.1f} s")
+        fce_rows: dict[str, dict[str, tuple[float, float]]] = {}
+        if fce_pools:
+            t0 = time.perf_counter()
+            fce_rows = fce_section(client, fce_pools, data_dir=data_dir)
+            run.set_attrs(fce_table={p: {c: list(v) for c, v in r.items()}
+                                     for p, r in fce_rows.items()},
+                          fce_seconds=time.perf_counter() - t0)
+            echo("\nFCE consensus (fairness='auto') of 10 subsets of 10 base clusterings per pool")
+            echo("against the base clusterings (KM), mean ± sample std over the subsets:")
+            echo(format_fce_table(rows, fce_rows))
+        fkr_rows: dict[str, dict[str, float]] = {}
+        if fkr:
+            t0 = time.perf_counter()
+            fkr_rows = fkr_section(client, data_dir=data_dir)
+            run.set_attrs(fkr_table=fkr_rows, fkr_seconds=time.perf_counter() - t0)
+            echo("\nFKR-F²E on the authors' Credit Default split 0 (their training indices; "
+                 "the other")
+            echo("5,039 rows test; polynomial kernel degree 4, coef0 0.1; k = n/250; SD and "
+                 "error):")
+            echo(format_fkr_table(fkr_rows))
+        sa_rows: dict[str, dict[str, Any]] = {}
+        if safairkm:
+            sa_rows = safairkm_section(client, data_dir=data_dir)
+            run.set_attrs(safairkm=sa_rows)
+            best = sa_rows["reference"]["best_balance"]
+            echo("\nSAfairKM Pareto front (30 starts, 4 pairs, 150 iterations) and VfairKM "
+                 "(μ = 0,")
+            echo(f"200, 400, 800) on Adult: 5,000 rows, K = 10, sex (best possible balance "
+                 f"{best:.3f}):")
+            echo(format_safairkm_table(sa_rows))
+        run.mark_complete()
     echo(f"\nwritten to {run.path}")
     return {"km": rows, "fce": fce_rows, "fkr": fkr_rows, "safairkm": sa_rows}

@@ -403,7 +403,10 @@ def fce_job(
     c = fce.n_clusters_
     consensus = _report(y, fce.labels_, s, c)
     scored = base_np if pool is not None else base
-    base_reports = np.array([[_report(y, scored[:, j], s, c)[k] for k in consensus]
+    # a base clustering with more clusters than the consensus (a pool's, --base-clusters) is
+    # scored with its own number of clusters
+    own = np.maximum(c, np.asarray(dask.compute(scored.max(axis=0))[0]) + 1)
+    base_reports = np.array([[_report(y, scored[:, j], s, int(own[j]))[k] for k in consensus]
                              for j in range(scored.shape[1])])
     summary = {
         "n_clusters": c, "n_iter": fce.n_iter_, "converged": fce.converged_,

@@ -6,7 +6,9 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -95,11 +97,20 @@ example:
   daskfair plot credit.zarr -o tradeoff.png
 """
 
+_TERMINATED = "terminated (SIGTERM)"
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    # A batch system's walltime or scancel sends SIGTERM before SIGKILL: unwinding as for
+    # Ctrl-C gives the store's lease back, so the job resumes anywhere without --break-lock.
+    raise KeyboardInterrupt(_TERMINATED)
+
+
 # Options that say where and how a job runs, not what it computes: they stay out of the
 # stored parameters, so an interrupted run may be resumed on another cluster.
 _NOT_PARAMS = {"command", "verbose", "scheduler", "workers", "jobqueue", "jobs",
                "jobqueue_config", "jobqueue_wait", "data_dir", "store", "overwrite", "resume",
-               "no_progress"}
+               "break_lock", "no_progress"}
 # options added after runs were stored: at their defaults they are left out of the stored
 # parameters, so a run stored before them still resumes
 _NEW_OPTION_DEFAULTS = {"sync_every": 1, "init": "matched"}
@@ -132,11 +143,20 @@ def _add_run_options(p: argparse.ArgumentParser, kind: str, *, resume: bool) -> 
     g = p.add_argument_group("the run")
     g.add_argument("--store", default=f"daskfair-{kind}.zarr", metavar="PATH",
                    help="zarr store of the run (default %(default)s)")
-    g.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    g.add_argument("--overwrite", action="store_true",
+                   help="replace the daskfair run in --store (anything else there is kept; a "
+                        "path that is not a daskfair run is never replaced)")
+    _add_break_lock(g)
     if resume:
         g.add_argument("--resume", action="store_true",
                        help="continue the interrupted run in --store (same options)")
     g.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _add_break_lock(g: Any) -> None:
+    g.add_argument("--break-lock", action="store_true",
+                   help="remove the lock a run that is no longer running left in --store "
+                        "(a live run's lock is never broken)")
 
 
 def _add_input_options(p: argparse.ArgumentParser, *, pool: bool = False) -> None:
@@ -193,7 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
                 _DEMO_HELP)
     _add_cluster_options(demo)
     demo.add_argument("--store", default="daskfair-demo.zarr", metavar="PATH",
-                      help="zarr store for the run (replaced if present; default %(default)s)")
+                      help="zarr store for the run (a demo run there is replaced; default "
+                           "%(default)s)")
+    _add_break_lock(demo)
     demo.add_argument("--pools", nargs="+", metavar="POOL",
                       help="pools to audit (default: all six)")
     demo.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -367,8 +389,11 @@ def _announce(client: Any) -> None:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ..datasets import FCE_POOLS
+    from ..store import check_new_store
     from .demo import run_demo
 
+    _break_lock(args)
+    check_new_store(args.store, overwrite=True)  # a demo run is replaced, nothing else
     with _client(args) as client:
         _announce(client)
         run_demo(store=args.store, pools=args.pools or FCE_POOLS, data_dir=args.data_dir,
@@ -391,6 +416,39 @@ def _load(args: argparse.Namespace, need_label: bool) -> Any:
     return data
 
 
+def _break_lock(args: argparse.Namespace) -> None:
+    """``--break-lock``: remove a dead run's lock, saying so (a live one is refused)."""
+    from ..store import break_lock
+
+    if not args.break_lock:
+        return
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        holder = break_lock(args.store)
+    for w in said:
+        print(f"daskfair {args.command}: warning: {w.message}", file=sys.stderr)
+    if holder is None:
+        print(f"daskfair {args.command}: --break-lock: {args.store} has no lock to break",
+              file=sys.stderr)
+
+
+def _params(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMS
+            and not (k in _NEW_OPTION_DEFAULTS and v == _NEW_OPTION_DEFAULTS[k])}
+
+
+def _check_store(args: argparse.Namespace, kind: str) -> None:
+    """Refuse a store the job could not write before the data is read (``--break-lock``
+    first): the check that holds is the lease, taken when the run starts."""
+    from ..store import check_new_store, resume_run
+
+    _break_lock(args)
+    if getattr(args, "resume", False):
+        resume_run(args.store, kind=kind, params=_params(args)).close()
+    else:
+        check_new_store(args.store, overwrite=args.overwrite)
+
+
 def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str],
              in_process: bool = False) -> int:
     """Open the run, start the client, run ``job(run, client)`` (returns the text to print),
@@ -398,8 +456,7 @@ def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str],
     from ..progress import show_progress
     from ..store import check_new_store, create_run, resume_run
 
-    params = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMS
-              and not (k in _NEW_OPTION_DEFAULTS and v == _NEW_OPTION_DEFAULTS[k])}
+    params = _params(args)
     resume = getattr(args, "resume", False)
     run = resume_run(args.store, kind=kind, params=params) if resume else None
     if run is None:  # refused before a cluster starts; created once it runs
@@ -416,11 +473,14 @@ def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str],
                 run = create_run(args.store, kind=kind, params=params, overwrite=True)
             text = job(run, client)
             run.mark_complete()
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: the run in {args.store} is incomplete"
+    except KeyboardInterrupt as exc:
+        print(f"\n{exc or 'interrupted'}: the run in {args.store} is incomplete"
               + (". Continue it with the same command and --resume."
                  if "resume" in vars(args) else "."), file=sys.stderr)
-        return 130
+        return 143 if str(exc) == _TERMINATED else 130
+    finally:
+        if run is not None:
+            run.close()  # the lease: a run that stopped writes nothing more
     print("\n" + text)
     print(f"\nwritten to {run.path}")
     return 0
@@ -429,6 +489,7 @@ def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str],
 def _cmd_fkr(args: argparse.Namespace) -> int:
     from .jobs import fkr_job, format_fkr_results
 
+    _check_store(args, "fkr")
     data = _load(args, need_label=True)
 
     def job(run: Any, client: Any) -> str:
@@ -449,6 +510,7 @@ def _cmd_safairkm(args: argparse.Namespace) -> int:
     from .demo import format_safairkm_table
     from .jobs import safairkm_job
 
+    _check_store(args, "safairkm")
     data = _load(args, need_label=False)
 
     def job(run: Any, client: Any) -> str:
@@ -468,11 +530,12 @@ def _cmd_safairkm(args: argparse.Namespace) -> int:
 def _cmd_fce(args: argparse.Namespace) -> int:
     from .jobs import fce_job, format_fce_report
 
+    if args.pool is not None and (args.dataset or args.input):
+        raise ValueError("give either --pool or features (--dataset / --input), not both.")
+    _check_store(args, "fce")
     if args.pool is not None:
         from ..datasets import load_fce_pool
 
-        if args.dataset or args.input:
-            raise ValueError("give either --pool or features (--dataset / --input), not both.")
         data, pool = None, load_fce_pool(args.pool, args.data_dir)
     else:
         data, pool = _load(args, need_label=False), None
@@ -498,15 +561,26 @@ def _brief(value: Any, width: int = 96) -> str:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    import zarr
 
-    from ..store import open_run
+    from ..store import CorruptStoreError, open_run
+    from ..store.lease import lease_status
 
-    run = open_run(args.store, allow_incomplete=True)
+    run = open_run(args.store, allow_incomplete=True, verify=None)
     info = run.info
     print(f"run:       {run.path}")
     print(f"kind:      {run.kind}")
-    if run.is_complete:
+    try:
+        run.verify(contents=True)
+    except CorruptStoreError as exc:
+        print(f"status:    CORRUPT: {exc}")
+        return 1
+    lock = lease_status(run.path)
+    if lock:
+        print(f"lock:      {lock}")
+    if run.is_complete and info.get("format") == 1:
+        print(f"status:    complete (started {info.get('created')}, finished "
+              f"{info.get('completed')}; store format 1: no checksums to verify it)")
+    elif run.is_complete:
         print(f"status:    complete (started {info.get('created')}, finished "
               f"{info.get('completed')})")
     else:
@@ -535,11 +609,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
                     print(f"    {sub:<20} {_brief(v, 94)}")
             else:
                 print(f"  {key:<22} {_brief(value)}")
-    arrays = [(name, a) for name, a in run.group.members(max_depth=None)
-              if isinstance(a, zarr.Array)]
+    arrays = run.arrays()
     if arrays:
         print("arrays:")
-        for name, a in sorted(arrays):
+        for name, a in sorted(arrays.items()):
             print(f"  {name:<22} {a.shape} {a.dtype}")
     return 0 if run.is_complete else 1
 
@@ -585,6 +658,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         log.addHandler(handler)
     log.setLevel(logging.INFO if args.verbose else logging.WARNING)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     try:
         return _COMMANDS[args.command](args)
     except (ValueError, TypeError, FileNotFoundError, FileExistsError, PermissionError,
@@ -592,4 +667,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Input and environment errors are the user's to fix: one clear line, no traceback.
         print(f"daskfair {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
 

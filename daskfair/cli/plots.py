@@ -144,7 +144,7 @@ def plot_run(run: Run | str | os.PathLike[str], output: str | os.PathLike[str] |
         Where the figure was written.
     """
     if not isinstance(run, Run):
-        run = open_run(run)
+        run = open_run(run, verify="contents")
     elif not run.is_complete:
         open_run(run.path)  # raises the incomplete-run error
     plt = _pyplot()

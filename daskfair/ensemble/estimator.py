@@ -431,9 +431,6 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
             raise ValueError("resume=True needs the store of the interrupted fit.")
         base, groups, sizes, c, lambda2 = self._prepare(base_labels, sensitive_features)
         run, owns_run = self._open_store(store, resume, base.shape, c, lambda2)
-        state = load_state(run, base) if resume else None
-        if state is None:
-            state = self._initial_state(base, groups, sizes, c)
 
         def after_iteration(s: ConsensusState) -> None:
             if run is not None:
@@ -441,22 +438,29 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
             if callback is not None:
                 callback(s)
 
-        state, converged = run_consensus(
-            base, groups, state, lambda1=self.lambda1, lambda2=lambda2,
-            alignment=self.alignment, max_iter=self.max_iter, tol=self.tol,
-            callback=after_iteration,
-        )
-        self._store(state, converged, c, lambda2)
-        if run is not None:
-            run.write_array("labels", state.labels)
-            run.write_array("weights", state.alpha)
-            summary = {"objective": state.objective, "n_iter": state.n_iter,
-                       "converged": converged, "fairness_value": lambda2}
+        try:
+            state = load_state(run, base) if resume else None
+            if state is None:
+                state = self._initial_state(base, groups, sizes, c)
+            state, converged = run_consensus(
+                base, groups, state, lambda1=self.lambda1, lambda2=lambda2,
+                alignment=self.alignment, max_iter=self.max_iter, tol=self.tol,
+                callback=after_iteration,
+            )
+            self._store(state, converged, c, lambda2)
+            if run is not None:
+                run.write_array("labels", state.labels)
+                run.write_array("weights", state.alpha)
+                summary = {"objective": state.objective, "n_iter": state.n_iter,
+                           "converged": converged, "fairness_value": lambda2}
+                if owns_run:
+                    run.mark_complete(**summary)
+                else:
+                    run.set_attrs(**summary)
+            return self
+        finally:
             if owns_run:
-                run.mark_complete(**summary)
-            else:
-                run.set_attrs(**summary)
-        return self
+                run.close()  # the lease: a fit that stopped writes nothing more
 
     def _open_store(
         self, store: Any, resume: bool, shape: tuple[int, int], c: int, lambda2: float

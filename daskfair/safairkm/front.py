@@ -436,62 +436,68 @@ def pareto_front(
             members.append((fut, np.arange(len(starts)), np.asarray(starts)))
         return 0, members, []
 
-    t, survivors, history = starting_point()
-    # a resumed run's seconds continue from its checkpoint (the time between is not counted)
-    start = time.perf_counter() - (history[-1]["seconds"] if history else 0.0)
-    # Recovery point without a store: every checkpoint_every iterations the members are
-    # copied to the client (with a store, its checkpoint is the recovery point).
-    safe: tuple[int, list] | None = None
-    recoveries = 0
-    while True:
-        try:
-            done = t >= n_iter or (run is not None and bool((run.checkpoint or {}).get("done")))
-            while not done:
-                step = min(sync_every, n_iter - t)
-                survivors, n_keep = _iteration(
-                    client, problem_f, survivors, n_batches, slots, pairs_arr, q, t,
-                    target, max_swap_candidates, base_seed, callback, dominance == "strict",
-                    step)
-                t += step
-                history.append({"iteration": t, "n_points": n_keep,
-                                "seconds": time.perf_counter() - start})
-                if _crossed(t, step, max(1, n_iter // 10)):
-                    logger.info("SAfairKM front: iteration %d/%d, %d points", t, n_iter, n_keep)
-                done = t >= n_iter or n_keep >= budget or (
-                    time_limit is not None and time.perf_counter() - start > time_limit)
-                if run is not None and (done or _crossed(t, step, checkpoint_every)):
-                    _checkpoint(client, run, survivors, t, done, history)
-                elif run is None and _crossed(t, step, checkpoint_every):
-                    safe = (t, _copy_members(client, survivors))
-            f1, f2 = _front_objectives(client, survivors)
-            labels = _front_labels(client, survivors, problem)
-            if run is not None:
-                run.write_array("labels", labels, chunks=(min(64, len(f1)), problem.n_samples))
-            break
-        except LOST_WORK as exc:
-            recoveries = count_recovery(recoveries, exc, "SAfairKM front")
-            wait_for_workers(client)
-            slots = _worker_slots(client.nthreads())
-            problem_f = client.scatter(problem, broadcast=True, hash=False)
-            if run is None and safe is not None:
-                t = safe[0]
-                futures = client.scatter([m for m, _ in safe[1]], hash=False)
-                survivors = [(f, np.arange(len(m)), r)
-                             for f, (m, r) in zip(futures, safe[1], strict=True)]
+    try:
+        t, survivors, history = starting_point()
+        # a resumed run's seconds continue from its checkpoint (the time between is not counted)
+        start = time.perf_counter() - (history[-1]["seconds"] if history else 0.0)
+        # Recovery point without a store: every checkpoint_every iterations the members are
+        # copied to the client (with a store, its checkpoint is the recovery point).
+        safe: tuple[int, list] | None = None
+        recoveries = 0
+        while True:
+            try:
+                done = t >= n_iter or (run is not None
+                                       and bool((run.checkpoint or {}).get("done")))
+                while not done:
+                    step = min(sync_every, n_iter - t)
+                    survivors, n_keep = _iteration(
+                        client, problem_f, survivors, n_batches, slots, pairs_arr, q, t,
+                        target, max_swap_candidates, base_seed, callback, dominance == "strict",
+                        step)
+                    t += step
+                    history.append({"iteration": t, "n_points": n_keep,
+                                    "seconds": time.perf_counter() - start})
+                    if _crossed(t, step, max(1, n_iter // 10)):
+                        logger.info("SAfairKM front: iteration %d/%d, %d points", t, n_iter,
+                                    n_keep)
+                    done = t >= n_iter or n_keep >= budget or (
+                        time_limit is not None and time.perf_counter() - start > time_limit)
+                    if run is not None and (done or _crossed(t, step, checkpoint_every)):
+                        _checkpoint(client, run, survivors, t, done, history)
+                    elif run is None and _crossed(t, step, checkpoint_every):
+                        safe = (t, _copy_members(client, survivors))
+                f1, f2 = _front_objectives(client, survivors)
+                labels = _front_labels(client, survivors, problem)
+                if run is not None:
+                    run.write_array("labels", labels, chunks=(min(64, len(f1)), problem.n_samples))
+                break
+            except LOST_WORK as exc:
+                recoveries = count_recovery(recoveries, exc, "SAfairKM front")
+                wait_for_workers(client)
+                slots = _worker_slots(client.nthreads())
+                problem_f = client.scatter(problem, broadcast=True, hash=False)
+                if run is None and safe is not None:
+                    t = safe[0]
+                    futures = client.scatter([m for m, _ in safe[1]], hash=False)
+                    survivors = [(f, np.arange(len(m)), r)
+                                 for f, (m, r) in zip(futures, safe[1], strict=True)]
+                else:
+                    t, survivors, _ = starting_point()
+                history = [h for h in history if h["iteration"] <= t]
+        front = ParetoFront(f1, f2, history, params, labels,
+                            client if isinstance(labels, da.Array) else None)
+        if run is not None:
+            run.write_array("cost", f1)
+            run.write_array("balance", f2)
+            summary = {"n_points": len(f1), "n_iter_done": t, "history": history}
+            if owns_run:
+                run.mark_complete(**summary)
             else:
-                t, survivors, _ = starting_point()
-            history = [h for h in history if h["iteration"] <= t]
-    front = ParetoFront(f1, f2, history, params, labels,
-                        client if isinstance(labels, da.Array) else None)
-    if run is not None:
-        run.write_array("cost", f1)
-        run.write_array("balance", f2)
-        summary = {"n_points": len(f1), "n_iter_done": t, "history": history}
+                run.set_attrs(**summary)
+        return front
+    finally:
         if owns_run:
-            run.mark_complete(**summary)
-        else:
-            run.set_attrs(**summary)
-    return front
+            run.close()  # the lease: a run that stopped writes nothing more
 
 
 def _crossed(t: int, step: int, every: int) -> bool:
@@ -588,11 +594,15 @@ def _checkpoint(client: Any, run: Any, survivors: list, t: int, done: bool,
     # workers write their own arrays into a fresh group; the client switches the pointer
     # in the attributes afterwards, so a crash mid-write leaves the last checkpoint intact
     name = f"checkpoint_{t}"
+    # batch j of the checkpoint is the j-th batch that has members: _resume reads b0, b1, ...
+    # for the entries of ``ranks`` (numbering every batch, empty ones too, left gaps that a
+    # resume could not read)
+    kept = [(f, i, r) for f, i, r in survivors if len(i)]
     writes = [client.submit(_write_members, [(f, i)], str(run.path), f"{name}/b{j}",
                             pure=False)
-              for j, (f, i, _) in enumerate(survivors) if len(i)]
+              for j, (f, i, _) in enumerate(kept)]
     client.gather(writes)
-    ranks = [r.tolist() for _, i, r in survivors if len(i)]
+    ranks = [r.tolist() for _, _, r in kept]
     run.commit_checkpoint(name, iteration=t, ranks=ranks, done=done, history=history)
 
 

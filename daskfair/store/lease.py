@@ -1,0 +1,313 @@
+"""One writer per run store: an exclusive lease, a file created atomically inside the store.
+
+A run writes nothing before it holds its store's lease, the file ``daskfair-lock.json`` in the
+store's directory. The file is written whole under a name of its own and then hard-linked to
+the lease's name: ``link`` fails when the name exists, atomically, on local and network file
+systems alike (``O_EXCL`` is not atomic on every NFS, and ``flock`` is not seen across hosts).
+It names the holder: host, pid, the process's start time, a run id, when the run started and
+its command line. While the run lives a thread refreshes the file's modification time every
+``daskfair.lease-refresh`` seconds (default 30).
+
+A lease is *dead* when its holder is: on the holder's own host, when its pid is gone or now
+belongs to a process started later (a reused pid); seen from another host, when it has not
+been refreshed for ``daskfair.lease-stale`` seconds (default 300, ten refresh periods). A lease
+is never taken over silently, dead or not: :func:`break_lock` (``--break-lock``) removes a dead
+one after a warning and refuses a live one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sys
+import threading
+import time
+import uuid
+import warnings
+import weakref
+from pathlib import Path
+from typing import Any
+
+import dask
+
+from .errors import StoreLockedError
+
+__all__ = ["LEASE_NAME", "SCRATCH_PREFIX", "Lease", "break_lock", "holder_state", "lease_status",
+           "locked_error", "read_lease"]
+
+LEASE_NAME = "daskfair-lock.json"
+#: Files of the lease's own making that a crash can leave: the unique name a lease is written
+#: under before it is linked, and the name a broken lease is moved to before it is deleted.
+SCRATCH_PREFIX = f".{LEASE_NAME}."
+
+
+def refresh_seconds() -> float:
+    return float(dask.config.get("daskfair.lease-refresh", 30.0))
+
+
+def stale_seconds() -> float:
+    return float(dask.config.get("daskfair.lease-stale", 300.0))
+
+
+def _process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), to tell a reused pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # field 22, counted after the command name, which is in parentheses and may hold spaces
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, as another user's process
+        return True
+    return True
+
+
+def _holder(run_id: str) -> dict[str, Any]:
+    return {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(),
+            "pid_start": _process_start(os.getpid()),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "command": _command()}
+
+
+def _command() -> str:
+    """The command line, its program named as a user typed it (``python -m daskfair.cli``
+    makes argv[0] the path of ``__main__.py``)."""
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    if "daskfair" in (sys.argv[0] if sys.argv else ""):
+        program = "daskfair"
+    return " ".join([program, *sys.argv[1:]])[:300]
+
+
+def read_lease(store: str | os.PathLike[str]) -> tuple[dict[str, Any], float] | None:
+    """The holder recorded in ``store``'s lease and the lease's age in seconds, or None."""
+    return _read_holder(Path(store) / LEASE_NAME)
+
+
+def _read_holder(path: Path) -> tuple[dict[str, Any], float] | None:
+    try:
+        text = path.read_text()
+        age = time.time() - path.stat().st_mtime
+    except FileNotFoundError:
+        return None
+    try:
+        holder = json.loads(text)
+    except ValueError:
+        holder = None
+    if not isinstance(holder, dict):  # not written by a lease of this module
+        holder = {"unreadable": text[:80]}
+    return holder, age
+
+
+def holder_state(holder: dict[str, Any], age: float) -> tuple[bool, str]:
+    """Whether the lease's holder is alive, and the evidence, in words."""
+    if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int):
+        pid = holder["pid"]
+        if not _pid_alive(pid):
+            return False, f"process {pid} is no longer running"
+        start = _process_start(pid)
+        if holder.get("pid_start") and start and start != holder["pid_start"]:
+            return False, f"process {pid} ended (its pid now belongs to a later process)"
+        return True, f"process {pid} is running"
+    stale = stale_seconds()
+    if age > stale:
+        return False, (f"no refresh for {age:.0f} s (a live run refreshes it every "
+                       f"{refresh_seconds():.0f} s; stale after {stale:.0f} s)")
+    return True, (f"refreshed {age:.0f} s ago; from another host it counts as dead only "
+                  f"after {stale:.0f} s without a refresh")
+
+
+def describe(holder: dict[str, Any]) -> str:
+    if "unreadable" in holder:
+        return f"an unreadable lease file ({holder['unreadable']!r})"
+    return (f"host {holder.get('host')}, pid {holder.get('pid')}, started "
+            f"{holder.get('started')}, command {holder.get('command')!r}")
+
+
+def lease_status(store: str | os.PathLike[str]) -> str | None:
+    """One line on the store's lease for ``daskfair show``, or None when it has none."""
+    found = read_lease(store)
+    if found is None:
+        return None
+    holder, age = found
+    alive, why = holder_state(holder, age)
+    if alive:
+        return f"held by a live run ({describe(holder)}; {why})"
+    return (f"left by a run that is no longer running ({describe(holder)}; {why}); "
+            "--break-lock removes it")
+
+
+def locked_error(store: Path, holder: dict[str, Any], age: float) -> StoreLockedError:
+    alive, why = holder_state(holder, age)
+    if alive:
+        return StoreLockedError(
+            f"the store {store} is being written by another run ({describe(holder)}; {why}). "
+            "Two runs on one store would corrupt it: wait for that run to finish, or choose "
+            "another --store path.")
+    return StoreLockedError(
+        f"the store {store} is locked by a run that is no longer running ({describe(holder)}; "
+        f"{why}). If no run is writing to it, break the lock with --break-lock "
+        "(daskfair.store.break_lock(path) in Python), then --resume or --overwrite it.")
+
+
+def _write_new(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, text.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _link(scratch: Path, lease: Path) -> None:
+    """Give ``scratch`` the lease's name; FileExistsError when a lease exists."""
+    try:
+        os.link(scratch, lease)
+    except FileExistsError:
+        raise
+    except OSError:
+        # NFS may report a lost reply to a link that was made; a file system without hard
+        # links gets O_EXCL instead (atomic on local file systems and NFSv3+)
+        if scratch.stat().st_nlink == 2:
+            return
+        _write_new(lease, scratch.read_text())
+
+
+def _refresh(stop: threading.Event, path: Path, run_id: str, every: float,
+             lost: list[str]) -> None:
+    # A function of plain values, not a method: the thread must not keep the Lease alive,
+    # so that dropping a Run releases its lease (weakref.finalize below).
+    while not stop.wait(every):
+        found = read_lease(path.parent)
+        if found is None or found[0].get("run_id") != run_id:
+            lost.append("the lease file was removed or replaced" if found is None
+                        else f"the lease is now held by {describe(found[0])}")
+            return
+        with contextlib.suppress(OSError):
+            os.utime(path)
+
+
+def _release(stop: threading.Event, path: Path, run_id: str) -> None:
+    stop.set()
+    found = read_lease(path.parent)
+    if found is not None and found[0].get("run_id") == run_id:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+class Lease:
+    """The exclusive lease of one run on one store (see the module's docstring).
+
+    Released by :meth:`release`, and in any case when the object is garbage collected or the
+    interpreter exits: a run whose owner dropped it writes nothing more.
+    """
+
+    def __init__(self, store: Path, run_id: str) -> None:
+        self.store = store
+        self.path = store / LEASE_NAME
+        self.run_id = run_id
+        self._stop = threading.Event()
+        self._lost: list[str] = []
+        self._finalizer = weakref.finalize(self, _release, self._stop, self.path, run_id)
+        threading.Thread(target=_refresh, name=f"daskfair-lease-{run_id[:8]}", daemon=True,
+                         args=(self._stop, self.path, run_id, refresh_seconds(),
+                               self._lost)).start()
+
+    @classmethod
+    def acquire(cls, store: str | os.PathLike[str]) -> Lease:
+        """Take the lease of ``store`` (creating the directory), or raise
+        :class:`StoreLockedError` naming its holder."""
+        store = Path(store)
+        store.mkdir(parents=True, exist_ok=True)
+        run_id = uuid.uuid4().hex
+        scratch = store / f"{SCRATCH_PREFIX}{run_id}"
+        _write_new(scratch, json.dumps(_holder(run_id), indent=1))
+        try:
+            _link(scratch, store / LEASE_NAME)
+        except FileExistsError:
+            found = read_lease(store)
+            if found is None:  # released in between: try once more
+                return cls.acquire(store)
+            raise locked_error(store, *found) from None
+        finally:
+            scratch.unlink(missing_ok=True)
+        return cls(store, run_id)
+
+    @property
+    def held(self) -> bool:
+        return self._finalizer.alive and not self._lost
+
+    def check(self) -> None:
+        """Raise :class:`StoreLockedError` unless this lease is still the store's."""
+        if not self._finalizer.alive:
+            raise StoreLockedError(
+                f"this run released its lease on {self.store}: it writes nothing more. Open "
+                "the store again (daskfair.open_run) to read it.")
+        found = read_lease(self.store)
+        if self._lost or found is None or found[0].get("run_id") != self.run_id:
+            why = self._lost[0] if self._lost else (
+                "the lease file was removed" if found is None
+                else f"the lease is now held by {describe(found[0])}")
+            raise StoreLockedError(
+                f"this run lost its lease on {self.store} ({why}): another run broke it "
+                "(--break-lock) or the file was removed. It stops before writing more; its "
+                "results in that store are incomplete.")
+
+    def release(self) -> None:
+        """Give the lease up (idempotent)."""
+        self._finalizer()
+
+
+def break_lock(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """Remove the lease a dead run left in the store at ``path``, with a warning; refuse a
+    live one.
+
+    Returns
+    -------
+    dict or None
+        The holder that was removed, or None when the store had no lease.
+
+    Raises
+    ------
+    StoreLockedError
+        The holder is alive (or was replaced by a live one while this ran).
+    """
+    store = Path(path)
+    found = read_lease(store)
+    if found is None:
+        return None
+    holder, age = found
+    alive, why = holder_state(holder, age)
+    if alive:
+        raise StoreLockedError(
+            f"not breaking the lock of {store}: its holder is alive ({describe(holder)}; "
+            f"{why}). Wait for that run to finish, or stop it first.")
+    aside = store / f"{SCRATCH_PREFIX}broken-{uuid.uuid4().hex}"
+    try:
+        os.rename(store / LEASE_NAME, aside)  # atomic: of two breakers only one moves it
+    except FileNotFoundError:
+        return holder
+    moved = (_read_holder(aside) or ({}, 0.0))[0]
+    if moved.get("run_id") != holder.get("run_id"):
+        # broken and taken again by a live run between the read and the rename: give it back
+        with contextlib.suppress(FileExistsError):
+            os.link(aside, store / LEASE_NAME)
+        aside.unlink()
+        raise StoreLockedError(
+            f"not breaking the lock of {store}: a new run took it meanwhile "
+            f"({describe(moved)}).")
+    aside.unlink()
+    warnings.warn(
+        f"broke the lock of {store} left by a run that is no longer running "
+        f"({describe(holder)}; {why}). Its results there are incomplete.",
+        UserWarning, stacklevel=2)
+    return holder
+
