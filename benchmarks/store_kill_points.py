@@ -24,6 +24,7 @@ equal the reference.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -90,6 +91,8 @@ def main() -> None:
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     points, jobs = [], {}
+    partial = RESULTS / "store_kill_points.partial.jsonl"
+    partial.unlink(missing_ok=True)
     for job in args.jobs:
         with tempfile.TemporaryDirectory(prefix=f"kill-{job}-") as tmp:
             work = Path(tmp)
@@ -109,6 +112,8 @@ def main() -> None:
                 shutil.rmtree(work / "killed.zarr", ignore_errors=True)
                 point = one_point(job, how, at, work, reference, resume_kill)
                 points.append(point)
+                with partial.open("a") as fh:  # a long run keeps what it measured
+                    fh.write(json.dumps(point) + "\n")
                 print(f"{job:9s} {how:5s} {at:8.1f}  {point['after_kill']:10s} "
                       f"{point.get('after_killed_resume', ''):10s} -> {point['final']}",
                       flush=True)
@@ -123,6 +128,7 @@ def main() -> None:
                 or p["final"] != "complete" for p in points)
     write_result("store_kill_points", {"jobs": jobs, "tally": tally, "not_right": wrong,
                                        "points": points})
+    partial.unlink(missing_ok=True)
     plt = pyplot()
     kinds = ["complete", "incomplete", "empty", "corrupt", "wrong"]
     fig, ax = plt.subplots(figsize=(7, 3.5))

@@ -45,8 +45,8 @@ def as_array(x: Any, name: str) -> np.ndarray | da.Array:
         return x
     if isinstance(x, pd.DataFrame | pd.Series):
         return x.to_numpy()
-    if hasattr(x, "to_dask_array"):  # dask DataFrame / Series
-        return x.to_dask_array(lengths=True)
+    if hasattr(x, "to_delayed") and hasattr(x, "npartitions"):  # dask DataFrame / Series
+        return _frame_array(x)
     if x is None:
         raise TypeError(f"{name} is None; pass an array of shape (n_samples, ...).")
     if hasattr(x, "tocsr") or hasattr(x, "todense"):  # scipy.sparse matrices and arrays
@@ -55,6 +55,25 @@ def as_array(x: Any, name: str) -> np.ndarray | da.Array:
             f"`{name}.toarray()` (or use dask arrays for data that do not fit in memory)."
         )
     return np.asarray(x)
+
+
+def _to_numpy(frame: Any) -> np.ndarray:
+    return frame.to_numpy()
+
+
+def _frame_array(x: Any) -> da.Array:
+    """A dask DataFrame or Series as a dask array with known chunk sizes.
+
+    Its partitions' rows are counted in one pass (``read_parquet`` and ``read_csv`` leave
+    them unknown), and the array is cut from the very partitions that were counted:
+    ``to_dask_array(lengths=True)`` may count another partitioning than it converts.
+    """
+    from .tables.partitions import count_rows, partition_array, partitions
+
+    parts = partitions(x)
+    meta = x._meta.to_numpy()
+    return partition_array(parts, count_rows(parts), _to_numpy, dtype=meta.dtype,
+                           width=None if meta.ndim == 1 else meta.shape[1])
 
 
 def column_or_1d(x: Any, name: str) -> Any:
@@ -84,8 +103,8 @@ def _check_known_chunks(x: da.Array, name: str) -> None:
 def _not_numeric(name: str, dtype: Any) -> str:
     return (
         f"{name} must be numeric, got dtype {dtype} (every value's float() argument must be "
-        "a string or a number). Encode categorical columns (e.g. `pandas.get_dummies`) before "
-        "passing them."
+        "a string or a number). Encode text and categorical columns before passing them: "
+        "`daskfair.TableEncoder` does it in one pass for pandas and dask DataFrames."
     )
 
 

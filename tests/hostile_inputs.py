@@ -440,7 +440,7 @@ GROUPS_MISSING = err(ValueError, r"sensitive_features contains NaN or other miss
 ONE_GROUP = err(ValueError, r"sensitive_features has 1 distinct group.*at least 2 are needed")
 MIXED = err(TypeError, r"sensitive_features mixes values that cannot be sorted.*one type")
 SHORT_GROUPS = err(ValueError, r"sensitive_features has 11 entries but X has 12 rows")
-NOT_NUMERIC = err(TypeError, r"X must be numeric.*get_dummies")
+NOT_NUMERIC = err(TypeError, r"X must be numeric.*daskfair.TableEncoder")
 NO_COLUMNS = err(ValueError, r"X has no columns")
 GROUP_SAYS = "works: strings, floats and booleans are groups like integer codes (same result)"
 
@@ -639,11 +639,11 @@ for name, p in (("FairKernelRegressor", "fkr"), ("FairKernelClassifier", "fkc"),
              "call compute_chunk_sizes() first", backends=("numpy",))
     case(f"{p}-strings-X", fit, "non-numeric columns", "X of strings",
          lambda c, b=b: b(c, X=D["X"].astype(str)), NOT_NUMERIC,
-         "encode categorical columns (pandas.get_dummies)", unknown=NOT_NUMERIC)
+         "encode text columns (daskfair.TableEncoder)", unknown=NOT_NUMERIC)
     case(f"{p}-dataframe-text-column", fit, "non-numeric columns",
          "a pandas DataFrame with a text column",
          lambda c, b=b: b(c, X=pd.DataFrame({"a": D["X"][:, 0], "b": ["x", "y"] * (N // 2)})),
-         NOT_NUMERIC, "encode categorical columns (pandas.get_dummies)", backends=("numpy",))
+         NOT_NUMERIC, "encode text columns (daskfair.TableEncoder)", backends=("numpy",))
     case(f"{p}-nullable-dataframe", fit, "NaN/inf",
          "a pandas DataFrame with a nullable Int64 column holding pd.NA",
          lambda c, b=b: b(c, X=pd.DataFrame({"a": pd.array([1, None] * (N // 2), dtype="Int64"),
@@ -776,7 +776,7 @@ for arg, name_ in (("X", "X"), ("s", "sensitive_features")):
          backends=("numpy",))
 case("sa-strings-X", SA, "non-numeric columns", "X of strings",
      lambda c: _xs(c, X=D["X"].astype(str)), NOT_NUMERIC,
-     "encode categorical columns (pandas.get_dummies)", unknown=NOT_NUMERIC)
+     "encode text columns (daskfair.TableEncoder)", unknown=NOT_NUMERIC)
 case("sa-K-above-n", SA, "K > n", "n_clusters=13 with 12 rows",
      lambda c: _xs(c, n_clusters=13),
      err(ValueError, r"n_clusters=13 is larger than the number of samples \(12\); use fewer "
@@ -839,7 +839,7 @@ case("front-short-groups", FR, "mismatched lengths", "groups one row shorter tha
      lambda c: _xs(c, s=_groups("short")), SHORT_GROUPS, "give one group per row")
 case("front-strings-X", FR, "non-numeric columns", "X of strings",
      lambda c: _xs(c, X=D["X"].astype(str)), NOT_NUMERIC,
-     "encode categorical columns (pandas.get_dummies)", unknown=NOT_NUMERIC)
+     "encode text columns (daskfair.TableEncoder)", unknown=NOT_NUMERIC)
 case("front-K-above-n", FR, "K > n", "n_clusters=13 with 12 rows",
      lambda c: _xs(c, n_clusters=13),
      err(ValueError, r"n_clusters=13 is larger than the number of samples \(12\)"),
@@ -994,7 +994,7 @@ case("base-no-columns", BC, "empty arrays", "X of shape (12, 0)",
      lambda c: {"X": c.w(D["X"][:, :0])}, NO_COLUMNS, "give at least one feature")
 case("base-strings-X", BC, "non-numeric columns", "X of strings",
      lambda c: {"X": c.w(D["X"].astype(str))}, NOT_NUMERIC,
-     "encode categorical columns (pandas.get_dummies)", unknown=NOT_NUMERIC)
+     "encode text columns (daskfair.TableEncoder)", unknown=NOT_NUMERIC)
 case("base-K-above-n", BC, "K > n", "n_clusters=13 with 12 rows",
      lambda c: {"X": c.w(D["X"]), "n_clusters": 13},
      err(ValueError, r"n_clusters=13 is larger than the number of samples \(12\)"),
@@ -1329,7 +1329,8 @@ case("input-binary-csv", LI, "non-numeric columns", "binary bytes in a .csv file
      "save the table as UTF-8 text", **INPUT_FILE)
 case("input-bad-parquet", LI, "non-numeric columns", "a text file named .parquet",
      lambda c: _csv(c, "not parquet", "t.parquet"),
-     err(ValueError, r"not a readable Parquet file \(ArrowInvalid"), "check the file",
+     err(ValueError, r"not a readable Parquet file or dataset \(ArrowInvalid: .*magic bytes"),
+     "check the file",
      **INPUT_FILE)
 case("input-no-sensitive", LI, "one group", "a table without --sensitive",
      lambda c: _csv(c, GOOD_CSV, sensitive=None),
@@ -1346,11 +1347,12 @@ case("input-non-numeric-feature", LI, "non-numeric columns",
      "let it be one-hot encoded, encode it, or leave it out with --features", **INPUT_FILE)
 case("input-missing-values", LI, "NaN/inf", "an empty cell",
      lambda c: _csv(c, "a,b,s,y\n1,,m,0\n3,4,f,1\n"),
-     err(ValueError, r"has missing values \{'b': 1\} \(column: count\); drop or impute"),
-     "drop or impute those rows", **INPUT_FILE)
+     err(ValueError, r"numeric column\(s\) with missing values \{'b': 1\} \(column: rows\)\. "
+                     r"Drop or impute those rows, or .*--numeric-missing indicator"),
+     "drop or impute those rows, or --numeric-missing indicator", **INPUT_FILE)
 case("input-inf", LI, "NaN/inf", "a cell 'inf'",
      lambda c: _csv(c, "a,b,s,y\n1,inf,m,0\n3,4,f,1\n"),
-     err(ValueError, r"has infinite values \{'b': 1\} \(column: count\); drop or clip"),
+     err(ValueError, r"with infinite values \{'b': 1\} \(column: rows\); drop or clip"),
      "drop or clip those rows", **INPUT_FILE)
 case("input-label-is-sensitive", LI, "mismatched lengths", "--label s --sensitive s",
      lambda c: _csv(c, GOOD_CSV, label="s"),

@@ -278,4 +278,19 @@ def test_fkr_on_a_table_with_text_columns(scheduler, tmp_path, capsys):
                            "--scheduler", scheduler, "--store", str(tmp_path / "c.zarr"),
                            "--no-progress"], capsys)
     assert code == 0, err
-    assert "one-hot encoded purpose (3 levels), housing (2 levels): 6 feature columns" in out
+    assert "240 rows in 1 partitions, 6 feature columns" in out
+    assert "one-hot encoded purpose (3 levels), housing (2 levels)" in out
+    run = open_run(tmp_path / "c.zarr")
+    # the encoder is stored with the run: new rows are encoded as the training rows were
+    from daskfair.tables import TableEncoder
+
+    enc = TableEncoder.from_dict(run.attrs["encoder"])
+    new = _credit_like(5).drop(columns=["sex", "risk"])
+    new.loc[0, "purpose"] = "boat"  # a level the run never saw: an all-zero row for it
+    with pytest.warns(UserWarning, match=r"not seen when the encoder was fitted.*'purpose': 1"):
+        X = enc.transform(new)
+    fitted = TableEncoder().fit(_credit_like().drop(columns=["sex", "risk"]))
+    names = list(enc.get_feature_names_out())
+    assert names == list(fitted.get_feature_names_out())
+    np.testing.assert_array_equal(X[1:], fitted.transform(new.iloc[1:]))
+    assert X[0, [names.index(f"purpose={v}") for v in ("car", "education", "tv")]].sum() == 0

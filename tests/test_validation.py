@@ -39,7 +39,7 @@ def test_check_array_rejects_non_finite(bad):
 def test_check_array_shape_and_type_errors():
     with pytest.raises(ValueError, match="must be 2-D.*reshape"):
         check_array(np.ones(5))
-    with pytest.raises(TypeError, match="must be numeric.*get_dummies"):
+    with pytest.raises(TypeError, match="must be numeric.*TableEncoder"):
         check_array(np.array([["a", "b"]]))
     with pytest.raises(ValueError, match="0 rows"):
         check_array(np.ones((0, 3)))

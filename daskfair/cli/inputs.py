@@ -1,17 +1,23 @@
-"""Inputs of the command-line jobs: a named data set, a CSV/Parquet table or a zarr array.
+"""Inputs of the command-line jobs: a named data set, a table or a zarr array.
 
-A table names its label and sensitive columns (``--label``, ``--sensitive``); the features are
-the other columns (or ``--features``). A zarr array is 2-D and numeric; its label and sensitive
-columns are given by index and it is read lazily, block by block, so it may be larger than
-memory. Whatever the source, the job gets a :class:`JobData`, and :func:`to_dask` cuts an
-in-memory array into row blocks that a lost worker cannot take with it.
+A table (CSV or Parquet, a file, a directory or a glob) names its label and sensitive columns
+(``--label``, ``--sensitive``); the features are the other columns (or ``--features``). It is
+streamed: one pass on the workers gives every column's levels and the partition lengths, then
+each partition is one-hot encoded where it is read (:mod:`daskfair.tables`). A zarr array is
+2-D and numeric; its label and sensitive columns are given by index and it is read lazily,
+block by block. Either may be larger than memory. Whatever the source, the job gets a
+:class:`JobData`, and :func:`to_dask` cuts an in-memory array into row blocks that a lost
+worker cannot take with it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import uuid
+import warnings
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +26,18 @@ import numpy as np
 import pandas as pd
 
 from .._validation import is_dask
+from ..tables import (
+    TableEncoder,
+    TableSummary,
+    is_table_path,
+    partition_array,
+    partitions,
+    read_table,
+    summarize,
+)
+from ..tables.summary import is_text
 
-__all__ = ["JobData", "load_input", "read_table", "to_dask"]
-
-_TABLE_SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet",
-                   ".pq": "parquet"}
+__all__ = ["JobData", "load_input", "to_dask"]
 
 
 @dataclass
@@ -43,6 +56,11 @@ class JobData:
         JSON-able: source, name, rows, features, label and sensitive column names.
     splits : list of ndarray or None
         Published training-row indices (the FKR-F²E authors' files), if any.
+    encoder : TableEncoder or None
+        How a table's rows were encoded (stored with the run).
+    summary : TableSummary or None
+        A table's pass: every column's levels or range, the label's and the groups' values
+        with their counts, the partition lengths.
     """
 
     X: Any
@@ -51,39 +69,8 @@ class JobData:
     feature_names: list[str]
     description: dict[str, Any] = field(default_factory=dict)
     splits: list[np.ndarray] | None = None
-
-
-def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read a CSV (``.csv``, ``.tsv``, ``.txt``, optionally ``.gz``) or Parquet file."""
-    p = Path(path)
-    suffixes = [s.lower() for s in p.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
-    kind = _TABLE_SUFFIXES.get(suffixes[-1] if suffixes else "")
-    if kind is None:
-        raise ValueError(
-            f"cannot tell the format of {p}: use a .csv, .tsv, .parquet file or a zarr array "
-            "(a directory).")
-    if kind == "parquet":
-        try:
-            return pd.read_parquet(p)
-        except ImportError as exc:
-            raise ImportError(
-                f"reading {p} needs pyarrow: pip install 'daskfair[parquet]'.") from exc
-        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-            raise ValueError(
-                f"{p} is not a readable Parquet file ({type(exc).__name__}: {str(exc).strip()}). "
-                "Check the file, or give a .csv table instead.") from exc
-    tsv = suffixes[-1] == ".tsv"
-    try:
-        return pd.read_csv(p, sep="\t" if tsv else ",")
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{p} is empty: a table needs a header line and rows.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ValueError(
-            f"{p} is not a readable {'tab' if tsv else 'comma'}-separated table "
-            f"({type(exc).__name__}: {str(exc).strip()}). Every line needs the same fields as "
-            "the header, in UTF-8 text.") from exc
+    encoder: TableEncoder | None = None
+    summary: TableSummary | None = None
 
 
 def _same_columns(label: Any, sensitive: Any, features: list[Any] | None) -> None:
@@ -101,60 +88,113 @@ def _same_columns(label: Any, sensitive: Any, features: list[Any] | None) -> Non
                              f"({sorted(str(c) for c in overlap)}).")
 
 
-def _column(df: pd.DataFrame, name: str | None, what: str, path: Path) -> str:
+def _column(columns: list[str], name: str | None, what: str, path: Any) -> str:
     if name is None:
         raise ValueError(f"{path} is a table: name its {what} column with --{what} COLUMN.")
-    if name not in df.columns:
-        raise ValueError(
-            f"{path} has no column {name!r} (--{what}); its columns are {list(df.columns)}.")
+    if name not in columns:
+        raise ValueError(f"{path} has no column {name!r} (--{what}); its columns are {columns}.")
     return name
 
 
-def _from_table(path: Path, label: str | None, sensitive: str | None,
-                features: list[str] | None, need_label: bool, encode: bool = True) -> JobData:
-    df = read_table(path)
-    if df.empty:
-        raise ValueError(f"{path} holds no rows.")
-    s_col = _column(df, sensitive, "sensitive", path)
-    y_col = _column(df, label, "label", path) if (need_label or label is not None) else None
+def _values(part: pd.DataFrame, name: str) -> np.ndarray:
+    return part[name].to_numpy()
+
+
+def _check_target(summary: TableSummary, name: str, what: str, path: Any) -> None:
+    col = summary.columns[name]
+    if col.n_missing:
+        raise ValueError(f"{path}: the {what} column {name!r} has {col.n_missing:,} missing "
+                         "values; drop those rows first.")
+    if col.n_infinite:
+        raise ValueError(f"{path}: the {what} column {name!r} has {col.n_infinite:,} infinite "
+                         "values; drop those rows first.")
+
+
+def _mixed_types(exc: ValueError, path: Any) -> ValueError:
+    """dask's dtype mismatch (a column numeric in the rows it sampled, text later), said
+    plainly; other errors as they are."""
+    text = str(exc)
+    if "Mismatched dtypes" not in text:
+        return exc
+    columns = re.findall(r"^\| (\S+)\s+\| \S+\s+\| \S+\s+\|$", text, flags=re.M)[1:]
+    return ValueError(
+        f"column(s) {columns} of {path} hold numbers in some rows and text in others (the "
+        "type was guessed from the first rows). Make each column one type in the file, or "
+        "leave it out with --features.")
+
+
+def _check_task(label: Any, name: str, task: str) -> None:
+    """The label fits the task: two values to classify, numbers to regress."""
+    values = (sorted(map(str, label.counts)) if label.counts is not None else None)
+    shown = ("more than 10" if values is None or len(values) > 10
+             else f"{len(values)}: {', '.join(values)}")
+    if task == "classification" and (values is None or len(values) != 2):
+        raise ValueError(
+            f"classification needs a binary label, but the label column {name!r} has "
+            f"{shown} values. Use --task regression for a numeric label, or make it binary.")
+    if task != "classification" and label.text and (values is None or len(values) != 2):
+        raise ValueError(
+            f"the label column {name!r} is text with {shown} values: FKR-F²E needs a binary "
+            "label (classification) or a numeric one (regression).")
+
+
+def _from_table(path: str, label: str | None, sensitive: str | None,
+                features: list[str] | None, need_label: bool, encode: bool = True, *,
+                max_levels: int = 1000, numeric_missing: str = "error",
+                chunk_rows: int | None = 50_000, task: str | None = None) -> JobData:
+    """A CSV/Parquet table, streamed: one pass summarises it (levels, ranges, missing values,
+    partition lengths); the rows are then encoded on the workers, block by block."""
+    frame = read_table(path)
+    columns = [str(c) for c in frame.columns]
+    s_col = _column(columns, sensitive, "sensitive", path)
+    y_col = _column(columns, label, "label", path) if (need_label or label is not None) else None
     _same_columns(y_col, s_col, features)
     if features is None:
-        features = [c for c in df.columns if c not in {s_col, y_col}]
+        features = [c for c in columns if c not in {s_col, y_col}]
     else:
         for c in features:
-            _column(df, c, "features", path)
+            _column(columns, c, "features", path)
     if not features:
         raise ValueError(f"{path} has no feature columns besides the label and groups.")
-    bad = [c for c in features if not (pd.api.types.is_numeric_dtype(df[c])
-                                       or pd.api.types.is_bool_dtype(df[c]))]
-    if bad and not encode:
+    text = [c for c in features if is_text(frame[c].dtype)]
+    if text and not encode:
         raise ValueError(
-            f"feature columns {bad} of {path} are not numeric. Leave out --no-encode to "
+            f"feature columns {text} of {path} are not numeric. Leave out --no-encode to "
             "one-hot encode them, encode them yourself, or leave them out with --features.")
-    missing = {c: int(n) for c, n in df[[*features, s_col] + ([y_col] if y_col else [])]
-               .isna().sum().items() if n}
-    if missing:
-        raise ValueError(
-            f"{path} has missing values {missing} (column: count); drop or impute those rows "
-            "first.")
-    encoded = {str(c): int(df[c].nunique()) for c in bad}
-    frame = df[features]
-    if bad:
-        # one indicator column per level, in the columns' order (levels sorted)
-        frame = pd.get_dummies(frame, columns=bad, prefix_sep="=", dtype=np.float64)
-    checked = [frame[c] for c in frame.columns] + ([df[y_col]] if y_col else [])
-    infinite = {col.name: int(n) for col in checked
-                if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
-                and (n := np.isinf(col.astype(np.float64)).sum())}
-    if infinite:
-        raise ValueError(
-            f"{path} has infinite values {infinite} (column: count); drop or clip those rows "
-            "first.")
-    X = frame.to_numpy(dtype=np.float64)
-    y = df[y_col].to_numpy() if y_col else None
-    return JobData(X, y, df[s_col].to_numpy(), [str(c) for c in frame.columns], {
-        "source": "table", "path": str(path), "label": label, "sensitive": sensitive,
-        "encoded": encoded})
+    targets = [c for c in (y_col, s_col) if c is not None]
+    parts = partitions(frame[[*features, *targets]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.DtypeWarning)  # said below, more clearly
+        try:
+            summary = summarize(frame, [*features, *targets], limit=max_levels,
+                                counted=targets, parts=parts)
+        except ValueError as exc:
+            raise _mixed_types(exc, path) from exc
+    if summary.n_rows == 0:
+        raise ValueError(f"{path} holds no rows.")
+    for name, what in ((s_col, "sensitive"), (y_col, "label")):
+        if name is not None:
+            _check_target(summary, name, what, path)
+    if y_col is not None and task is not None:
+        _check_task(summary.columns[y_col], y_col, task)
+    encoder = TableEncoder(max_levels=max_levels, numeric_missing=numeric_missing)
+    encoder.fit_summary(summary, features)
+    X = encoder.transform_partitions(parts, summary.lengths, chunk_rows=chunk_rows)
+
+    def column(name: str) -> Any:
+        meta = frame[name]._meta.to_numpy()
+        return partition_array(parts, summary.lengths, partial(_values, name=name),
+                               dtype=meta.dtype, chunk_rows=chunk_rows)
+
+    constant = [c for c in features if summary.columns[c].constant]
+    return JobData(
+        X, column(y_col) if y_col else None, column(s_col),
+        [str(c) for c in encoder.get_feature_names_out()], {
+            "source": "table", "path": str(path), "label": label, "sensitive": sensitive,
+            "rows": summary.n_rows, "partitions": len(parts),
+            "encoded": {c: len(v) for c, v in encoder.levels_.items()},
+            "constant": constant},
+        encoder=encoder, summary=summary)
 
 
 def _index(value: str | None, width: int, what: str, path: Path) -> int | None:
@@ -220,6 +260,10 @@ def load_input(
     data_dir: str | os.PathLike[str] | None = None,
     need_label: bool = False,
     encode: bool = True,
+    max_levels: int = 1000,
+    numeric_missing: str = "error",
+    chunk_rows: int | None = 50_000,
+    task: str | None = None,
 ) -> JobData:
     """Load a job's data from a named data set or a file.
 
@@ -228,7 +272,10 @@ def load_input(
     dataset : str, optional
         One of :data:`daskfair.datasets.DATASETS`.
     path : path-like, optional
-        A CSV/Parquet table or a zarr array (exactly one of ``dataset`` and ``path``).
+        A table (:func:`daskfair.tables.read_table`: CSV files or globs, Parquet files,
+        directories or globs) or a zarr array (exactly one of ``dataset`` and ``path``). A
+        table is never read into this process: one pass on the workers summarises it, and
+        its rows are then encoded block by block where they are read.
     label, sensitive : str, optional
         Column names (tables) or indices (zarr arrays).
     features : list of str, optional
@@ -240,9 +287,17 @@ def load_input(
     need_label : bool
         The job needs a label: a missing one is an error.
     encode : bool
-        One-hot encode a table's non-numeric feature columns (one 0/1 column per level,
-        named ``column=level``; ``description["encoded"]`` counts the levels). ``False``
-        makes them an error.
+        One-hot encode a table's text and categorical feature columns
+        (:class:`daskfair.TableEncoder`: one 0/1 column per level, named ``column=level``, a
+        missing value a level of its own; ``description["encoded"]`` counts the levels).
+        ``False`` makes them an error.
+    max_levels, numeric_missing
+        As in :class:`daskfair.TableEncoder`.
+    chunk_rows : int, optional
+        Largest row block of a table's arrays.
+    task : {"auto", "classification", "regression"}, optional
+        What the label is for: a table's label is checked against it in the pass (two values
+        to classify, numbers to regress), before any fit.
     """
     if (dataset is None) == (path is None):
         raise ValueError("give the data as exactly one of --dataset NAME or --input PATH.")
@@ -260,15 +315,21 @@ def load_input(
         return JobData(d.X, d.y, d.sensitive, list(d.feature_names), {
             "source": "dataset", "name": dataset, "sensitive": d.sensitive_name,
             "groups": [str(g) for g in d.groups]}, d.splits)
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"input {p} does not exist.")
     if sensitive_attribute is not None:
         raise ValueError("--sensitive-attribute applies to named data sets; for a file name "
                          "the column with --sensitive.")
+    if is_table_path(path):
+        return _from_table(os.fspath(path), label, sensitive, features, need_label, encode,
+                           max_levels=max_levels, numeric_missing=numeric_missing,
+                           chunk_rows=chunk_rows, task=task)
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"input {p} does not exist.")
     if p.is_dir():
         return _from_zarr(p, label, sensitive, features, need_label)
-    return _from_table(p, label, sensitive, features, need_label, encode)
+    raise ValueError(
+        f"cannot tell the format of {p}: use a .csv, .tsv, .parquet file (CSV optionally "
+        ".gz), a Parquet directory, a glob of them, or a zarr array (a directory).")
 
 
 def to_dask(x: Any, chunk_rows: int) -> da.Array:

@@ -8,6 +8,7 @@ the run complete. Text goes through ``echo``.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -16,9 +17,10 @@ from typing import Any
 import dask
 import dask.array as da
 import numpy as np
+import pandas as pd
 
 from .._validation import is_dask
-from ..fkr.protocol import minmax_scale
+from ..fkr.statistics import fold_of
 from ..metrics import (
     REPORT_COLUMNS,
     clustering_report,
@@ -52,8 +54,7 @@ def _split(n: int, data: JobData, split: int | None, test_size: float, seed: int
             raise ValueError(f"--split must lie in [0, {len(data.splits) - 1}], got {split}.")
         train = np.asarray(data.splits[split])
         return train, np.setdiff1d(np.arange(n), train), f"published split {split}"
-    if not 0 < test_size < 1:
-        raise ValueError(f"--test-size must lie in (0, 1), got {test_size}.")
+    _check_test_size(test_size)
     from sklearn.model_selection import train_test_split
 
     # stratified by group (and class): the test rows keep every group's share
@@ -68,18 +69,85 @@ def _split(n: int, data: JobData, split: int | None, test_size: float, seed: int
             + (", stratified)" if strata is not None else ")"))
 
 
-def _scores(task: str, pred: Any, y: np.ndarray, s: np.ndarray) -> dict[str, float]:
+def _check_test_size(test_size: float) -> None:
+    if not 0 < test_size < 1:
+        raise ValueError(f"--test-size must lie in (0, 1), got {test_size}.")
+
+
+_HASH_BINS = 1 << 20
+
+
+def _is_test(rows: np.ndarray, test_size: float, seed: int) -> np.ndarray:
+    """A row is a test row by a seeded hash of its number: the split of a table that is not
+    in memory, the same for any partitioning (and file format) of the same rows."""
+    return fold_of(rows, _HASH_BINS, seed + 0x5EED) < round(test_size * _HASH_BINS)
+
+
+def _take_rows(block: np.ndarray, test: bool, test_size: float, seed: int,
+               block_info: Any = None) -> np.ndarray:
+    lo = block_info[0]["array-location"][0][0]
+    return block[_is_test(np.arange(lo, lo + len(block)), test_size, seed) == test]
+
+
+def _rows(x: da.Array, test: bool, test_size: float, seed: int) -> da.Array:
+    """The test (or training) rows of ``x``, with their counts per block known (computed
+    here from the row numbers alone: nothing is read)."""
+    edges = np.cumsum((0, *x.chunks[0]))
+    counts = tuple(int((_is_test(np.arange(lo, hi), test_size, seed) == test).sum())
+                   for lo, hi in itertools.pairwise(edges))
+    return x.map_blocks(_take_rows, test, test_size, seed, dtype=x.dtype,
+                        chunks=(counts, *x.chunks[1:]))
+
+
+def _scores(task: str, pred: Any, y: Any, s: Any) -> dict[str, float]:
     if task == "classification":
         return {"sd": statistical_disparity(pred, sensitive_features=s),
                 "error": error_rate(y, pred)}
     # Regression: the gap between the groups' mean predictions (SD's continuous analogue)
     # and the root mean squared error, in one pass over the predictions.
     pred = pred if is_dask(pred) else da.from_array(pred)
-    groups = np.unique(s)
+    groups = da.unique(s).compute() if is_dask(s) else np.unique(s)
     means = [pred[s == g].mean() for g in groups]
     sq = ((pred - y) ** 2).mean()
     means, sq = dask.compute(means, sq)
     return {"sd": float(max(means) - min(means)), "error": float(np.sqrt(sq))}
+
+
+def _classes(data: JobData, task: str) -> tuple[str, np.ndarray | None]:
+    """The task and, to classify, the label's two values (from a table's pass: no read)."""
+    if data.summary is not None:
+        counts = data.summary.columns[data.description["label"]].counts
+        values = None if counts is None else np.asarray(sorted(counts))
+    else:
+        values = np.unique(_numpy(data.y))
+    if task == "auto":
+        task = "classification" if values is not None and len(values) == 2 else "regression"
+    if task == "classification":
+        if values is None or len(values) != 2:
+            raise ValueError(f"classification needs a binary label, got "
+                             f"{'many' if values is None else len(values)} classes; use "
+                             "--task regression for a continuous label.")
+        return task, values
+    return task, None
+
+
+def _scale(X: Any, data: JobData, train: Any) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The seed's min-max scaling: on the training rows' range, or a table's range from its
+    pass (every row: no pass of its own), with constant columns 0."""
+    if data.encoder is not None:
+        enc, cols = data.encoder, data.summary.columns
+        lo = np.array([cols[c].low for c in enc.numeric_columns_]
+                      + [0.0] * (enc.n_features_out_ - len(enc.numeric_columns_)))
+        hi = np.array([cols[c].high for c in enc.numeric_columns_]
+                      + [1.0] * (enc.n_features_out_ - len(enc.numeric_columns_)))
+        lo, hi = np.nan_to_num(lo), np.nan_to_num(hi)
+    else:
+        Xtr = train(X) if callable(train) else X[train]
+        lo, hi = Xtr.min(axis=0), Xtr.max(axis=0)
+        if is_dask(X):
+            lo, hi = da.compute(lo, hi)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return (X - lo) / span, lo, span
 
 
 def fkr_job(
@@ -111,10 +179,18 @@ def fkr_job(
 
     Without ``components``: the most accurate model whose validation disparity is within
     ``disparity_bound`` (:class:`~daskfair.FairKernelClassifierCV`, or the regressor's CV for
-    a continuous label), whose candidate frontier is stored. With ``components``: FKR-F²E
-    for every k (the seed's method). The baselines always come along: FKRR (penalty ``mu``),
-    unconstrained kernel ridge and the constant predictor (DESIGN §2). Features are min-max
-    scaled on the training rows, as in the seed.
+    a continuous label), whose candidate frontier is stored; its baselines, FKRR (penalty
+    ``mu``) and unconstrained kernel ridge, are solved from the moments its first pass
+    summed (:meth:`~daskfair.FairKernelRidge.fit_moments`), the constant predictor from the
+    class counts: two passes over the training rows in all. With ``components``: FKR-F²E
+    for every k (the seed's method), the baselines fitted each with a pass of their own.
+    Every model is then scored in one pass over the test rows. Features are min-max scaled
+    (DESIGN §2): on the training rows' range, or for a table on its range from the pass
+    that read it.
+
+    In-memory data are split as the seed did (seeded, stratified by group and class, or the
+    published split); a table or a zarr array, which is never brought into this process,
+    by a seeded hash of the row number (about ``test_size`` of every group and class).
     """
     from ..fkr import (
         FairKernelClassifier,
@@ -126,79 +202,142 @@ def fkr_job(
 
     if data.y is None:
         raise ValueError("FKR-F²E needs a label: give --label COLUMN.")
-    y_raw, s = _numpy(data.y), _numpy(data.sensitive)
-    n = len(y_raw)
-    classes = np.unique(y_raw)
-    if task == "auto":
-        task = "classification" if len(classes) == 2 else "regression"
-    if task == "classification":
-        if len(classes) != 2:
-            raise ValueError(f"classification needs a binary label, got {len(classes)} "
-                             "classes; use --task regression for a continuous label.")
-        y = (y_raw == classes[1]).astype(np.int64)
+    task, classes = _classes(data, task)
+    classify = task == "classification"
+    streamed = is_dask(data.X) and data.splits is None
+    n = data.X.shape[0]
+    if streamed:
+        _check_test_size(test_size)
+        y = (data.y == classes[1]).astype(np.int64) if classify else data.y.astype(np.float64)
+        s = data.sensitive
+        X = to_dask(data.X, chunk_rows)
+        y, s = y.rechunk({0: X.chunks[0]}), s.rechunk({0: X.chunks[0]})
+
+        def part(a: Any, test: bool) -> Any:
+            return _rows(a, test, test_size, seed)
+
+        X, lo, span = _scale(X, data, lambda a: part(a, False))
+        Xtr, ytr, s_tr = (part(a, False) for a in (X, y, s))
+        Xte, yte, s_te = (part(a, True) for a in (X, y, s))
+        test = part(da.arange(n, chunks=X.chunks[0]), True)
+        n_train, n_test = Xtr.shape[0], Xte.shape[0]
+        split_text = (f"random {1 - test_size:.0%}/{test_size:.0%} split (seed {seed}, by a "
+                      "hash of the row number)")
     else:
-        y = y_raw.astype(np.float64)
-    train, test, split_text = _split(n, data, split, test_size, seed, y, s, task)
-    X = minmax_scale(to_dask(data.X, chunk_rows), train)  # the seed's scaling
-    Xtr, Xte = X[train], X[test]
-    echo(f"FKR-F²E ({task}): {len(train):,} training and {len(test):,} test rows, "
+        y_raw, s = _numpy(data.y), _numpy(data.sensitive)
+        y = (y_raw == classes[1]).astype(np.int64) if classify else y_raw.astype(np.float64)
+        train, test, split_text = _split(n, data, split, test_size, seed, y, s, task)
+        X, lo, span = _scale(to_dask(data.X, chunk_rows), data, train)
+        Xtr, ytr, s_tr, Xte, yte, s_te = X[train], y[train], s[train], X[test], y[test], s[test]
+        n_train, n_test = len(train), len(test)
+    echo(f"FKR-F²E ({task}): {n_train:,} training and {n_test:,} test rows, "
          f"{X.shape[1]} features; {split_text}")
     gammas = [None] if gamma is None else list(np.atleast_1d(gamma))
     kernel_kw = {"kernel": kernel, "degree": degree, "coef0": coef0}
-    approx = ({"approximation": "exact"} if len(train) <= n_landmarks
+    approx = ({"approximation": "exact"} if n_train <= n_landmarks
               else {"n_landmarks": n_landmarks, "random_state": seed})
-    classify = task == "classification"
-    methods: list[tuple[str, int | None, Any]] = []
+
+    def fkrr(m: float) -> Any:
+        return FairKernelRidge(m, **kernel_kw, gamma=gammas[0], alpha=alpha, **approx)
+
+    fitted: list[tuple[str, int | None, Any, float]] = []  # name, k, model, seconds
+    t0 = time.perf_counter()
     if components is None:
         cv_cls = FairKernelClassifierCV if classify else FairKernelRegressorCV
         extra = {"constraints": constraint} if classify else {}
-        methods.append((f"{cv_cls.__name__} (<= {disparity_bound:g})", None, cv_cls(
-            **kernel_kw, gamma=gammas if len(gammas) > 1 else gammas[0],
-            disparity_bound=disparity_bound, cv=folds, **extra, **approx)))
+        cv = cv_cls(**kernel_kw, gamma=gammas if len(gammas) > 1 else gammas[0],
+                    disparity_bound=disparity_bound, cv=folds, **extra, **approx)
+        cv.fit(Xtr, ytr, sensitive_features=s_tr)
+        fitted.append((f"{cv_cls.__name__} (<= {disparity_bound:g})", None, cv,
+                       time.perf_counter() - t0))
+        echo(f"  fitted {fitted[-1][0]} ({fitted[-1][3]:.1f} s)")
+        # the baselines from the moments of the selection's first pass: no pass of their own
+        total, fmap = cv.moments_[0], cv.feature_maps_[0]
+        for name, m in ((f"FKRR (mu={mu:g})", mu), ("kernel ridge", 0.0)):
+            t0 = time.perf_counter()
+            fitted.append((name, None, fkrr(m).fit_moments(total, fmap),
+                           time.perf_counter() - t0))
+        constant = (float(np.argmax(np.bincount(total.cell_label, weights=total.counts,
+                                                minlength=2))) if classify
+                    else total.total_y / total.n)
     else:
         fkr_cls = FairKernelClassifier if classify else FairKernelRegressor
         fixed = {"threshold": 0.5} if classify else {}
-        methods += [(f"FKR-F2E ({objective})", k, fkr_cls(
-            n_components=k, objective=objective, fairness=fairness, **kernel_kw,
-            gamma=gammas[0], alpha=alpha, **fixed, **approx)) for k in components]
-    methods += [(f"FKRR (mu={mu:g})", None, FairKernelRidge(mu, **kernel_kw, gamma=gammas[0],
-                                                            alpha=alpha, **approx)),
-                ("kernel ridge", None, FairKernelRidge(0.0, **kernel_kw, gamma=gammas[0],
-                                                       alpha=alpha, **approx)),
-                ("constant", None, None)]
+        for k in components:
+            t0 = time.perf_counter()
+            est = fkr_cls(n_components=k, objective=objective, fairness=fairness, **kernel_kw,
+                          gamma=gammas[0], alpha=alpha, **fixed, **approx)
+            est.fit(Xtr, ytr, sensitive_features=s_tr)
+            fitted.append((f"FKR-F2E ({objective})", k, est, time.perf_counter() - t0))
+            echo(f"  fitted {fitted[-1][0]}, k = {est.n_components_} ({fitted[-1][3]:.1f} s)")
+        for name, m in ((f"FKRR (mu={mu:g})", mu), ("kernel ridge", 0.0)):
+            t0 = time.perf_counter()
+            fitted.append((name, None, fkrr(m).fit(Xtr, ytr, sensitive_features=s_tr),
+                           time.perf_counter() - t0))
+        counts = np.bincount(np.asarray(dask.compute(ytr)[0]).astype(np.int64)) if classify \
+            else None
+        constant = float(counts.argmax()) if classify else float(np.mean(
+            dask.compute(ytr)[0]))
+    # every model's predictions in one pass over the test rows (kept in the cluster's memory
+    # for the scores)
+    t0 = time.perf_counter()
+    preds = _predict_all([est for _, _, est, _ in fitted], Xte, classify, constant)
+    if streamed:
+        preds, yte, s_te = dask.persist(preds, yte, s_te)
+    score_seconds = time.perf_counter() - t0
     results, chosen = [], None
-    for i, (name, k, est) in enumerate(methods):
+    names = [*fitted, ("constant", None, None, 0.0)]
+    for i, (name, k, est, seconds) in enumerate(names):
         t0 = time.perf_counter()
-        if est is None:
-            value = np.bincount(y[train]).argmax() if classify else y[train].mean()
-            pred = np.full(len(test), value)
-        else:
-            est.fit(Xtr, y[train], sensitive_features=s[train])
-            pred = est.predict(Xte)
-            if classify and isinstance(est, FairKernelRidge):
-                pred = (pred >= 0.5).astype(np.int64)
+        pred = preds[:, i]
         row = {"method": name, "n_components": getattr(est, "n_components_", k),
-               **_scores(task, pred, y[test], s[test]),
-               "seconds": time.perf_counter() - t0}
+               **_scores(task, pred, yte, s_te), "seconds": seconds}
         if hasattr(est, "frontier_"):
             chosen = est
             row.update(validation_sd=est.best_disparity_, validation_error=est.best_error_)
         results.append(row)
-        echo(f"  fitted {name}" + (f", k = {row['n_components']}" if row["n_components"]
-                                     else "") + f" ({row['seconds']:.1f} s)")
         if i == 0:  # the first (fair) model is kept in the run
-            _store_model(run, est, pred, test, classes if classify else None)
-    summary = {"task": task, "split": split_text, "n_train": len(train),
-               "n_test": len(test), "results": results}
+            _store_model(run, est, pred, test, classes, data, lo, span)
+    summary = {"task": task, "split": split_text, "n_train": int(n_train),
+               "n_test": int(n_test), "results": results, "test_pass_seconds": score_seconds}
     if chosen is not None:
         summary["selection"] = _store_frontier(run, chosen)
     run.set_attrs(**summary)
     return summary
 
 
-def _store_model(run: Run, est: Any, pred: Any, test: np.ndarray,
-                 classes: np.ndarray | None) -> None:
+def _predict_all(models: list[Any], X: Any, classify: bool, constant: float) -> Any:
+    """Predictions of every model and of the constant, one column each: models that share a
+    feature map share its kernel block k(x, L), so the test rows are read once for all."""
+    groups: dict[int, list[int]] = {}
+    for i, est in enumerate(models):
+        groups.setdefault(id(est.feature_map_), []).append(i)
+    raw: list[Any] = [None] * len(models)
+    for members in groups.values():
+        fmap = models[members[0]].feature_map_
+        out = fmap.project(X, np.column_stack([models[i].dual_coef_ for i in members]))
+        for j, i in enumerate(members):
+            raw[i] = out[:, j] + models[i].intercept_
+    cols = []
+    for est, f in zip(models, raw, strict=True):
+        if classify:
+            # the classifiers' rule (a·(f − threshold) ≥ 0 with a > 0), FKRR's at ½
+            f = (f >= getattr(est, "threshold_", 0.5)).astype(np.float64)
+        cols.append(f)
+    if is_dask(X):
+        return da.stack([*cols, da.full_like(cols[0], constant)], axis=1)
+    return np.column_stack([*cols, np.full(len(cols[0]), constant)])
+
+
+def _store_model(run: Run, est: Any, pred: Any, test: Any, classes: np.ndarray | None,
+                 data: JobData, low: np.ndarray, span: np.ndarray) -> None:
+    """The model, its test predictions, and what new rows need to be predicted as these
+    were: the scaling and, for a table, its encoder (``TableEncoder.from_dict``)."""
     run.write_array("model/landmarks", est.feature_map_.landmarks)
+    run.write_array("model/scale_low", np.asarray(low, dtype=np.float64))
+    run.write_array("model/scale_span", np.asarray(span, dtype=np.float64))
+    if data.encoder is not None:
+        run.set_attrs(encoder=data.encoder.to_dict())
     run.write_array("model/dual_coef", est.dual_coef_)
     if hasattr(est, "projection_"):
         run.write_array("model/projection", est.projection_)
@@ -281,16 +420,19 @@ def safairkm_job(
     from ..datasets import preprocess_safairkm, standard_scale
     from ..safairkm import DEFAULT_PAIRS, pareto_front, vfairkm_front
 
-    X, s = _numpy(data.X).astype(np.float64), _numpy(data.sensitive)
-    if scale == "safairkm":
-        X, s = preprocess_safairkm(X, s, n_samples=rows, seed=seed)
-    elif scale == "standard":
-        X = standard_scale(X)
-    elif scale != "none":
+    if scale not in ("safairkm", "standard", "none"):
         raise ValueError(f"--scale must be safairkm, standard or none, got {scale!r}.")
-    if scale != "safairkm" and rows is not None and rows < len(X):
-        keep = np.sort(np.random.default_rng(seed).choice(len(X), rows, replace=False))
-        X, s = X[keep], s[keep]
+    if is_dask(data.X):
+        X, s = _sample_rows(data, client, scale, rows, seed)
+    else:
+        X, s = _numpy(data.X).astype(np.float64), _numpy(data.sensitive)
+        if scale == "safairkm":
+            X, s = preprocess_safairkm(X, s, n_samples=rows, seed=seed)
+        elif scale == "standard":
+            X = standard_scale(X)
+        if scale != "safairkm" and rows is not None and rows < len(X):
+            keep = np.sort(np.random.default_rng(seed).choice(len(X), rows, replace=False))
+            X, s = X[keep], s[keep]
     groups, counts = np.unique(s, return_counts=True)
     best = float(counts.min() / counts.max())
     echo(f"SAfairKM front: {len(X):,} rows, {X.shape[1]} features, K = {n_clusters}, "
@@ -327,14 +469,49 @@ def safairkm_job(
     return summary
 
 
+def _sample_rows(data: JobData, client: Any, scale: str, rows: int | None,
+                 seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows SAfairKM keeps, from data that are not in this process: scaled on the
+    workers (column moments in one pass), then only the sampled rows brought here — the
+    rows ``preprocess_safairkm`` would pick from the same data in memory."""
+    from ..datasets import standard_scale
+    from ..safairkm.problem import check_fits_workers
+
+    X, s = data.X.astype(np.float64), data.sensitive
+    n = X.shape[0]
+    keep = (np.sort(np.random.default_rng(seed).choice(n, rows, replace=False))
+            if rows is not None and rows < n else None)
+    check_fits_workers(X if keep is None else X[:len(keep)], client, "SAfairKM")
+    if scale in ("safairkm", "standard"):
+        X = standard_scale(X)
+    if scale == "safairkm":
+        X = X / da.maximum(da.linalg.norm(X, axis=1, keepdims=True), 1e-300)
+    if keep is not None:
+        X, s = X[keep], s[keep]
+    X, s = dask.compute(X, s)
+    return np.asarray(X), np.asarray(s)
+
+
+def _code_block(block: np.ndarray, index: pd.Index) -> np.ndarray:
+    return index.get_indexer(block.astype(object)).astype(np.int32)
+
+
+def _codes(values: Any, levels: Sequence[Any]) -> Any:
+    """Values as int32 codes of ``levels``, block by block (small enough to keep in the
+    cluster's memory, where the raw values of a table's column are re-read with it)."""
+    index = pd.Index(list(levels), dtype=object)
+    return values.map_blocks(_code_block, index, dtype=np.int32,
+                             name=f"codes-{dask.base.tokenize(values, list(levels))}")
+
+
 # -- FCE -------------------------------------------------------------------------------------
 
 def _report(y: np.ndarray | None, labels: Any, s: Any, c: int) -> dict[str, float]:
     if y is None:
         # Without classes ACC and NMI are undefined: the fairness and capacity columns are
         # computed against a dummy class vector and ACC/NMI dropped.
-        rep = clustering_report(np.zeros(len(s), np.int64), labels, sensitive_features=s,
-                                n_clusters=c)
+        zeros = da.zeros_like(s, dtype=np.int64) if is_dask(s) else np.zeros(len(s), np.int64)
+        rep = clustering_report(zeros, labels, sensitive_features=s, n_clusters=c)
         return {k: v for k, v in rep.items() if k not in ("ACC", "NMI")}
     return clustering_report(y, labels, sensitive_features=s, n_clusters=c)
 
@@ -375,7 +552,16 @@ def fce_job(
         base = to_dask(base_np, chunk_rows)
         echo(f"FCE on a pool of {base.shape[1]} base clusterings of {base.shape[0]:,} rows")
     else:
-        y, s = _numpy(data.y), _numpy(data.sensitive)
+        if data.summary is not None:
+            # a table's label and groups as codes, kept on the workers: every report below
+            # reads them again, and would otherwise read the table again
+            cols = data.summary.columns
+            y = None if data.y is None else _codes(
+                data.y, sorted(cols[data.description["label"]].counts))
+            s = _codes(data.sensitive, sorted(cols[data.description["sensitive"]].counts))
+            y, s = dask.persist(y, s)
+        else:
+            y, s = _numpy(data.y), _numpy(data.sensitive)
         c_base = base_clusters or n_clusters
         if c_base is None:
             raise ValueError("clustering features needs --clusters (or --base-clusters).")

@@ -163,7 +163,9 @@ def _add_input_options(p: argparse.ArgumentParser, *, pool: bool = False) -> Non
     g = p.add_argument_group("input: one of --dataset, --input" + (", --pool" if pool else ""))
     g.add_argument("--dataset", metavar="NAME",
                    help="a named real data set (`daskfair datasets` lists them)")
-    g.add_argument("--input", metavar="PATH", help="a CSV/Parquet table or a 2-D zarr array")
+    g.add_argument("--input", metavar="PATH",
+                   help="a table: CSV file or glob (optionally .gz), Parquet file, directory or "
+                        "glob; or a 2-D zarr array")
     if pool:
         g.add_argument("--pool", metavar="POOL",
                        help="an FCE base-clustering pool (ds, har, mnist_usps, ...)")
@@ -174,6 +176,12 @@ def _add_input_options(p: argparse.ArgumentParser, *, pool: bool = False) -> Non
                    help="feature columns (default: all others)")
     g.add_argument("--no-encode", dest="encode", action="store_false",
                    help="refuse non-numeric feature columns instead of one-hot encoding them")
+    g.add_argument("--max-levels", type=int, default=1000, metavar="N",
+                   help="refuse a text column with more distinct values (an ID, free text; "
+                        "default %(default)s)")
+    g.add_argument("--numeric-missing", default="error", choices=["error", "indicator"],
+                   help="a missing number: an error (default), or 0 plus a column=<missing> "
+                        "indicator column")
     g.add_argument("--sensitive-attribute", metavar="NAME",
                    help="which attribute of a named data set is sensitive, where it offers a "
                         "choice")
@@ -408,11 +416,18 @@ def _load(args: argparse.Namespace, need_label: bool) -> Any:
     data = load_input(dataset=args.dataset, path=args.input, label=args.label,
                       sensitive=args.sensitive, features=args.features,
                       sensitive_attribute=args.sensitive_attribute, data_dir=args.data_dir,
-                      need_label=need_label, encode=args.encode)
-    if data.description.get("encoded"):
-        levels = ", ".join(f"{c} ({n} levels)" for c, n in data.description["encoded"].items())
-        print(f"one-hot encoded {levels}: {data.X.shape[1]} feature columns "
-              "(--no-encode to refuse them instead)")
+                      need_label=need_label, encode=args.encode, max_levels=args.max_levels,
+                      numeric_missing=args.numeric_missing, chunk_rows=args.chunk_rows,
+                      task=getattr(args, "task", None))
+    d = data.description
+    if d.get("source") == "table":
+        print(f"read {args.input}: {d['rows']:,} rows in {d['partitions']} partitions, "
+              f"{data.X.shape[1]} feature columns", flush=True)
+    if d.get("encoded"):
+        levels = ", ".join(f"{c} ({n} levels)" for c, n in d["encoded"].items())
+        print(f"one-hot encoded {levels} (--no-encode to refuse them instead)")
+    if d.get("constant"):
+        print(f"note: constant feature column(s) {d['constant']} carry no information")
     return data
 
 
@@ -450,9 +465,13 @@ def _check_store(args: argparse.Namespace, kind: str) -> None:
 
 
 def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str],
-             in_process: bool = False) -> int:
-    """Open the run, start the client, run ``job(run, client)`` (returns the text to print),
-    mark the run complete."""
+             in_process: bool = False, load: Callable[[], Any] | None = None) -> int:
+    """Start the client, ``load()`` the data (a table's pass runs on the cluster), open the
+    run, run ``job(run, client, data)`` (returns the text to print), mark the run complete.
+
+    The run is created only once the data are read and checked: an input error leaves no
+    store behind.
+    """
     from ..progress import show_progress
     from ..store import check_new_store, create_run, resume_run
 
@@ -469,9 +488,10 @@ def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str],
             # the user can act on here.
             warnings.filterwarnings("ignore", message="Sending large graph")
             _announce(client)
+            data = load() if load is not None else None
             if run is None:
                 run = create_run(args.store, kind=kind, params=params, overwrite=True)
-            text = job(run, client)
+            text = job(run, client, data)
             run.mark_complete()
     except KeyboardInterrupt as exc:
         print(f"\n{exc or 'interrupted'}: the run in {args.store} is incomplete"
@@ -490,9 +510,8 @@ def _cmd_fkr(args: argparse.Namespace) -> int:
     from .jobs import fkr_job, format_fkr_results
 
     _check_store(args, "fkr")
-    data = _load(args, need_label=True)
 
-    def job(run: Any, client: Any) -> str:
+    def job(run: Any, client: Any, data: Any) -> str:
         summary = fkr_job(
             data, run=run, client=client, kernel=args.kernel, degree=args.degree,
             gamma=args.gamma, coef0=args.coef0, disparity_bound=args.disparity_bound,
@@ -503,7 +522,7 @@ def _cmd_fkr(args: argparse.Namespace) -> int:
         return (f"Fair kernel model and baselines on the test rows ({summary['split']}):\n"
                 + format_fkr_results(summary))
 
-    return _run_job(args, "fkr", job)
+    return _run_job(args, "fkr", job, load=lambda: _load(args, need_label=True))
 
 
 def _cmd_safairkm(args: argparse.Namespace) -> int:
@@ -511,9 +530,8 @@ def _cmd_safairkm(args: argparse.Namespace) -> int:
     from .jobs import safairkm_job
 
     _check_store(args, "safairkm")
-    data = _load(args, need_label=False)
 
-    def job(run: Any, client: Any) -> str:
+    def job(run: Any, client: Any, data: Any) -> str:
         summary = safairkm_job(
             data, run=run, client=client, n_clusters=args.clusters, n_starts=args.starts,
             n_iter=args.iterations, budget=args.budget, pairs=args.pairs, target=args.target,
@@ -524,7 +542,8 @@ def _cmd_safairkm(args: argparse.Namespace) -> int:
                 f"hypervolume reference cost {summary['reference'][0]:.4f}):\n"
                 + format_safairkm_table(summary["fronts"]))
 
-    return _run_job(args, "safairkm", job, in_process=True)
+    return _run_job(args, "safairkm", job, in_process=True,
+                    load=lambda: _load(args, need_label=False))
 
 
 def _cmd_fce(args: argparse.Namespace) -> int:
@@ -533,14 +552,13 @@ def _cmd_fce(args: argparse.Namespace) -> int:
     if args.pool is not None and (args.dataset or args.input):
         raise ValueError("give either --pool or features (--dataset / --input), not both.")
     _check_store(args, "fce")
+    pool = None
     if args.pool is not None:
         from ..datasets import load_fce_pool
 
-        data, pool = None, load_fce_pool(args.pool, args.data_dir)
-    else:
-        data, pool = _load(args, need_label=False), None
+        pool = load_fce_pool(args.pool, args.data_dir)
 
-    def job(run: Any, client: Any) -> str:
+    def job(run: Any, client: Any, data: Any) -> str:
         s = fce_job(
             data, pool=pool, run=run, client=client, n_clusters=args.clusters,
             n_runs=args.runs, methods=args.methods, base_clusters=args.base_clusters,
@@ -552,7 +570,8 @@ def _cmd_fce(args: argparse.Namespace) -> int:
         return (f"FCE consensus, c = {s['n_clusters']}: {s['n_iter']} iterations ({state}), "
                 f"{s['seconds']:.1f} s\n" + format_fce_report(s))
 
-    return _run_job(args, "fce", job)
+    return _run_job(args, "fce", job, load=None if pool is not None
+                    else lambda: _load(args, need_label=False))
 
 
 def _brief(value: Any, width: int = 96) -> str:

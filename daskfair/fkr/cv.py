@@ -106,6 +106,7 @@ class _CVMixin(KernelModelMixin):
     def _combine(self, runs: list[dict[str, Any]]) -> None:
         """Candidates of every kernel setting side by side."""
         self.feature_maps_ = [run["fmap"] for run in runs]
+        self.moments_ = [run["total"] for run in runs]
         self._table = pd.concat([run["table"] for run in runs], ignore_index=True)
         self.candidate_kernel_ = np.concatenate(
             [np.full(len(run["table"]), i) for i, run in enumerate(runs)])
@@ -261,6 +262,10 @@ class FairKernelClassifierCV(_CVMixin, CalibratedClassifierMixin, ClassifierMixi
         probability 1/2 at the threshold.
     classes_, feature_map_, groups_, n_features_in_, feature_names_in_
         As in :class:`~daskfair.FairKernelClassifier`.
+    feature_maps_, moments_ : list
+        Per kernel setting searched: the Nyström map and the moments of all training rows
+        (:class:`~daskfair.fkr.statistics.Moments`), from which
+        :meth:`FairKernelRidge.fit_moments` gives kernel ridge and FKRR with no pass.
     """
 
     def __init__(
@@ -352,7 +357,8 @@ class FairKernelClassifierCV(_CVMixin, CalibratedClassifierMixin, ClassifierMixi
         scores = threshold_table(hist, data.cell_group, data.cell_label)
         disparity = (scores.equalized_odds if self.constraints == "equalized_odds"
                      else scores.demographic_parity)
-        return {"fmap": fmap, "data": data, "table": table, "dual": T @ refit.coef,
+        return {"fmap": fmap, "data": data, "total": total, "table": table,
+                "dual": T @ refit.coef,
                 "intercept": refit.intercept, "thresholds": model.edges(),
                 "disparity": disparity, "error": scores.error, "hist": hist, "lo": lo,
                 "width": width}
@@ -498,7 +504,7 @@ class FairKernelRegressorCV(_CVMixin, RegressorMixin, BaseEstimator):
             group_sum += held.group_sums @ coef + np.outer(held.group_counts, b)
         error = np.sqrt(np.maximum(sse, 0.0) / folded.total.n)
         means = group_sum / folded.total.group_counts[:, None]
-        return {"fmap": fmap, "data": data, "table": table,
+        return {"fmap": fmap, "data": data, "total": folded.total, "table": table,
                 "dual": fmap.whitening @ refit.coef,
                 "intercept": refit.intercept,
                 "disparity": (means.max(axis=0) - means.min(axis=0))[:, None],

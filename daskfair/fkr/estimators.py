@@ -432,7 +432,28 @@ class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
             raise ValueError(f"alpha must be >= 0, got {self.alpha}.")
         data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
         fmap = self._fit_feature_map(data)
-        stats = self._moments(data, fmap)[0].total
+        return self._solve(self._moments(data, fmap)[0].total, fmap)
+
+    def fit_moments(self, moments: Any, feature_map: Any, *,
+                    groups: Any = None) -> FairKernelRidge:
+        """Fit from moments another fit already summed, with no pass over the data.
+
+        ``moments`` are the training rows' moments in ``feature_map``'s whitened basis, such
+        as a CV estimator's ``moments_[i]`` and ``feature_maps_[i]``
+        (:class:`FairKernelClassifierCV` sums them in its first pass): the model equals
+        ``fit`` on those rows with the same landmarks, up to the order of the sums.
+        """
+        if not self.mu >= 0:
+            raise ValueError(f"mu must be >= 0, got {self.mu}.")
+        if not self.alpha >= 0:
+            raise ValueError(f"alpha must be >= 0, got {self.alpha}.")
+        self.feature_map_ = feature_map
+        self.n_features_in_ = int(np.shape(feature_map.landmarks)[1])
+        if groups is not None:
+            self.groups_ = np.asarray(groups)
+        return self._solve(moments, feature_map)
+
+    def _solve(self, stats: Any, fmap: Any) -> FairKernelRidge:
         self.coef_, self.intercept_ = ridge_fit(
             stats, self.alpha, fit_intercept=self.fit_intercept,
             penalty=fkrr_penalty(stats, self.mu))

@@ -1,0 +1,315 @@
+"""One-hot encoding of a table, fitted in one pass and applied partition by partition.
+
+:class:`TableEncoder` learns every text column's levels (and the partition lengths) from one
+pass over a pandas or dask DataFrame, then turns each partition into a float64 block on the
+worker that reads it: the numeric columns as they are, then one 0/1 column per level of each
+text column, in the order of ``pandas.get_dummies(df, columns=text_columns, prefix_sep="=")``
+(levels sorted). A missing text value is a level of its own, ``column=<missing>``. The command
+line and users share it, and a run stores it, so new data is encoded exactly as the training
+data was; a level not seen in fitting gives an all-zero row for that column and a warning.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dask
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from .partitions import count_rows, partition_array, partitions
+from .summary import TableSummary, is_text, merge_summaries, partition_summary
+
+__all__ = ["MISSING", "TableEncoder", "check_columns", "summarize"]
+
+#: The name of the level that stands for a missing value.
+MISSING = "<missing>"
+
+
+def _is_dask_frame(X: Any) -> bool:
+    return hasattr(X, "to_delayed") and hasattr(X, "npartitions")
+
+
+def summarize(X: Any, columns: Sequence[str], *, limit: int, counted: Sequence[str] = (),
+              parts: Sequence[Any] | None = None) -> TableSummary:
+    """The one pass (:mod:`daskfair.tables.summary`) over a pandas or dask DataFrame.
+
+    For a dask DataFrame pass ``parts`` (its delayed partitions) to summarise the very
+    partitions the arrays will later be cut from.
+    """
+    columns, counted = list(columns), list(counted)
+    if not _is_dask_frame(X):
+        return merge_summaries([partition_summary(X, columns, limit=limit, counted=counted)],
+                               limit)
+    if parts is None:
+        parts = partitions(X[columns])
+    tasks = [dask.delayed(partition_summary, pure=True)(p, columns, limit=limit,
+                                                        counted=counted) for p in parts]
+    return merge_summaries(dask.compute(*tasks), limit)
+
+
+def check_columns(X: Any, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in X.columns]
+    if missing:
+        raise ValueError(f"{what} has no column(s) {missing}; its columns are "
+                         f"{list(map(str, X.columns))}.")
+
+
+def _sorted_levels(name: str, values: Sequence[Any]) -> list[Any]:
+    types = {type(v).__name__ for v in values}
+    if "str" in types and len(types) > 1:
+        raise TypeError(
+            f"column {name!r} mixes text and other values ({', '.join(sorted(types))}): make "
+            "it one type (all text, or all numbers) before encoding it.")
+    try:
+        return sorted(values)
+    except TypeError:
+        raise TypeError(f"column {name!r} mixes values that cannot be sorted "
+                        f"({', '.join(sorted(types))}): make it one type.") from None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a block encoder needs: column names, levels and output positions."""
+
+    numeric: tuple[str, ...]
+    indicators: tuple[str, ...]
+    text: tuple[tuple[str, pd.Index, bool], ...]  # name, levels (no missing), missing level
+    width: int
+
+    def encode(self, df: pd.DataFrame) -> np.ndarray:
+        out = np.zeros((len(df), self.width), dtype=np.float64)
+        for j, name in enumerate(self.numeric):
+            out[:, j] = df[name].to_numpy(dtype=np.float64, na_value=np.nan)
+        j = len(self.numeric)
+        for name in self.indicators:  # numeric_missing="indicator": 0 in the value column
+            col = self.numeric.index(name)
+            miss = np.isnan(out[:, col])
+            out[miss, col] = 0.0
+            out[:, j] = miss
+            j += 1
+        unseen = {}
+        n = len(df)
+        # every row's 1 of every text column, set in one flat assignment
+        flat = np.arange(n, dtype=np.int64) * self.width
+        hits, mask = [], []
+        for name, levels, has_missing in self.text:
+            col = df[name]
+            missing = col.isna().to_numpy()
+            codes = levels.get_indexer(col)
+            if has_missing:
+                codes[missing] = len(levels)
+            bad = (codes < 0) & ~missing
+            if bad.any():
+                unseen[name] = int(bad.sum())
+            hits.append(flat + (j + codes))
+            mask.append(codes >= 0)
+            j += len(levels) + has_missing
+        if hits:
+            out.reshape(-1)[np.concatenate(hits)[np.concatenate(mask)]] = 1.0
+        if unseen:
+            text = (f"levels not seen when the encoder was fitted (rows per column: {unseen}) "
+                    "are encoded as all-zero rows for their column")
+            warnings.warn(text, UserWarning, stacklevel=2)  # on a worker: in its log
+        return out
+
+
+class TableEncoder(TransformerMixin, BaseEstimator):
+    """One-hot encode a table's text columns, in one pass, for pandas and dask DataFrames.
+
+    Parameters
+    ----------
+    max_levels : int, default=1000
+        A text column with more distinct values (an ID, free text) is refused, naming it.
+    numeric_missing : {"error", "indicator"}, default="error"
+        A missing numeric value is an error that counts them per column, or (``"indicator"``)
+        becomes 0 with a ``column=<missing>`` 0/1 column after the numeric columns.
+
+    Attributes
+    ----------
+    feature_names_in_ : ndarray of str
+    numeric_columns_ : list of str
+    levels_ : dict
+        Text column → its levels in output order (``"<missing>"`` last when a value was
+        missing in fitting).
+    n_features_out_ : int
+    lengths_ : list of int
+        Rows of every partition of the fitted frame (one entry for pandas).
+    summary_ : TableSummary
+        The pass's findings (levels with counts, ranges, missing values).
+
+    Notes
+    -----
+    ``fit`` reads a dask DataFrame once; ``fit_transform`` reuses that pass's partition
+    lengths, so the encoded array has known chunk sizes at no further pass. ``transform`` of
+    another dask DataFrame counts its rows first (one pass that reads them) unless
+    ``lengths=`` are given. The encoding runs on the workers, block by block: the table is
+    never collected on the client.
+    """
+
+    def __init__(self, max_levels: int = 1000, numeric_missing: str = "error") -> None:
+        self.max_levels = max_levels
+        self.numeric_missing = numeric_missing
+
+    # -- fitting --------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any = None) -> TableEncoder:
+        """Learn the levels and ranges of every column of ``X`` in one pass."""
+        self._check_params()
+        columns = self._columns(X)
+        return self.fit_summary(summarize(X, columns, limit=self.max_levels), columns)
+
+    def fit_summary(self, summary: TableSummary, columns: Sequence[str]) -> TableEncoder:
+        """Fit from a pass already made (the command line summarises the label and the
+        groups in the same pass)."""
+        self._check_params()
+        columns = [str(c) for c in columns]
+        if summary.n_rows == 0:
+            raise ValueError("the table holds no rows.")
+        cols = {c: summary.columns[c] for c in columns}
+        wide = {c: s.n_distinct for c, s in cols.items() if s.text and s.counts is None}
+        if wide:
+            raise ValueError(
+                "text column(s) with more than max_levels="
+                f"{self.max_levels:,} distinct values: "
+                + ", ".join(f"{c!r} (at least {n:,})" for c, n in wide.items())
+                + ". An ID or free text is not a category: leave it out (--features), or "
+                "raise --max-levels if it is one.")
+        missing = {c: s.n_missing for c, s in cols.items() if not s.text and s.n_missing}
+        if missing and self.numeric_missing == "error":
+            raise ValueError(
+                f"numeric column(s) with missing values {missing} (column: rows). Drop or "
+                "impute those rows, or encode them as 0 plus a column=<missing> indicator "
+                "(numeric_missing='indicator', --numeric-missing indicator).")
+        infinite = {c: s.n_infinite for c, s in cols.items() if s.n_infinite}
+        if infinite:
+            raise ValueError(f"numeric column(s) with infinite values {infinite} (column: "
+                             "rows); drop or clip those rows first.")
+        self.feature_names_in_ = np.asarray(columns, dtype=object)
+        self.n_features_in_ = len(columns)
+        self.numeric_columns_ = [c for c in columns if not cols[c].text]
+        self.indicator_columns_ = [c for c in self.numeric_columns_ if cols[c].n_missing]
+        self.levels_ = {}
+        for c in columns:
+            if cols[c].text:
+                levels = _sorted_levels(c, list(cols[c].counts))
+                self.levels_[c] = levels + ([MISSING] if cols[c].n_missing else [])
+        self.n_features_out_ = (len(self.numeric_columns_) + len(self.indicator_columns_)
+                                + sum(map(len, self.levels_.values())))
+        self.lengths_ = list(summary.lengths)
+        self.summary_ = summary
+        return self
+
+    def _check_params(self) -> None:
+        if self.numeric_missing not in ("error", "indicator"):
+            raise ValueError("numeric_missing must be 'error' or 'indicator', got "
+                             f"{self.numeric_missing!r}.")
+        if not isinstance(self.max_levels, int | np.integer) or self.max_levels < 1:
+            raise ValueError(f"max_levels must be a positive integer, got {self.max_levels!r}.")
+
+    @staticmethod
+    def _columns(X: Any) -> list[str]:
+        if not hasattr(X, "columns"):
+            raise TypeError("TableEncoder encodes a pandas or dask DataFrame, got "
+                            f"{type(X).__name__}.")
+        if len(X.columns) == 0:
+            raise ValueError("the table has no columns.")
+        return [str(c) for c in X.columns]
+
+    # -- output ---------------------------------------------------------------------------
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """``column`` for numeric columns, ``column=<missing>`` for their indicators,
+        ``column=level`` for text columns."""
+        names = list(self.numeric_columns_)
+        names += [f"{c}={MISSING}" for c in self.indicator_columns_]
+        names += [f"{c}={v}" for c, levels in self.levels_.items() for v in levels]
+        return np.asarray(names, dtype=object)
+
+    def _plan(self) -> _Plan:
+        text = tuple((c, pd.Index([v for v in levels if v is not MISSING and v != MISSING],
+                                  dtype=object), levels[-1] == MISSING)
+                     for c, levels in self.levels_.items())
+        return _Plan(tuple(self.numeric_columns_), tuple(self.indicator_columns_), text,
+                     self.n_features_out_)
+
+    def transform(self, X: Any, *, lengths: Sequence[int] | None = None,
+                  chunk_rows: int | None = None) -> Any:
+        """Encode ``X``: a numpy array for pandas, a lazy dask array for dask.
+
+        Parameters
+        ----------
+        X : pandas or dask DataFrame with the fitted columns (others are ignored)
+        lengths : sequence of int, optional
+            Rows of each partition of a dask ``X``; default: counted in a pass.
+        chunk_rows : int, optional
+            Largest block of the dask array (default: one per partition).
+        """
+        check_columns(X, list(self.feature_names_in_), "the table to encode")
+        plan = self._plan()
+        if not _is_dask_frame(X):
+            return plan.encode(X)
+        parts = partitions(X[list(self.feature_names_in_)])
+        return self.transform_partitions(parts, count_rows(parts) if lengths is None
+                                         else lengths, chunk_rows=chunk_rows)
+
+    def transform_partitions(self, parts: Sequence[Any], lengths: Sequence[int], *,
+                             chunk_rows: int | None = None) -> Any:
+        """Encode delayed partitions whose lengths are known (the pass's)."""
+        return partition_array(parts, lengths, self._plan().encode, dtype=np.float64,
+                               width=self.n_features_out_, chunk_rows=chunk_rows)
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+        """Fit, then encode with the fit pass's partition lengths (no second pass)."""
+        self._check_params()
+        columns = self._columns(X)
+        if not _is_dask_frame(X):
+            return self.fit(X).transform(X)
+        parts = partitions(X[columns])
+        self.fit_summary(summarize(X, columns, limit=self.max_levels, parts=parts), columns)
+        return self.transform_partitions(parts, self.lengths_,
+                                         chunk_rows=fit_params.get("chunk_rows"))
+
+    # -- storage ----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The fitted encoding as JSON-able data (a run stores it: new rows are encoded as
+        the training rows were)."""
+        return {"max_levels": int(self.max_levels), "numeric_missing": self.numeric_missing,
+                "columns": [str(c) for c in self.feature_names_in_],
+                "numeric": list(self.numeric_columns_),
+                "indicators": list(self.indicator_columns_),
+                "levels": {c: [_jsonable(v) for v in levels]
+                           for c, levels in self.levels_.items()}}
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any]) -> TableEncoder:
+        """The encoder :meth:`to_dict` described, fitted (no data needed)."""
+        enc = cls(max_levels=spec["max_levels"], numeric_missing=spec["numeric_missing"])
+        enc.feature_names_in_ = np.asarray(spec["columns"], dtype=object)
+        enc.n_features_in_ = len(spec["columns"])
+        enc.numeric_columns_ = list(spec["numeric"])
+        enc.indicator_columns_ = list(spec["indicators"])
+        enc.levels_ = {c: list(v) for c, v in spec["levels"].items()}
+        enc.n_features_out_ = (len(enc.numeric_columns_) + len(enc.indicator_columns_)
+                               + sum(map(len, enc.levels_.values())))
+        return enc
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        return tags
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+def text_columns(X: Any) -> list[str]:
+    """The columns of a DataFrame that :class:`TableEncoder` one-hot encodes."""
+    return [str(c) for c, t in X.dtypes.items() if is_text(t)]

@@ -1,0 +1,82 @@
+"""A dask DataFrame's partitions as row blocks of dask arrays with known sizes.
+
+``DataFrame.to_dask_array(lengths=True)`` counts the rows in a pass of its own, and with
+``read_parquet`` it may count them on another partitioning than the one it then converts
+(small files are read together once columns are projected: "The number of items in 'lengths'
+does not match the number of partitions"). Here every array comes from the *same* delayed
+partitions as the lengths, so the rows line up by construction, and a partition longer than
+``chunk_rows`` is cut into several blocks (one Parquet file of a million rows need not become
+one block of a million encoded rows).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+from dask.highlevelgraph import HighLevelGraph
+
+__all__ = ["count_rows", "partition_array", "partitions"]
+
+
+def partitions(frame: Any) -> list[Any]:
+    """The delayed partitions of a dask DataFrame or Series (graph optimised once, here)."""
+    return list(frame.to_delayed(optimize_graph=True))
+
+
+def count_rows(parts: Sequence[Any]) -> list[int]:
+    """Rows of every partition (one pass that reads them)."""
+    return [int(n) for n in dask.compute(*[dask.delayed(len)(p) for p in parts])]
+
+
+def _apply(part: Any, lo: int, hi: int, fn: Callable[[Any], np.ndarray]) -> np.ndarray:
+    return fn(part.iloc[lo:hi])
+
+
+def partition_array(
+    parts: Sequence[Any],
+    lengths: Sequence[int],
+    fn: Callable[[Any], np.ndarray],
+    *,
+    dtype: Any,
+    width: int | None = None,
+    chunk_rows: int | None = None,
+) -> da.Array:
+    """``fn`` of every partition (of every ``chunk_rows`` rows of it) as one dask array.
+
+    Parameters
+    ----------
+    parts : delayed partitions (:func:`partitions`)
+    lengths : rows of each partition (from the pass that read them)
+    fn : callable
+        pandas rows → numpy array of ``len(rows)`` rows (a 1-D array when ``width`` is None).
+    dtype : numpy dtype of the result
+    width : int, optional
+        Columns of a 2-D result.
+    chunk_rows : int, optional
+        Largest block; default one block per partition. Empty partitions give no block.
+    """
+    if len(parts) != len(lengths):
+        raise ValueError(f"{len(parts)} partitions but {len(lengths)} lengths.")
+    # One layer of real tasks under a name of its own for every call: no alias layers (from
+    # from_delayed and concatenate), whose keys dask's optimisation resubmits under other
+    # specs ("Detected different run_spec", dask/dask#9888), and no token that might not
+    # tell two functions apart (a closure's captured values are not part of it).
+    name = f"{getattr(fn, '__name__', 'block')}-{uuid.uuid4().hex}"
+    dsk, sizes = {}, []
+    rest = () if width is None else (0,)
+    for part, n in zip(parts, lengths, strict=True):
+        step = max(1, int(chunk_rows or n or 1))
+        for lo in range(0, int(n), step):
+            hi = min(int(n), lo + step)
+            dsk[(name, len(sizes), *rest)] = (_apply, part.key, lo, hi, fn)
+            sizes.append(hi - lo)
+    if not sizes:
+        return da.zeros((0,) if width is None else (0, width), dtype=dtype, chunks=-1)
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(parts))
+    chunks = (tuple(sizes),) if width is None else (tuple(sizes), (width,))
+    return da.Array(graph, name, chunks, dtype=dtype)

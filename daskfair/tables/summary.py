@@ -1,0 +1,153 @@
+"""The one pass over a table: every column's levels or range, missing values, and the
+partition lengths.
+
+:func:`partition_summary` is the per-partition kernel (a worker runs it on the partition it
+read); :func:`merge_summaries` adds the partitions' summaries up on the client, which holds
+only these: per text column its levels and their counts, per numeric column its missing and
+infinite values and its range, and each partition's length. A column with more distinct
+values than the limit (an ID, free text) stops counting its values in that partition, so a
+summary stays small whatever the table holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ColumnSummary", "TableSummary", "is_text", "merge_summaries", "partition_summary"]
+
+
+def is_text(dtype: Any) -> bool:
+    """Text, categorical or object columns (one-hot encoded); numbers and booleans are not."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return True
+    return not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
+
+
+@dataclass
+class ColumnSummary:
+    """What one pass learns of a column.
+
+    Attributes
+    ----------
+    text : bool
+        One-hot encoded (text, categorical, object) rather than used as a number.
+    n_missing : int
+    n_infinite : int
+        Numeric columns: ±inf values.
+    low, high : float
+        Numeric columns: the smallest and largest finite value (NaN when there is none).
+    counts : dict or None
+        Value → rows, missing values left out; None once more than the limit of distinct
+        values was seen.
+    n_distinct : int
+        Distinct values seen (a lower bound when ``counts`` is None).
+    types : set of str
+        Python types of a text column's values (more than one: mixed types).
+    """
+
+    text: bool
+    n_missing: int = 0
+    n_infinite: int = 0
+    low: float = np.nan
+    high: float = np.nan
+    counts: dict[Any, int] | None = field(default_factory=dict)
+    n_distinct: int = 0
+    types: set[str] = field(default_factory=set)
+
+    @property
+    def constant(self) -> bool:
+        """One value in every row (missing counted as a value of its own)."""
+        if self.text:
+            return self.counts is not None and len(self.counts) + (self.n_missing > 0) <= 1
+        if self.n_missing:
+            return np.isnan(self.low)
+        return bool(self.low == self.high)
+
+
+@dataclass
+class TableSummary:
+    """The merged summary: every column's, and the length of every partition."""
+
+    columns: dict[str, ColumnSummary]
+    lengths: list[int]
+
+    @property
+    def n_rows(self) -> int:
+        return int(sum(self.lengths))
+
+
+def _count_values(values: pd.Series, limit: int) -> tuple[dict[Any, int] | None, int]:
+    counts = values.value_counts(dropna=True, sort=False)
+    if isinstance(counts.index, pd.CategoricalIndex):  # unobserved categories are no levels
+        counts = counts[counts > 0]
+        counts.index = counts.index.astype(object)
+    if len(counts) > limit:
+        return None, len(counts)
+    return {_plain(k): int(v) for k, v in counts.items()}, len(counts)
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def partition_summary(df: pd.DataFrame, columns: Sequence[str], *, limit: int,
+                      counted: Iterable[str] = ()) -> dict[str, Any]:
+    """Summary of one partition: its length and each column's :class:`ColumnSummary`.
+
+    ``limit`` caps the distinct values counted per column; ``counted`` names numeric columns
+    whose values are counted too (the label and the groups).
+    """
+    counted = set(counted)
+    out: dict[str, ColumnSummary] = {}
+    for name in columns:
+        col = df[name]
+        missing = col.isna()
+        if is_text(col.dtype):
+            present = col[~missing]
+            counts, n = _count_values(present, limit)
+            types = {type(v).__name__ for v in counts} if counts else set()
+            out[name] = ColumnSummary(True, int(missing.sum()), counts=counts, n_distinct=n,
+                                      types=types)
+            continue
+        values = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        finite = np.isfinite(values)
+        summary = ColumnSummary(
+            False, int(np.isnan(values).sum()), int(np.isinf(values).sum()),
+            float(values[finite].min()) if finite.any() else np.nan,
+            float(values[finite].max()) if finite.any() else np.nan, counts=None)
+        if name in counted:
+            summary.counts, summary.n_distinct = _count_values(col[~missing], limit)
+        out[name] = summary
+    return {"length": len(df), "columns": out}
+
+
+def _merge_column(a: ColumnSummary, b: ColumnSummary, limit: int) -> ColumnSummary:
+    counts: dict[Any, int] | None = None
+    if a.counts is not None and b.counts is not None:
+        counts = dict(a.counts)
+        for k, v in b.counts.items():
+            counts[k] = counts.get(k, 0) + v
+        if len(counts) > limit:
+            counts = None
+    n_distinct = len(counts) if counts is not None else max(a.n_distinct, b.n_distinct,
+                                                             limit + 1)
+    return ColumnSummary(
+        a.text or b.text, a.n_missing + b.n_missing, a.n_infinite + b.n_infinite,
+        float(np.fmin(a.low, b.low)), float(np.fmax(a.high, b.high)), counts, n_distinct,
+        a.types | b.types)
+
+
+def merge_summaries(parts: Sequence[dict[str, Any]], limit: int) -> TableSummary:
+    """Add the partitions' summaries up (in partition order)."""
+    if not parts:
+        raise ValueError("the table has no partitions.")
+    columns = dict(parts[0]["columns"])
+    for part in parts[1:]:
+        for name, col in part["columns"].items():
+            columns[name] = _merge_column(columns[name], col, limit)
+    return TableSummary(columns, [int(p["length"]) for p in parts])
