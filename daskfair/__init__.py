@@ -34,6 +34,8 @@ _PUBLIC = {
     "clustering_report": "metrics",
     "get_client": "deploy",
     "open_run": "store",
+    "TableEncoder": "tables",
+    "read_table": "tables",
 }
 
 __all__ = ["__version__", *_PUBLIC]

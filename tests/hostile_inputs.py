@@ -1291,6 +1291,18 @@ def _csv(c: Context, text: str, name: str = "t.csv", **kw: Any) -> dict[str, Any
     return {"path": _file(c, name, text), "label": "y", "sensitive": "s", **kw}
 
 
+def _parquet_parts(c: Context, texts: list[str]) -> Path:
+    import io
+
+    folder = c.tmp / "table"
+    folder.mkdir()
+    first = pd.read_csv(io.StringIO(texts[0]))
+    for i, text in enumerate(texts):
+        frame = pd.read_csv(io.StringIO(text)).astype(first.dtypes.to_dict())  # one schema
+        frame.to_parquet(folder / f"part.{i}.parquet")
+    return folder
+
+
 def _zarr_input(c: Context, shape: tuple[int, ...] = (5, 3), **kw: Any) -> dict[str, Any]:
     import zarr
 
@@ -1369,6 +1381,35 @@ case("input-features-twice", LI, "mismatched lengths", "--features a a",
 case("input-groups-strings", LI, "groups as strings/floats/booleans",
      "a table whose group column holds strings", lambda c: _csv(c, GOOD_CSV), WORKS,
      "works: the groups are passed on as they are", n_out=2, **INPUT_FILE)
+case("input-empty-partition", LI, "empty arrays",
+     "a Parquet directory one of whose part files holds no rows",
+     lambda c: {"path": _parquet_parts(c, [GOOD_CSV, "a,b,s,y\n"]), "label": "y",
+                "sensitive": "s"}, WORKS,
+     "works: the empty part gives no rows (and no block)", n_out=2, **INPUT_FILE)
+case("input-id-column", LI, "non-numeric columns",
+     "a text column with 100,000 distinct values (an ID)",
+     lambda c: _csv(c, "id,a,s,y\n" + "".join(f"c{i},{i},{'mf'[i % 2]},{i % 2}\n"
+                                              for i in range(100_000))),
+     err(ValueError, r"more than max_levels=1,000 distinct values: 'id' \(at least 100,000\)"
+                     r".*leave it out \(--features\), or raise --max-levels"),
+     "leave it out with --features, or raise --max-levels", **INPUT_FILE)
+case("input-mixed-types", LI, "non-numeric columns",
+     "a CSV column of numbers in its first 300,000 rows and text after",
+     lambda c: _csv(c, "a,b,s,y\n" + "".join(f"{i},{i % 7},{'mf'[i % 2]},{i % 2}\n"
+                                            for i in range(300_000)) + "5,x,f,1\n"),
+     err(ValueError, r"column\(s\) \['b'\] of .* hold numbers in some rows and text in "
+                     r"others.*one type"), "make the column one type", **INPUT_FILE)
+case("input-label-three-values", LI, "labels out of range",
+     "a label with three values for a binary task (task='classification')",
+     lambda c: _csv(c, "a,b,s,y\n1,2,m,x\n3,4,f,y\n5,6,m,z\n", need_label=True,
+                    task="classification"),
+     err(ValueError, r"classification needs a binary label, but the label column 'y' has 3: "
+                     r"x, y, z values.*--task regression"),
+     "give a binary label, or --task regression for a numeric one", **INPUT_FILE)
+case("input-missing-text-value", LI, "NaN/inf", "an empty cell in a text feature column",
+     lambda c: _csv(c, "a,t,s,y\n1,,m,0\n3,u,f,1\n"), WORKS,
+     "works: a missing text value is a level of its own (t=<missing>)", n_out=2,
+     **INPUT_FILE)
 case("input-both-sources", LI, "mismatched lengths", "--dataset and --input",
      lambda c: _csv(c, GOOD_CSV, dataset="adult"),
      err(ValueError, r"exactly one of --dataset NAME or --input PATH"), "give one source",

@@ -294,3 +294,42 @@ def test_fkr_on_a_table_with_text_columns(scheduler, tmp_path, capsys):
     assert names == list(fitted.get_feature_names_out())
     np.testing.assert_array_equal(X[1:], fitted.transform(new.iloc[1:]))
     assert X[0, [names.index(f"purpose={v}") for v in ("car", "education", "tv")]].sum() == 0
+
+
+def test_fkr_on_a_parquet_directory_and_a_csv_glob_of_one_table(scheduler, tmp_path, capsys):
+    """The same rows as a Parquet directory (uneven part files, one empty) and as a glob of
+    gzipped CSV files give the same run: the split hashes the row number, the encoding and
+    the scaling come from the table's pass, whatever its partitions."""
+    from .test_tables import _table
+
+    df = _table(1200)
+    parts = [df.iloc[a:b] for a, b in ((0, 350), (350, 350), (350, 900), (900, 1200))]
+    (tmp_path / "pq").mkdir()
+    for i, part in enumerate(parts):
+        part.to_parquet(tmp_path / "pq" / f"part.{i}.parquet", index=False)
+    for i, (a, b) in enumerate(((0, 500), (500, 1200))):
+        df.iloc[a:b].to_csv(tmp_path / f"t-{i}.csv.gz", index=False)
+    runs = {}
+    for name, source in (("pq", tmp_path / "pq"), ("csv", str(tmp_path / "t-*.csv.gz"))):
+        code, out, err = _run(["fkr", "--input", str(source), "--label", "risk", "--sensitive",
+                               "sex", "--landmarks", "80", "--folds", "3", "--chunk-rows",
+                               "256", "--scheduler", scheduler, "--store",
+                               str(tmp_path / f"{name}.zarr"), "--no-progress"], capsys)
+        assert code == 0, err
+        assert "1,200 rows" in out and "by a hash of the row number" in out
+        runs[name] = open_run(tmp_path / f"{name}.zarr")
+    a, b = runs["pq"], runs["csv"]
+    for key in ("predictions/test", "predictions/test_rows", "model/dual_coef",
+                "model/landmarks", "model/scale_low", "model/scale_span"):
+        np.testing.assert_array_equal(a.read_array(key), b.read_array(key), err_msg=key)
+    assert a.attrs["encoder"] == b.attrs["encoder"]
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in a.attrs["results"]]
+    assert strip == [{k: v for k, v in r.items() if k != "seconds"}
+                     for r in b.attrs["results"]]
+    # the test rows are about a quarter of every group and class
+    test = a.read_array("predictions/test_rows")
+    shares = df.iloc[test].groupby(["sex", "risk"]).size() / df.groupby(["sex", "risk"]).size()
+    assert shares.between(0.18, 0.32).all(), shares
+    # and the scores are those of the stored predictions
+    pred, y = a.read_array("predictions/test"), (df["risk"].iloc[test] == "good").to_numpy()
+    assert a.attrs["results"][0]["error"] == pytest.approx(np.mean(pred != y))

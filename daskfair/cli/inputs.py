@@ -37,7 +37,7 @@ from ..tables import (
 )
 from ..tables.summary import is_text
 
-__all__ = ["JobData", "load_input", "to_dask"]
+__all__ = ["JobData", "load_input", "table_data", "to_dask"]
 
 
 @dataclass
@@ -142,9 +142,21 @@ def _from_table(path: str, label: str | None, sensitive: str | None,
                 features: list[str] | None, need_label: bool, encode: bool = True, *,
                 max_levels: int = 1000, numeric_missing: str = "error",
                 chunk_rows: int | None = 50_000, task: str | None = None) -> JobData:
-    """A CSV/Parquet table, streamed: one pass summarises it (levels, ranges, missing values,
-    partition lengths); the rows are then encoded on the workers, block by block."""
-    frame = read_table(path)
+    """A CSV/Parquet table, streamed (:func:`table_data`)."""
+    return table_data(read_table(path), label, sensitive, features, need_label, encode,
+                      max_levels=max_levels, numeric_missing=numeric_missing,
+                      chunk_rows=chunk_rows, task=task, name=path)
+
+
+def table_data(frame: Any, label: str | None, sensitive: str | None,
+               features: list[str] | None, need_label: bool, encode: bool = True, *,
+               max_levels: int = 1000, numeric_missing: str = "error",
+               chunk_rows: int | None = 50_000, task: str | None = None,
+               name: Any = "the table") -> JobData:
+    """A dask DataFrame as a job's data: one pass summarises it (levels, ranges, missing
+    values, partition lengths, on the workers); the rows are then encoded where they are
+    read, block by block, whenever a method reads them."""
+    path = name
     columns = [str(c) for c in frame.columns]
     s_col = _column(columns, sensitive, "sensitive", path)
     y_col = _column(columns, label, "label", path) if (need_label or label is not None) else None

@@ -132,13 +132,18 @@ def describe(holder: dict[str, Any]) -> str:
             f"{holder.get('started')}, command {holder.get('command')!r}")
 
 
+def _judged(store: str | os.PathLike[str]) -> tuple[dict[str, Any], bool, str] | None:
+    """The store's lease holder, whether it is alive and why, or None without a lease."""
+    found = read_lease(store)
+    return None if found is None else (found[0], *holder_state(*found))
+
+
 def lease_status(store: str | os.PathLike[str]) -> str | None:
     """One line on the store's lease for ``daskfair show``, or None when it has none."""
-    found = read_lease(store)
-    if found is None:
+    judged = _judged(store)
+    if judged is None:
         return None
-    holder, age = found
-    alive, why = holder_state(holder, age)
+    holder, alive, why = judged
     if alive:
         return f"held by a live run ({describe(holder)}; {why})"
     return (f"left by a run that is no longer running ({describe(holder)}; {why}); "
@@ -281,11 +286,10 @@ def break_lock(path: str | os.PathLike[str]) -> dict[str, Any] | None:
         The holder is alive (or was replaced by a live one while this ran).
     """
     store = Path(path)
-    found = read_lease(store)
-    if found is None:
+    judged = _judged(store)
+    if judged is None:
         return None
-    holder, age = found
-    alive, why = holder_state(holder, age)
+    holder, alive, why = judged
     if alive:
         raise StoreLockedError(
             f"not breaking the lock of {store}: its holder is alive ({describe(holder)}; "

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from .. import progress
 from .partitions import count_rows, partition_array, partitions
 from .summary import TableSummary, is_text, merge_summaries, partition_summary
 
@@ -47,9 +48,12 @@ def summarize(X: Any, columns: Sequence[str], *, limit: int, counted: Sequence[s
                                limit)
     if parts is None:
         parts = partitions(X[columns])
+    text = [c for c in columns if is_text(X[c].dtype)]  # by the schema, for every partition
     tasks = [dask.delayed(partition_summary, pure=True)(p, columns, limit=limit,
-                                                        counted=counted) for p in parts]
-    return merge_summaries(dask.compute(*tasks), limit)
+                                                        counted=counted, text=text)
+             for p in parts]
+    # Dask's progress bar on a terminal when progress is on (the command line)
+    return merge_summaries(progress.compute(dask.delayed(list)(tasks)), limit)
 
 
 def check_columns(X: Any, columns: Sequence[str], what: str) -> None:
@@ -72,13 +76,38 @@ def _sorted_levels(name: str, values: Sequence[Any]) -> list[Any]:
                         f"({', '.join(sorted(types))}): make it one type.") from None
 
 
+def _codes(col: pd.Series, levels: pd.Index, arrow_levels: Any) -> np.ndarray:
+    """The position of every value in ``levels``, -1 for a missing or unseen value."""
+    if arrow_levels is not None and isinstance(col.dtype, pd.StringDtype) \
+            and col.dtype.storage == "pyarrow":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        # Arrow's hash lookup on the column's own buffers: several times faster than
+        # pandas' on Python strings (pandas keeps text in Arrow when pyarrow is installed)
+        found = pc.index_in(pa.array(col), value_set=arrow_levels)
+        return found.fill_null(-1).to_numpy().astype(np.int64)
+    return levels.get_indexer(col)
+
+
+def _arrow_levels(levels: pd.Index) -> Any:
+    if not all(isinstance(v, str) for v in levels):
+        return None
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    return pa.array(list(levels), type=pa.large_string())
+
+
 @dataclass(frozen=True)
 class _Plan:
     """What a block encoder needs: column names, levels and output positions."""
 
     numeric: tuple[str, ...]
     indicators: tuple[str, ...]
-    text: tuple[tuple[str, pd.Index, bool], ...]  # name, levels (no missing), missing level
+    # name, levels (no missing), a missing level, the levels as an Arrow array (or None)
+    text: tuple[tuple[str, pd.Index, bool, Any], ...]
     width: int
 
     def encode(self, df: pd.DataFrame) -> np.ndarray:
@@ -97,10 +126,10 @@ class _Plan:
         # every row's 1 of every text column, set in one flat assignment
         flat = np.arange(n, dtype=np.int64) * self.width
         hits, mask = [], []
-        for name, levels, has_missing in self.text:
+        for name, levels, has_missing, arrow_levels in self.text:
             col = df[name]
             missing = col.isna().to_numpy()
-            codes = levels.get_indexer(col)
+            codes = _codes(col, levels, arrow_levels)
             if has_missing:
                 codes[missing] = len(levels)
             bad = (codes < 0) & ~missing
@@ -229,11 +258,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         return np.asarray(names, dtype=object)
 
     def _plan(self) -> _Plan:
-        text = tuple((c, pd.Index([v for v in levels if v is not MISSING and v != MISSING],
-                                  dtype=object), levels[-1] == MISSING)
-                     for c, levels in self.levels_.items())
-        return _Plan(tuple(self.numeric_columns_), tuple(self.indicator_columns_), text,
-                     self.n_features_out_)
+        text = []
+        for c, levels in self.levels_.items():
+            index = pd.Index([v for v in levels if v != MISSING], dtype=object)
+            text.append((c, index, levels[-1] == MISSING, _arrow_levels(index)))
+        return _Plan(tuple(self.numeric_columns_), tuple(self.indicator_columns_),
+                     tuple(text), self.n_features_out_)
 
     def transform(self, X: Any, *, lengths: Sequence[int] | None = None,
                   chunk_rows: int | None = None) -> Any:

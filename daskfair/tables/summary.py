@@ -96,25 +96,34 @@ def _plain(value: Any) -> Any:
 
 
 def partition_summary(df: pd.DataFrame, columns: Sequence[str], *, limit: int,
-                      counted: Iterable[str] = ()) -> dict[str, Any]:
+                      counted: Iterable[str] = (),
+                      text: Iterable[str] | None = None) -> dict[str, Any]:
     """Summary of one partition: its length and each column's :class:`ColumnSummary`.
 
     ``limit`` caps the distinct values counted per column; ``counted`` names numeric columns
-    whose values are counted too (the label and the groups).
+    whose values are counted too (the label and the groups); ``text`` the columns that are
+    text by the table's schema (default: by this partition's types — a partition may differ,
+    an empty one above all).
     """
     counted = set(counted)
+    text = {c for c in columns if is_text(df[c].dtype)} if text is None else set(text)
     out: dict[str, ColumnSummary] = {}
     for name in columns:
         col = df[name]
         missing = col.isna()
-        if is_text(col.dtype):
+        if name in text:
             present = col[~missing]
             counts, n = _count_values(present, limit)
             types = {type(v).__name__ for v in counts} if counts else set()
             out[name] = ColumnSummary(True, int(missing.sum()), counts=counts, n_distinct=n,
                                       types=types)
             continue
-        values = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        try:
+            values = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"column {name!r} is numeric in the table's schema but holds text in a "
+                "partition: make the column one type in every file.") from None
         finite = np.isfinite(values)
         summary = ColumnSummary(
             False, int(np.isnan(values).sum()), int(np.isinf(values).sum()),

@@ -1,0 +1,227 @@
+"""Tables as users keep them (issue 22): Parquet directories, CSV globs and dask DataFrames
+give what the same table in pandas gives; the one-hot columns are pandas' get_dummies; the
+table is read by the passes the docs name and never on the client."""
+
+import itertools
+import threading
+
+import dask
+import dask.array as da
+import dask.dataframe as dd
+import distributed
+import numpy as np
+import pandas as pd
+import pytest
+
+from daskfair import FairKernelClassifierCV, FairKernelRegressor
+from daskfair.cli.inputs import load_input, table_data
+from daskfair.metrics import clustering_report, error_rate, statistical_disparity
+from daskfair.tables import MISSING, TableEncoder, read_table
+
+
+def _table(n=900, seed=0):
+    rng = np.random.default_rng(seed)
+    purpose = rng.choice(["car", "tv", "education", "boat"], n, p=[.4, .3, .2, .1])
+    df = pd.DataFrame({
+        "age": rng.integers(19, 75, n).astype(float), "income": rng.lognormal(10, 1, n),
+        "purpose": purpose, "housing": rng.choice(["own", "rent", "free"], n),
+        "sex": rng.choice(["female", "male"], n),
+        "risk": np.where(rng.random(n) < 0.3 + 0.3 * (purpose == "car"), "bad", "good")})
+    df.loc[rng.choice(n, 40, replace=False), "housing"] = None  # a level of its own
+    return df
+
+
+def _dummies(df, text):
+    """pandas' get_dummies with the missing level named as daskfair names it."""
+    out = pd.get_dummies(df, columns=text, prefix_sep="=", dtype=np.float64, dummy_na=True)
+    out = out.rename(columns={f"{c}=nan": f"{c}={MISSING}" for c in text})
+    keep = [c for c in out.columns if not (c.endswith(f"={MISSING}") and out[c].sum() == 0)]
+    return out[keep]
+
+
+def _uneven(df, cuts=(0, 97, 97, 98, 400, 401, 900)):
+    """A dask DataFrame of partitions of unequal length: one empty, two of a single row."""
+    parts = [df.iloc[a:b] for a, b in itertools.pairwise(cuts)]
+    return dd.from_map(lambda i: parts[i].reset_index(drop=True), range(len(parts)),
+                       meta=df.iloc[:0].reset_index(drop=True))
+
+
+def test_the_one_hot_columns_are_get_dummies_for_pandas_and_dask():
+    df = _table()[["age", "purpose", "housing", "income"]]
+    want = _dummies(df, ["purpose", "housing"])
+    for X in (df, _uneven(df)):
+        enc = TableEncoder()
+        out = enc.fit_transform(X)
+        assert list(enc.get_feature_names_out()) == list(want.columns)
+        got = out.compute() if isinstance(out, da.Array) else out
+        np.testing.assert_array_equal(got, want.to_numpy())
+        assert got.dtype == np.float64
+    # the fit pass's lengths give the chunks: no second pass to count rows
+    assert _uneven(df).pipe(TableEncoder().fit_transform).chunks[0] == (97, 1, 302, 1, 499)
+    assert enc.levels_["housing"] == ["free", "own", "rent", MISSING]
+
+
+def test_numeric_missing_values_are_an_error_or_an_indicator():
+    df = pd.DataFrame({"a": [1.0, np.nan, 3.0, np.nan], "t": ["x", "y", "x", "y"]})
+    with pytest.raises(ValueError, match=r"missing values \{'a': 2\}.*--numeric-missing"):
+        TableEncoder().fit(df)
+    enc = TableEncoder(numeric_missing="indicator").fit(df)
+    assert list(enc.get_feature_names_out()) == ["a", "a=<missing>", "t=x", "t=y"]
+    np.testing.assert_array_equal(enc.transform(df), [[1, 0, 1, 0], [0, 1, 0, 1],
+                                                      [3, 0, 1, 0], [0, 1, 0, 1]])
+
+
+def test_an_unseen_level_is_an_all_zero_row_with_a_warning_and_the_dict_round_trips():
+    df = _table(200)[["purpose", "age"]]
+    enc = TableEncoder().fit(df)
+    again = TableEncoder.from_dict(enc.to_dict())
+    new = pd.DataFrame({"purpose": ["plane", "tv"], "age": [30.0, 40.0]})
+    for e in (enc, again):
+        with pytest.warns(UserWarning, match=r"not seen .*\{'purpose': 1\}"):
+            X = e.transform(new)
+        np.testing.assert_array_equal(X, [[30, 0, 0, 0, 0], [40, 0, 0, 0, 1]])
+    np.testing.assert_array_equal(again.transform(df), enc.transform(df))
+
+
+def test_a_column_with_too_many_levels_is_refused_by_name():
+    n = 100_000
+    df = pd.DataFrame({"id": [f"c{i}" for i in range(n)], "x": np.arange(n, dtype=float)})
+    for X, seen in ((df, "100,000"), (dd.from_pandas(df, npartitions=4), "25,000")):
+        with pytest.raises(ValueError, match=rf"more than max_levels=1,000 distinct values: 'id' "
+                                             rf"\(at least {seen}\).*ID or free text"):
+            TableEncoder().fit(X)
+    with pytest.raises(TypeError, match=r"column 'm' mixes text and other values \(int, str\)"):
+        TableEncoder().fit(pd.DataFrame({"m": ["a", 1, "b"]}, dtype=object))
+
+
+def _formats(df, tmp_path):
+    """The same table as pandas, a Parquet directory, a CSV glob and a dask DataFrame."""
+    _uneven(df).to_parquet(tmp_path / "pq")
+    for i, (a, b) in enumerate([(0, 300), (300, 301), (301, len(df))]):
+        df.iloc[a:b].to_csv(tmp_path / f"part-{i}.csv", index=False)
+    return {"pandas": df, "parquet dir": read_table(tmp_path / "pq"),
+            "csv glob": read_table(str(tmp_path / "part-*.csv")), "dask": _uneven(df)}
+
+
+def test_a_parquet_directory_a_csv_glob_and_a_dask_frame_give_the_pandas_model(tmp_path):
+    df = _table()
+    features = ["age", "income", "purpose", "housing"]
+    ref = None
+    for kind, frame in _formats(df, tmp_path).items():
+        X = TableEncoder().fit_transform(frame[features])
+        y = (frame["risk"] == "bad").astype(int)
+        model = FairKernelRegressor(n_components=4, n_landmarks=60, random_state=0).fit(
+            X, y, sensitive_features=frame["sex"])
+        pred = np.asarray(model.predict(X))
+        if ref is None:
+            ref = model.dual_coef_, pred
+            continue
+        np.testing.assert_allclose(model.dual_coef_, ref[0], rtol=1e-10, atol=1e-10,
+                                   err_msg=kind)
+        np.testing.assert_allclose(pred, ref[1], rtol=1e-10, atol=1e-10, err_msg=kind)
+
+
+def test_estimators_and_metrics_take_dask_frames_as_read_parquet_returns_them(tmp_path,
+                                                                           several_blocks):
+    df = _table()
+    _uneven(df).to_parquet(tmp_path / "pq")
+    frame = dd.read_parquet(tmp_path / "pq")  # unknown divisions and lengths, text groups
+    assert frame.npartitions in (5, 6) and not frame.known_divisions
+    frame = frame.assign(sex=frame["sex"].astype("category"))
+    numeric = ["age", "income"]
+    kw = dict(n_landmarks=50, cv=3, random_state=0)
+    y = (df["risk"] == "bad").astype(int)
+    mem = FairKernelClassifierCV(**kw).fit(df[numeric], y, sensitive_features=df["sex"])
+    lazy = FairKernelClassifierCV(**kw).fit(frame[numeric], (frame["risk"] == "bad").astype(int),
+                                            sensitive_features=frame["sex"])
+    np.testing.assert_allclose(lazy.dual_coef_, mem.dual_coef_, rtol=1e-10, atol=1e-12)
+    assert lazy.best_params_ == mem.best_params_
+    np.testing.assert_array_equal(np.asarray(lazy.predict(frame[numeric])),
+                                  mem.predict(df[numeric]))
+    pred = pd.Series(mem.predict(df[numeric]))
+    lazy_pred = dd.from_pandas(pred, npartitions=3)
+    assert statistical_disparity(lazy_pred, sensitive_features=frame["sex"]) == pytest.approx(
+        statistical_disparity(pred, sensitive_features=df["sex"]), abs=1e-15)
+    assert error_rate(frame["risk"] == "bad", lazy_pred) == pytest.approx(
+        error_rate(df["risk"] == "bad", pred), abs=1e-15)
+    codes = df["purpose"].astype("category").cat.codes
+    assert clustering_report(dd.from_pandas(codes, npartitions=4), lazy_pred,
+                             sensitive_features=frame["sex"]) == pytest.approx(
+        clustering_report(codes, pred, sensitive_features=df["sex"]))
+
+
+# -- the passes ----------------------------------------------------------------------------
+
+_READS: dict[int, int] = {}
+_LOCK = threading.Lock()
+
+
+class _Reads:
+    """A dask DataFrame whose partitions count their reads and refuse the main thread (the
+    client): run with an in-process cluster, whose tasks run in worker threads (the graph is
+    pickled even so: the count lives in this module)."""
+
+    def __init__(self, df, cuts):
+        self.df, self.cuts, self.key = df, cuts, id(self)
+        _READS[self.key] = 0
+
+    @property
+    def count(self):
+        return _READS[self.key]
+
+    def __dask_tokenize__(self):
+        return ("counted-table", self.key)
+
+    def __call__(self, i):
+        if threading.current_thread() is threading.main_thread():
+            raise AssertionError("a partition was read on the client")
+        with _LOCK:
+            _READS[self.key] += 1
+        a, b = self.cuts[i], self.cuts[i + 1]
+        return self.df.iloc[a:b].reset_index(drop=True)
+
+    def frame(self):
+        return dd.from_map(self, range(len(self.cuts) - 1),
+                           meta=self.df.iloc[:0].reset_index(drop=True))
+
+
+def test_a_table_is_read_by_the_named_passes_and_never_on_the_client(tmp_path):
+    from daskfair.cli.jobs import fkr_job
+    from daskfair.store import create_run
+
+    df = _table(3000)
+    cuts = (0, 700, 1500, 2200, 3000)
+    reads = _Reads(df, cuts)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        data = table_data(reads.frame(), "risk", "sex", None, True, chunk_rows=500)
+        assert reads.count == 4  # the summary pass
+        assert data.X.chunks[0] == (500, 200, 500, 300, 500, 200, 500, 300)
+        with create_run(tmp_path / "r.zarr", kind="fkr") as run:
+            summary = fkr_job(data, run=run, client=client, n_landmarks=100, folds=3,
+                              echo=lambda text: None)
+    # the summary; the landmark draw (up to 8 blocks: here all 4 partitions); the CV's two
+    # passes over the training rows; one pass scoring every model on the test rows
+    assert reads.count == 4 * (1 + 1 + 2 + 1)
+    assert [r["method"] for r in summary["results"]][1:] == ["FKRR (mu=1)", "kernel ridge",
+                                                             "constant"]
+
+
+def test_load_input_checks_the_label_in_the_pass(tmp_path):
+    df = _table(300)
+    df["three"] = np.random.default_rng(0).choice(["a", "b", "c"], len(df))
+    df.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(ValueError, match=r"classification needs a binary label, but the label "
+                                         r"column 'three' has 3: a, b, c values"):
+        load_input(path=tmp_path / "t.csv", label="three", sensitive="sex", need_label=True,
+                   task="classification")
+    with pytest.raises(ValueError, match=r"'three' is text with 3: a, b, c values"):
+        load_input(path=tmp_path / "t.csv", label="three", sensitive="sex", need_label=True,
+                   task="auto")
+    d = load_input(path=tmp_path / "t.csv", label="risk", sensitive="sex", need_label=True,
+                   task="auto", chunk_rows=64)
+    assert d.X.chunks[0] == (64, 64, 64, 64, 44) and d.summary.n_rows == 300
+    # housing has a <missing> level
+    assert d.description["encoded"] == {"purpose": 4, "housing": 4, "three": 3}
+    np.testing.assert_array_equal(dask.compute(d.y)[0], df["risk"].to_numpy())
