@@ -458,12 +458,47 @@ def safairkm_end_to_end(doc: dict[str, Any]) -> Extracted:
             for r in doc["runs"]]
 
 
+def tables_at_scale(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for n, r in doc["sizes"].items():
+        measures = [Measure("fkr --input s", r["fkr"]["seconds"], ".0f"),
+                    Measure("floor s", r["floor"]["seconds"], ".0f"),
+                    Measure("× floor", r["fkr_over_floor"], ".2f"),
+                    Measure("client peak GB", r["fkr"]["client_peak_rss_gb"], ".2f"),
+                    Measure("cluster peak GB", r["fkr"]["cluster_peak_gb"], ".2f"),
+                    Measure("spilled GB", r["fkr"]["spilled_gb"], ".2f")]
+        if "seconds" in r.get("baseline", {}):
+            measures += [Measure("before s", r["baseline"]["seconds"], ".0f"),
+                         Measure("before client GB", r["baseline"]["client_peak_rss_gb"],
+                                 ".2f")]
+        rows.append((f"Census-KDD-like Parquet, {int(n):,} rows, {r['parts']} files; "
+                     f"2 workers of {doc.get('memory_limit', '?')}", measures))
+        for job in ("fce", "safairkm"):
+            if job in r:
+                rows.append((f"daskfair {job} --input, {int(n):,} rows", [
+                    Measure("s", r[job]["seconds"], ".0f"),
+                    Measure("client peak GB", r[job]["client_peak_rss_gb"], ".2f")]))
+    return rows
+
+
+def store_kill_points(doc: dict[str, Any]) -> Extracted:
+    return [(f"daskfair {job}: SIGKILL at {t['points']} points ({doc['jobs'][job]['writes']} "
+             "store writes per run)", [
+                 Measure("after the kill", ", ".join(f"{k} {v}" for k, v in
+                                                     sorted(t["after_kill"].items()))),
+                 Measure("taken on to the uninterrupted result",
+                         (t["final"].get("complete", 0), t["points"])),
+                 Measure("wrong", t["after_kill"].get("wrong", 0))])
+            for job, t in doc["tally"].items()]
+
+
 EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
     f.__name__: f for f in (fkr_table1, fkr_tradeoff, fkr_scale, fkr_convergence, fce_tables,
                             fce_raw, safairkm_seed, safairkm_synthetic, safairkm_scale,
                             sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn,
                             fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
-                            ffe_compas_columns, safairkm_end_to_end)
+                            ffe_compas_columns, safairkm_end_to_end, tables_at_scale,
+                            store_kill_points)
 }
 
 

@@ -1506,9 +1506,10 @@ regex is the one the numpy message must match (dask messages match the same one 
 catalogue says otherwise). ⚠ marks a known defect: the case states the behaviour it should
 have and runs as a strict xfail until the module named below is fixed.
 
-Every other error is a `ValueError` or `TypeError` (or daskfair's `StoreError`,
-`IncompleteRunError`, both `ValueError`s), plus `FileNotFoundError`, `FileExistsError` and
-`PermissionError` for paths: the errors the `daskfair` command prints as one line.
+Every other error is a `ValueError` or `TypeError` (or daskfair's `StoreError` and its kinds
+`IncompleteRunError`, `CorruptStoreError` and `StoreLockedError`, all `ValueError`s), plus
+`FileNotFoundError`, `FileExistsError` and `PermissionError` for paths: the errors the
+`daskfair` command prints as one line.
 
 {len(cases)} cases, by entry point: {counts}.
 

@@ -70,7 +70,8 @@ def env(data_dir):
 
 
 @pytest.mark.parametrize(("job", "sig"), [("safairkm", signal.SIGKILL),
-                                          ("fce", signal.SIGKILL), ("fce", signal.SIGTERM)])
+                                          ("fce", signal.SIGKILL),
+                                          ("safairkm", signal.SIGTERM)])
 def test_kill_the_client_then_resume_gives_the_uninterrupted_result(job, sig, env, tmp_path):
     if job == "safairkm":
         args = ["safairkm", "--dataset", "safairkm_adult", "--rows", "1500", "--clusters",
