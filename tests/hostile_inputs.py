@@ -1329,8 +1329,9 @@ case("input-header-only", LI, "empty arrays", "a CSV with a header and no rows",
      lambda c: _csv(c, "a,b,s,y\n"), err(ValueError, r"holds no rows"), "give rows",
      **INPUT_FILE)
 case("input-one-row", LI, "one row", "a CSV with one row",
-     lambda c: _csv(c, "a,b,s,y\n1,2,m,0\n"), WORKS,
-     "works: loads; the method then asks for at least 2 rows", n_out=1, **INPUT_FILE)
+     lambda c: _csv(c, "a,b,s,y\n1,2,m,0\n"),
+     err(ValueError, r"the sensitive column 's' has 1 group \(m\); at least 2 groups"),
+     "give more rows: one row is one group", **INPUT_FILE)
 case("input-ragged-csv", LI, "non-numeric columns", "a CSV line with 5 fields under 4 names",
      lambda c: _csv(c, GOOD_CSV + "5,6,m,1,9\n"),
      err(ValueError, r"not a readable comma-separated table \(ParserError.*Every line needs "
@@ -1406,6 +1407,10 @@ case("input-label-three-values", LI, "labels out of range",
      err(ValueError, r"classification needs a binary label, but the label column 'y' has 3: "
                      r"x, y, z values.*--task regression"),
      "give a binary label, or --task regression for a numeric one", **INPUT_FILE)
+case("input-one-group", LI, "one group", "a table whose sensitive column holds one value",
+     lambda c: _csv(c, "a,b,s,y\n1,2,m,0\n3,4,m,1\n"),
+     err(ValueError, r"the sensitive column 's' has 1 group \(m\); at least 2 groups"),
+     "give a column with at least two groups", **INPUT_FILE)
 case("input-missing-text-value", LI, "NaN/inf", "an empty cell in a text feature column",
      lambda c: _csv(c, "a,t,s,y\n1,,m,0\n3,u,f,1\n"), WORKS,
      "works: a missing text value is a level of its own (t=<missing>)", n_out=2,

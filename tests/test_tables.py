@@ -225,3 +225,41 @@ def test_load_input_checks_the_label_in_the_pass(tmp_path):
     # housing has a <missing> level
     assert d.description["encoded"] == {"purpose": 4, "housing": 4, "three": 3}
     np.testing.assert_array_equal(dask.compute(d.y)[0], df["risk"].to_numpy())
+
+
+def test_every_method_takes_dask_frames_and_gives_the_numpy_result(several_blocks):
+    """Each method fitted on a dask DataFrame/Series of unequal partitions (as read_parquet
+    gives them) equals the same data in numpy."""
+    from daskfair import FairClusteringEnsemble, SAFairKMeans, pareto_front
+
+    rng = np.random.default_rng(3)
+    n = 240
+    X = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+    s = pd.Series(rng.choice(["f", "m"], n), name="sex")
+    base = pd.DataFrame(rng.integers(0, 3, (n, 4)), columns=list("pqrs"))
+    cuts = (0, 50, 50, 51, 170, 240)
+    Xd, sd, based = (_uneven(v.to_frame() if isinstance(v, pd.Series) else v, cuts)
+                     for v in (X, s, base))
+    sd = sd["sex"]
+
+    reg = FairKernelRegressor(n_components=2, n_landmarks=40, random_state=0)
+    y = X["a"] + (s == "f")
+    yd = _uneven(y.to_frame("y"), cuts)["y"]
+    ref = reg.fit(X.to_numpy(), y.to_numpy(), sensitive_features=s.to_numpy())
+    lazy = FairKernelRegressor(n_components=2, n_landmarks=40, random_state=0).fit(
+        Xd, yd, sensitive_features=sd)
+    np.testing.assert_allclose(np.asarray(lazy.transform(Xd)), ref.transform(X.to_numpy()),
+                               rtol=1e-10, atol=1e-12)
+    kw = dict(random_state=0, max_iter=5)
+    np.testing.assert_array_equal(
+        np.asarray(FairClusteringEnsemble(3, **kw).fit(based, sensitive_features=sd).labels_),
+        FairClusteringEnsemble(3, **kw).fit(base.to_numpy(), sensitive_features=s.to_numpy())
+        .labels_)
+    one = SAFairKMeans(3, random_state=0)
+    np.testing.assert_array_equal(one.fit(Xd, sensitive_features=sd).labels_,
+                                  SAFairKMeans(3, random_state=0).fit(
+                                      X.to_numpy(), sensitive_features=s.to_numpy()).labels_)
+    kw = dict(n_clusters=3, n_starts=4, n_iter=6, random_state=0)
+    np.testing.assert_array_equal(pareto_front(Xd, sensitive_features=sd, **kw).cost,
+                                  pareto_front(X.to_numpy(), sensitive_features=s.to_numpy(),
+                                               **kw).cost)

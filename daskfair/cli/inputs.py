@@ -187,6 +187,13 @@ def table_data(frame: Any, label: str | None, sensitive: str | None,
     for name, what in ((s_col, "sensitive"), (y_col, "label")):
         if name is not None:
             _check_target(summary, name, what, path)
+    groups = summary.columns[s_col].counts
+    if groups is None or len(groups) < 2:
+        raise ValueError(
+            f"{path}: the sensitive column {s_col!r} has "
+            + ("more than --max-levels distinct values" if groups is None
+               else f"{len(groups)} group ({', '.join(map(str, groups))})")
+            + "; at least 2 groups are needed, and a group is a category, not an ID.")
     if y_col is not None and task is not None:
         _check_task(summary.columns[y_col], y_col, task)
     encoder = TableEncoder(max_levels=max_levels, numeric_missing=numeric_missing)

@@ -210,7 +210,7 @@ def fkr_job(
         _check_test_size(test_size)
         y = (data.y == classes[1]).astype(np.int64) if classify else data.y.astype(np.float64)
         s = data.sensitive
-        X = to_dask(data.X, chunk_rows)
+        X = data.X  # in its blocks as read (the methods align rows to their own blocks)
         y, s = y.rechunk({0: X.chunks[0]}), s.rechunk({0: X.chunks[0]})
 
         def part(a: Any, test: bool) -> Any:

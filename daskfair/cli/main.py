@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import sys
+import textwrap
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -425,7 +426,8 @@ def _load(args: argparse.Namespace, need_label: bool) -> Any:
               f"{data.X.shape[1]} feature columns", flush=True)
     if d.get("encoded"):
         levels = ", ".join(f"{c} ({n} levels)" for c, n in d["encoded"].items())
-        print(f"one-hot encoded {levels} (--no-encode to refuse them instead)")
+        print(textwrap.fill(f"one-hot encoded {levels} (--no-encode to refuse them instead)",
+                            width=96, subsequent_indent="  "))
     if d.get("constant"):
         print(f"note: constant feature column(s) {d['constant']} carry no information")
     return data
