@@ -18,7 +18,9 @@ equal to the reference, incomplete, empty (killed before its first write), corru
 equal the reference.
 
     python benchmarks/store_kill_points.py [--write-points 60] [--time-points 20] [--seed 0]
-        [--jobs fkr safairkm fce]
+        [--jobs fkr safairkm fce] [--append]
+
+``--append`` with another ``--seed`` adds a run's points to the stored result's.
 """
 
 from __future__ import annotations
@@ -88,7 +90,14 @@ def main() -> None:
     ap.add_argument("--resume-kills", type=int, default=10,
                     help="per job: points whose resume is killed too (resumable jobs)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--append", action="store_true",
+                    help="add these points to those of the stored result (run with another "
+                         "--seed)")
     args = ap.parse_args()
+    previous = (json.loads((RESULTS / "store_kill_points.json").read_text())
+                if args.append else None)
+    if previous and args.seed in previous.get("seeds", [0]):
+        ap.error(f"the stored result already holds seed {args.seed}; give another --seed")
     rng = np.random.default_rng(args.seed)
     points, jobs = [], {}
     partial = RESULTS / "store_kill_points.partial.jsonl"
@@ -101,7 +110,14 @@ def main() -> None:
             wall = time.perf_counter() - t0
             reference = kp.contents(work / "reference.zarr")
             jobs[job] = {"writes": n_writes, "seconds": wall}
-            at_writes = np.unique(np.linspace(1, n_writes, args.write_points).round()).astype(int)
+            if previous and previous["jobs"][job]["writes"] != n_writes:
+                raise SystemExit(f"{job} now makes {n_writes} writes, the stored result "
+                                 f"{previous['jobs'][job]['writes']}: run afresh")
+            # one write drawn in each of --write-points equal strata of 1..N: spread evenly,
+            # and another seed gives other writes (so runs with several seeds add up)
+            edges = np.linspace(1, n_writes + 1, args.write_points + 1)
+            at_writes = np.unique(np.floor(edges[:-1] + rng.uniform(size=args.write_points)
+                                           * np.diff(edges)).astype(int).clip(1, n_writes))
             plan = [("write", float(k)) for k in at_writes]
             plan += [("time", float(t)) for t in rng.uniform(0.2, wall, args.time_points)]
             order = rng.permutation(len(plan))
@@ -117,6 +133,11 @@ def main() -> None:
                 print(f"{job:9s} {how:5s} {at:8.1f}  {point['after_kill']:10s} "
                       f"{point.get('after_killed_resume', ''):10s} -> {point['final']}",
                       flush=True)
+    seeds = [args.seed]
+    if previous:
+        points = previous["points"] + points
+        seeds = previous.get("seeds", [0]) + seeds
+        jobs = previous["jobs"]
     tally = {job: {
         "points": sum(p["job"] == job for p in points),
         "after_kill": dict(Counter(p["after_kill"] for p in points if p["job"] == job)),
@@ -126,8 +147,8 @@ def main() -> None:
     } for job in jobs}
     wrong = sum(p["after_kill"] == "wrong" or p.get("after_killed_resume") == "wrong"
                 or p["final"] != "complete" for p in points)
-    write_result("store_kill_points", {"jobs": jobs, "tally": tally, "not_right": wrong,
-                                       "points": points})
+    write_result("store_kill_points", {"jobs": jobs, "seeds": seeds, "tally": tally,
+                                       "not_right": wrong, "points": points})
     partial.unlink(missing_ok=True)
     plt = pyplot()
     kinds = ["complete", "incomplete", "empty", "corrupt", "wrong"]

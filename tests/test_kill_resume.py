@@ -69,9 +69,12 @@ def env(data_dir):
     return e
 
 
-@pytest.mark.parametrize(("job", "sig"), [("safairkm", signal.SIGKILL),
-                                          ("fce", signal.SIGKILL),
-                                          ("safairkm", signal.SIGTERM)])
+@pytest.mark.parametrize(("job", "sig"), [
+    # SAfairKM killed by SIGKILL and resumed is also what tests/test_store_kill_points.py
+    # does at a random write, and benchmarks/store_kill_points.py at hundreds of points
+    pytest.param("safairkm", signal.SIGKILL, marks=pytest.mark.slow),
+    ("fce", signal.SIGKILL),
+    ("safairkm", signal.SIGTERM)])
 def test_kill_the_client_then_resume_gives_the_uninterrupted_result(job, sig, env, tmp_path):
     if job == "safairkm":
         args = ["safairkm", "--dataset", "safairkm_adult", "--rows", "1500", "--clusters",

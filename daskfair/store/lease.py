@@ -12,7 +12,9 @@ A lease is *dead* when its holder is: on the holder's own host, when its pid is 
 belongs to a process started later (a reused pid); seen from another host, when it has not
 been refreshed for ``daskfair.lease-stale`` seconds (default 300, ten refresh periods). A lease
 is never taken over silently, dead or not: :func:`break_lock` (``--break-lock``) removes a dead
-one after a warning and refuses a live one.
+one after a warning and refuses a live one. Staleness compares the file's modification time,
+set by the file server, with this host's clock: on hosts whose clocks differ by minutes (no
+NTP), raise ``daskfair.lease-stale`` above that difference.
 """
 
 from __future__ import annotations
