@@ -227,6 +227,8 @@ def test_fce_job_from_a_csv_file(scheduler, tmp_path, capsys):
     run = open_run(store)
     base = run.read_array("base_labels")
     assert base.shape == (n, 4) and base.max() == 2 and run.attrs["base_done"] is True
+    # the table's encoding is stored with every job's run, FCE's too
+    assert run.attrs["encoder"]["columns"] == ["a", "b", "c"]
     labels = run.read_array("labels")
     assert run.attrs["report"]["consensus"]["Bal"] == pytest.approx(
         balance(labels, sensitive_features=s))

@@ -458,3 +458,105 @@ def test_the_marker_comes_after_every_file_is_flushed(tmp_path, monkeypatch):
     assert events[-2:] == [("zarr.json", "complete"), (".", "complete")]
     first_complete = next(i for i, e in enumerate(events) if e[1] == "complete")
     assert all(s == "running" for _, s in events[:first_complete])
+
+
+def test_overwrite_never_follows_a_symbolic_link(tmp_path):
+    """A link inside a run (to another store, to a user's folder) is never followed: the run
+    is not replaced, and what the link points to keeps every file."""
+    other = create_run(tmp_path / "other.zarr", kind="t")
+    other.write_array("labels", np.arange(10), chunks=(5,))
+    other.mark_complete()
+    before = sorted(p.relative_to(tmp_path) for p in (tmp_path / "other.zarr").rglob("*"))
+    path = tmp_path / "run.zarr"
+    run = create_run(path, kind="t")
+    run.write_array("x", np.arange(3))
+    run.mark_complete()
+    (path / "linked").symlink_to(tmp_path / "other.zarr", target_is_directory=True)
+    with pytest.raises(FileExistsError, match=r"symbolic links daskfair never makes \(linked\)"):
+        create_run(path, kind="t", overwrite=True)
+    after = sorted(p.relative_to(tmp_path) for p in (tmp_path / "other.zarr").rglob("*"))
+    assert after == before and open_run(tmp_path / "other.zarr").read_array("labels").size == 10
+    np.testing.assert_array_equal(open_run(path).read_array("x"), np.arange(3))  # untouched
+    assert not (path / LEASE_NAME).exists()
+
+
+def test_overwrite_by_kind_replaces_only_a_run_of_that_kind(tmp_path):
+    """The demo replaces its own run without --overwrite, and nothing else."""
+    path = tmp_path / "run.zarr"
+    run = create_run(path, kind="fkr")
+    run.mark_complete()
+    with pytest.raises(FileExistsError, match="holds a fkr run, and only a demo run there is "
+                                              "replaced"):
+        check_new_store(path, overwrite="demo")
+    with pytest.raises(FileExistsError, match="only a demo run"):
+        create_run(path, kind="demo", overwrite="demo")
+    assert open_run(path).kind == "fkr"
+    shutil.rmtree(path)
+    create_run(path, kind="demo").mark_complete()
+    create_run(path, kind="demo", overwrite="demo").mark_complete()
+    assert open_run(path).kind == "demo"
+
+
+def test_the_exists_message_offers_resume_for_a_resumable_unfinished_run(tmp_path):
+    path = tmp_path / "run.zarr"
+    create_run(path, kind="fce").close()  # interrupted: running, no lease
+    with pytest.raises(FileExistsError, match=r"holds a fce run \(incomplete\).*--resume.*"
+                                              r"--overwrite"):
+        check_new_store(path)
+    shutil.rmtree(path)
+    create_run(path, kind="fkr").mark_complete()
+    with pytest.raises(FileExistsError) as info:
+        check_new_store(path)
+    assert "(complete)" in str(info.value) and "--resume" not in str(info.value)
+
+
+def test_a_link_made_although_nfs_reported_it_existing_is_our_lease(tmp_path, monkeypatch):
+    """NFS retries a link whose reply was lost; the retry reports EEXIST for the link it
+    made. The run holds the lease, not a refusal naming itself."""
+    real_link = os.link
+
+    def lost_reply(src, dst):
+        real_link(src, dst)
+        raise FileExistsError(17, "File exists", str(dst))
+
+    monkeypatch.setattr(os, "link", lost_reply)
+    run = create_run(tmp_path / "run.zarr", kind="t")
+    monkeypatch.setattr(os, "link", real_link)
+    run.write_array("x", np.arange(3))
+    run.mark_complete()
+    assert not (tmp_path / "run.zarr" / LEASE_NAME).exists()
+    assert open_run(tmp_path / "run.zarr").array_names() == ["x"]
+
+
+def test_the_refresh_survives_a_file_system_hiccup(tmp_path, monkeypatch):
+    """One ESTALE while reading the lease does not stop the refresh; errors that last half
+    the stale time do, and the run then stops writing."""
+    import daskfair.store.lease as lease_mod
+
+    real = lease_mod.read_lease
+    calls = {"n": 0}
+
+    def flaky(store):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError(116, "Stale file handle")
+        return real(store)
+
+    monkeypatch.setattr(lease_mod, "read_lease", flaky)
+    path = tmp_path / "run.zarr"
+    with dask.config.set({"daskfair.lease-refresh": 0.05}):
+        run = create_run(path, kind="t")
+    deadline = time.time() + 10
+    while calls["n"] < 4 and time.time() < deadline:
+        time.sleep(0.05)
+    run.write_array("x", np.arange(3))  # still its lease
+    run.mark_complete()
+
+    monkeypatch.setattr(lease_mod, "read_lease", lambda store: (_ for _ in ()).throw(
+        OSError(5, "Input/output error")))
+    with dask.config.set({"daskfair.lease-refresh": 0.05, "daskfair.lease-stale": 0.4}):
+        run = create_run(tmp_path / "two.zarr", kind="t")
+        time.sleep(0.6)
+    monkeypatch.setattr(lease_mod, "read_lease", real)
+    with pytest.raises(StoreLockedError, match="could not be read for"):
+        run.write_array("x", np.arange(3))

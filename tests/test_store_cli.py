@@ -2,8 +2,10 @@
 job on a store that a running job writes is refused before it writes, and ``daskfair show``
 calls a damaged run corrupt without printing its numbers."""
 
+import importlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -16,9 +18,9 @@ from daskfair.store import open_run
 from daskfair.store.lease import LEASE_NAME
 
 FCE_HAR = ["fce", "--pool", "har", "--runs", "10", "--clusters", "6", "--no-progress"]
-# the same job, long enough (about 15 s) for a second job to meet it while it writes
+# the same job with more iterations; the test pauses it (SIGSTOP) while it holds the lease
 FCE_HAR_LONG = ["fce", "--pool", "har", "--runs", "20", "--clusters", "6", "--tol", "0",
-                "--max-iter", "40", "--chunk-rows", "1000", "--workers", "1", "--no-progress"]
+                "--max-iter", "15", "--chunk-rows", "1000", "--workers", "1", "--no-progress"]
 
 
 @pytest.fixture
@@ -65,18 +67,24 @@ def test_a_second_job_on_a_store_being_written_is_refused(env, tmp_path):
     while not (store / LEASE_NAME).exists() and first.poll() is None:
         assert time.monotonic() < deadline, "the first job never took the lease"
         time.sleep(0.02)
+    # paused while it holds the lease: alive, writing, and certain to be so while the second
+    # job tries, however slow the machine (its workers and the lease's refresh wait)
+    os.kill(first.pid, signal.SIGSTOP)
     second = ["fce", "--pool", "ds", "--runs", "10", "--clusters", "7", "--no-progress",
               "--workers", "1", "--store", str(store)]
-    for extra, says in (([], "being written by another run"),
-                        (["--overwrite"], "being written by another run"),
-                        (["--break-lock", "--overwrite"], "not breaking the lock.*holder is "
-                                                          "alive")):
-        proc = _cli([*second, *extra], tmp_path, env)
-        assert proc.returncode == 2, proc.stderr
-        assert re.search(says, proc.stderr), proc.stderr
-        assert "command 'daskfair fce --pool har" in proc.stderr
-        assert f"pid {first.pid}" in proc.stderr
-        assert first.poll() is None  # it was refused while the first job was writing
+    try:
+        for extra, says in (([], "being written by another run"),
+                            (["--overwrite"], "being written by another run"),
+                            (["--break-lock", "--overwrite"], "not breaking the lock.*holder "
+                                                              "is alive")):
+            proc = _cli([*second, *extra], tmp_path, env)
+            assert proc.returncode == 2, proc.stderr
+            assert re.search(says, proc.stderr), proc.stderr
+            assert "command 'daskfair fce --pool har" in proc.stderr
+            assert f"pid {first.pid}" in proc.stderr
+            assert first.poll() is None  # it was refused while the first job was writing
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     out, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
     assert f"written to {store}" in out
@@ -110,3 +118,54 @@ def test_show_calls_a_damaged_run_corrupt_and_prints_no_numbers(tmp_path, capsys
     assert "0.6061" not in out and "arrays:" not in out
     assert main(["plot", str(path)]) == 2
     assert "is corrupt" in capsys.readouterr().err
+
+
+SAFAIRKM_SMALL = ["safairkm", "--dataset", "safairkm_adult", "--rows", "300", "--iterations",
+                  "5", "--vfairkm", "0", "--no-progress"]
+
+
+def test_a_run_finished_by_another_job_while_the_data_load_is_not_replaced(
+        data_dir, tmp_path, capsys, monkeypatch):
+    """The store is checked before the data load and again when the run is created: a run
+    another job completed there meanwhile is refused, not deleted (no --overwrite given)."""
+    cli_main = importlib.import_module("daskfair.cli.main")  # the package's main() hides it
+    from daskfair.store import create_run
+
+    store = tmp_path / "shared.zarr"
+    real_load = cli_main._load
+
+    def load_while_another_job_finishes(args, need_label):
+        data = real_load(args, need_label)
+        other = create_run(store, kind="fce", params={"pool": "har"})
+        other.write_array("labels", np.arange(6))
+        other.mark_complete()
+        return data
+
+    monkeypatch.setattr(cli_main, "_load", load_while_another_job_finishes)
+    code = main([*SAFAIRKM_SMALL, "--store", str(store), "--data-dir", str(data_dir)])
+    err = capsys.readouterr().err
+    assert code == 2 and "already exists: it holds a fce run (complete)" in err
+    kept = open_run(store, verify="contents")
+    assert kept.kind == "fce" and kept.read_array("labels").tolist() == list(range(6))
+
+
+def test_an_interrupt_during_the_data_load_says_the_store_is_unchanged(
+        data_dir, tmp_path, capsys, monkeypatch):
+    cli_main = importlib.import_module("daskfair.cli.main")  # the package's main() hides it
+
+    store = tmp_path / "run.zarr"
+    assert main([*SAFAIRKM_SMALL, "--store", str(store), "--data-dir", str(data_dir)]) == 0
+    capsys.readouterr()
+    before = open_run(store).read_array("cost")
+
+    def interrupted(args, need_label):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main, "_load", interrupted)
+    code = main([*SAFAIRKM_SMALL, "--store", str(store), "--overwrite", "--data-dir",
+                 str(data_dir)])
+    err = capsys.readouterr().err
+    assert code == 130
+    assert f"interrupted before the run started: {store} is as it was." in err
+    np.testing.assert_array_equal(open_run(store, verify="contents").read_array("cost"),
+                                  before)

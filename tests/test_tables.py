@@ -67,8 +67,17 @@ def test_numeric_missing_values_are_an_error_or_an_indicator():
         TableEncoder().fit(df)
     enc = TableEncoder(numeric_missing="indicator").fit(df)
     assert list(enc.get_feature_names_out()) == ["a", "a=<missing>", "t=x", "t=y"]
-    np.testing.assert_array_equal(enc.transform(df), [[1, 0, 1, 0], [0, 1, 0, 1],
-                                                      [3, 0, 1, 0], [0, 1, 0, 1]])
+    # a missing number takes the column's smallest value (1 here), inside the data's range
+    np.testing.assert_array_equal(enc.transform(df), [[1, 0, 1, 0], [1, 1, 0, 1],
+                                                      [3, 0, 1, 0], [1, 1, 0, 1]])
+    assert TableEncoder.from_dict(enc.to_dict()).fill_ == {"a": 1.0}
+    # new rows with missing or infinite numbers where the fitted rows had none: an error
+    fitted = TableEncoder().fit(df.fillna(2.0))
+    for bad, says in ((np.nan, r"missing values \{'a': 1\}"), (np.inf, r"infinite values")):
+        with pytest.raises(ValueError, match=says + r".*fitted without them"):
+            fitted.transform(df.fillna(2.0).assign(a=[1.0, bad, 3.0, 2.0]))
+    with pytest.raises(ValueError, match=r"dates or durations \{'d': 'datetime64"):
+        TableEncoder().fit(df.assign(d=pd.Timestamp("2020-01-01")))
 
 
 def test_an_unseen_level_is_an_all_zero_row_with_a_warning_and_the_dict_round_trips():
@@ -263,3 +272,20 @@ def test_every_method_takes_dask_frames_and_gives_the_numpy_result(several_block
     np.testing.assert_array_equal(pareto_front(Xd, sensitive_features=sd, **kw).cost,
                                   pareto_front(X.to_numpy(), sensitive_features=s.to_numpy(),
                                                **kw).cost)
+
+
+def test_the_mixed_types_error_names_columns_with_spaces():
+    from daskfair.cli.inputs import _mixed_types
+
+    # dask's message when a CSV column guessed numeric holds text further down
+    text = ("Mismatched dtypes found in `pd.read_csv`/`pd.read_table`.\n\n"
+            "+--------+--------+----------+\n"
+            "| Column | Found  | Expected |\n"
+            "+--------+--------+----------+\n"
+            "| b      | object | int64    |\n"
+            "| my col | object | float64  |\n"
+            "+--------+--------+----------+\n")
+    said = str(_mixed_types(ValueError(text), "t.csv"))
+    assert said.startswith("column(s) ['b', 'my col'] of t.csv hold numbers in some rows")
+    other = ValueError("Mismatched dtypes found, in a layout not known")
+    assert _mixed_types(other, "t.csv") is other

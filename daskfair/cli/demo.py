@@ -243,7 +243,7 @@ def run_demo(
         raise ValueError(f"unknown pool(s) {unknown}; choose from {list(FCE_POOLS)}.")
     client = client or get_client()
     params = {"pools": list(pools)}
-    with create_run(store, kind="demo", params=params, overwrite=True) as run:
+    with create_run(store, kind="demo", params=params, overwrite="demo") as run:
         rows: dict[str, dict[str, tuple[float, float]]] = {}
         t0 = time.perf_counter()
         for pool in pools:

@@ -29,6 +29,7 @@ from .._validation import is_dask
 from ..tables import (
     TableEncoder,
     TableSummary,
+    check_encodable,
     is_table_path,
     partition_array,
     partitions,
@@ -116,7 +117,10 @@ def _mixed_types(exc: ValueError, path: Any) -> ValueError:
     text = str(exc)
     if "Mismatched dtypes" not in text:
         return exc
-    columns = re.findall(r"^\| (\S+)\s+\| \S+\s+\| \S+\s+\|$", text, flags=re.M)[1:]
+    columns = [c for c in re.findall(r"^\|\s*(.+?)\s*\|\s*\S+\s*\|\s*\S+\s*\|$", text,
+                                     flags=re.M) if c != "Column"]
+    if not columns:  # a layout we do not know: dask's own words
+        return exc
     return ValueError(
         f"column(s) {columns} of {path} hold numbers in some rows and text in others (the "
         "type was guessed from the first rows). Make each column one type in the file, or "
@@ -168,6 +172,7 @@ def table_data(frame: Any, label: str | None, sensitive: str | None,
             _column(columns, c, "features", path)
     if not features:
         raise ValueError(f"{path} has no feature columns besides the label and groups.")
+    check_encodable(frame[features])
     text = [c for c in features if is_text(frame[c].dtype)]
     if text and not encode:
         raise ValueError(

@@ -336,8 +336,7 @@ def _store_model(run: Run, est: Any, pred: Any, test: Any, classes: np.ndarray |
     run.write_array("model/landmarks", est.feature_map_.landmarks)
     run.write_array("model/scale_low", np.asarray(low, dtype=np.float64))
     run.write_array("model/scale_span", np.asarray(span, dtype=np.float64))
-    if data.encoder is not None:
-        run.set_attrs(encoder=data.encoder.to_dict())
+    _store_encoder(run, data)
     run.write_array("model/dual_coef", est.dual_coef_)
     if hasattr(est, "projection_"):
         run.write_array("model/projection", est.projection_)
@@ -465,6 +464,7 @@ def safairkm_job(
         r["hypervolume"] = hypervolume_2d(r["cost"], r["balance"], ref)
     summary = {"fronts": rows_out, "reference": list(ref), "best_balance": best,
                "n_samples": len(X)}
+    _store_encoder(run, data)
     run.set_attrs(**summary)
     return summary
 
@@ -603,8 +603,15 @@ def fce_job(
                              if len(base_reports) > 1 else [0.0] * len(consensus),
                              strict=True)),
     }
+    _store_encoder(run, data)
     run.set_attrs(report=summary)
     return summary
+
+
+def _store_encoder(run: Run, data: JobData | None) -> None:
+    """A table's encoding, stored with the run: new rows are encoded as these were."""
+    if data is not None and data.encoder is not None:
+        run.set_attrs(encoder=data.encoder.to_dict())
 
 
 def format_fce_report(summary: dict[str, Any]) -> str:

@@ -402,7 +402,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
     _break_lock(args)
-    check_new_store(args.store, overwrite=True)  # a demo run is replaced, nothing else
+    check_new_store(args.store, overwrite="demo")  # a demo run is replaced, nothing else
     with _client(args) as client:
         _announce(client)
         run_demo(store=args.store, pools=args.pools or FCE_POOLS, data_dir=args.data_dir,
@@ -492,13 +492,22 @@ def _run_job(args: argparse.Namespace, kind: str, job: Callable[..., str],
             _announce(client)
             data = load() if load is not None else None
             if run is None:
-                run = create_run(args.store, kind=kind, params=params, overwrite=True)
+                # checked before the cluster started; checked again here, since another
+                # run may have finished at this path meanwhile (never replaced unasked)
+                run = create_run(args.store, kind=kind, params=params,
+                                 overwrite=args.overwrite)
             text = job(run, client, data)
             run.mark_complete()
     except KeyboardInterrupt as exc:
-        print(f"\n{exc or 'interrupted'}: the run in {args.store} is incomplete"
-              + (". Continue it with the same command and --resume."
-                 if "resume" in vars(args) else "."), file=sys.stderr)
+        what = str(exc) or "interrupted"
+        if run is None:  # still loading the data: nothing was written
+            print(f"\n{what} before the run started: {args.store} is as it was.",
+                  file=sys.stderr)
+        else:
+            print(f"\n{what}: the run in {args.store} is incomplete"
+                  + (". Continue it with the same command and --resume."
+                     if "resume" in vars(args) else "; run the command again with "
+                     "--overwrite."), file=sys.stderr)
         return 143 if str(exc) == _TERMINATED else 130
     finally:
         if run is not None:
@@ -585,6 +594,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
     from ..store import CorruptStoreError, open_run
     from ..store.lease import lease_status
+    from ..store.run import RESUMABLE_KINDS
 
     run = open_run(args.store, allow_incomplete=True, verify=None)
     info = run.info
@@ -609,8 +619,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
         where = (f"last checkpoint at iteration {ckpt['iteration']}" if ckpt
                  else "no checkpoint yet")
         print(f"status:    INCOMPLETE: the run did not finish (started {info.get('created')}; "
-              f"{where}).\n           Not a result: resume it with the same command and "
-              "--resume, or delete it.")
+              f"{where}).\n           Not a result: "
+              + ("continue it with the same command and --resume, or replace it with "
+                 "--overwrite." if run.kind in RESUMABLE_KINDS and run.status == "running"
+                 else "run the command again with --overwrite."))
     versions = info.get("versions", {})
     print("software:  " + ", ".join(f"{k} {versions[k]}" for k in
                                      ("daskfair", "dask", "distributed", "zarr", "numpy")

@@ -11,13 +11,14 @@ stays.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Literal
 
 from .lease import LEASE_NAME, SCRATCH_PREFIX
 
-__all__ = ["classify", "list_entries", "read_root", "remove_run"]
+__all__ = ["classify", "list_entries", "read_root", "remove_run", "symlinks_in"]
 
 Kind = Literal["missing", "file", "empty", "run", "foreign", "unreadable"]
 _META = "zarr.json"
@@ -70,10 +71,24 @@ def describe_entries(path: Path, limit: int = 5) -> str:
     return f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: {shown}"
 
 
+def symlinks_in(path: Path, limit: int = 3) -> list[str]:
+    """Symbolic links below ``path`` (daskfair never makes one), not followed; at most
+    ``limit``."""
+    found: list[str] = []
+    for root, dirs, files in os.walk(path):  # os.walk does not descend into linked dirs
+        found += [str(Path(root, n).relative_to(path)) for n in (*dirs, *files)
+                  if Path(root, n).is_symlink()]
+        if len(found) >= limit:
+            break
+    return found[:limit]
+
+
 def _remove_node(node: Path) -> None:
     """Remove a zarr node's children, chunks, scratch files and metadata, then the directory
     if nothing else is left in it."""
     for child in node.iterdir():
+        if child.is_symlink():  # never followed (create_run refuses such a run)
+            continue
         if child.is_dir() and (child / _META).exists():
             _remove_node(child)
         elif child.is_dir() and child.name == "c" and _is_array(node):
@@ -101,6 +116,8 @@ def remove_run(path: Path) -> None:
     the caller) that the next overwrite recognises, never anonymous leftovers.
     """
     for child in path.iterdir():
+        if child.is_symlink():
+            continue
         if child.is_dir() and (child / _META).exists():
             _remove_node(child)
         elif child.is_file() and child.name.endswith(".partial"):

@@ -6,7 +6,9 @@ the lease's name: ``link`` fails when the name exists, atomically, on local and 
 systems alike (``O_EXCL`` is not atomic on every NFS, and ``flock`` is not seen across hosts).
 It names the holder: host, pid, the process's start time, a run id, when the run started and
 its command line. While the run lives a thread refreshes the file's modification time every
-``daskfair.lease-refresh`` seconds (default 30).
+``daskfair.lease-refresh`` seconds (default 30); when the lease cannot be read for half the
+stale time (a network file system that stays unreachable), the run stops writing rather than
+risk a lease that others would see as dead.
 
 A lease is *dead* when its holder is: on the holder's own host, when its pid is gone or now
 belongs to a process started later (a reused pid); seen from another host, when it has not
@@ -179,6 +181,9 @@ def _link(scratch: Path, lease: Path) -> None:
     try:
         os.link(scratch, lease)
     except FileExistsError:
+        # NFS retries a link whose reply was lost, and the retry finds the link made
+        if scratch.stat().st_nlink == 2:
+            return
         raise
     except OSError:
         # NFS may report a lost reply to a link that was made; a file system without hard
@@ -192,8 +197,18 @@ def _refresh(stop: threading.Event, path: Path, run_id: str, every: float,
              lost: list[str]) -> None:
     # A function of plain values, not a method: the thread must not keep the Lease alive,
     # so that dropping a Run releases its lease (weakref.finalize below).
+    failures = 0
     while not stop.wait(every):
-        found = read_lease(path.parent)
+        try:
+            found = read_lease(path.parent)
+        except OSError as exc:  # a network file system's hiccup (ESTALE, EIO): try again
+            failures += 1
+            if failures * every >= stale_seconds() / 2:  # before others may call it dead
+                lost.append(f"the lease could not be read for {failures * every:.0f} s "
+                            f"({exc})")
+                return
+            continue
+        failures = 0
         if found is None or found[0].get("run_id") != run_id:
             lost.append("the lease file was removed or replaced" if found is None
                         else f"the lease is now held by {describe(found[0])}")

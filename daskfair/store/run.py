@@ -41,7 +41,7 @@ import zarr
 
 from .. import progress
 from . import integrity
-from .contents import classify, describe_entries, remove_run
+from .contents import classify, describe_entries, remove_run, symlinks_in
 from .errors import CorruptStoreError, IncompleteRunError, StoreError
 from .lease import LEASE_NAME, SCRATCH_PREFIX, Lease, lease_status, locked_error, read_lease
 
@@ -340,7 +340,7 @@ def create_run(
     *,
     kind: str,
     params: Mapping[str, Any] | None = None,
-    overwrite: bool = False,
+    overwrite: bool | str = False,
 ) -> Run:
     """Create a new run group at ``path`` with status "running", holding its lease.
 
@@ -353,9 +353,10 @@ def create_run(
         What produced it ("demo", "fkr", "safairkm", "fce", ...).
     params : mapping, optional
         The run's parameters, stored as JSON.
-    overwrite : bool
+    overwrite : bool or str
         Replace the daskfair run at ``path``: its zarr nodes are removed, any other file
-        stays. A path that is not a daskfair run is refused whatever this says.
+        stays. A kind name (``"demo"``) replaces only a run of that kind. A path that is
+        not a daskfair run is refused whatever this says.
 
     Raises
     ------
@@ -370,8 +371,14 @@ def create_run(
     try:
         what = classify(path)  # again, under the lease: nobody else changes it from here
         if what == "run":
-            if not overwrite:
-                raise FileExistsError(_exists_message(path))
+            if not _may_replace(path, overwrite):
+                raise FileExistsError(_exists_message(path, overwrite))
+            links = symlinks_in(path)
+            if links:  # removing through a link would delete what it points to
+                raise FileExistsError(
+                    f"{path} holds a daskfair run and symbolic links daskfair never makes "
+                    f"({', '.join(links)}); it is not replaced. Remove the links, or choose "
+                    "another --store path.")
             _mark_replacing(path)
             remove_run(path)
         elif what != "empty":
@@ -402,12 +409,37 @@ def _mark_replacing(path: Path) -> None:
     group.attrs.put({**attrs, "daskfair": info})
 
 
-def _exists_message(path: Path) -> str:
-    return (f"{path} already exists. Choose another --store path, delete it, or pass "
-            "overwrite=True (--overwrite) to replace it.")
+RESUMABLE_KINDS = ("safairkm", "fce")
 
 
-def check_new_store(path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+def _found(path: Path) -> dict[str, Any]:
+    """The ``daskfair`` attribute of the run at ``path`` (kind, status), or {}."""
+    try:
+        return dict(zarr.open_group(store=str(path), mode="r").attrs.get("daskfair", {}))
+    except Exception:  # only to word a message: classify() has judged the path
+        return {}
+
+
+def _may_replace(path: Path, overwrite: bool | str) -> bool:
+    if isinstance(overwrite, str):
+        return _found(path).get("kind") == overwrite
+    return bool(overwrite)
+
+
+def _exists_message(path: Path, overwrite: bool | str = False) -> str:
+    info = _found(path)
+    kind, status = info.get("kind", "unknown"), info.get("status", "unknown")
+    if isinstance(overwrite, str):
+        return (f"{path} holds a {kind} run, and only a {overwrite} run there is replaced. "
+                "Choose another --store path.")
+    resume = (" or continue it with the same command and --resume,"
+              if kind in RESUMABLE_KINDS and status == "running" else "")
+    state = "complete" if status == "complete" else "incomplete"
+    return (f"{path} already exists: it holds a {kind} run ({state}). Choose another --store "
+            f"path,{resume} or pass overwrite=True (--overwrite) to replace it.")
+
+
+def check_new_store(path: str | os.PathLike[str], *, overwrite: bool | str = False) -> Path:
     """Check that a new run store can be made at ``path`` (before any work starts).
 
     Raises
@@ -430,8 +462,8 @@ def check_new_store(path: str | os.PathLike[str], *, overwrite: bool = False) ->
         found = read_lease(path)
         if found is not None:
             raise locked_error(path, *found)
-    if what == "run" and not overwrite:
-        raise FileExistsError(_exists_message(path))
+    if what == "run" and not _may_replace(path, overwrite):
+        raise FileExistsError(_exists_message(path, overwrite))
     parent = path.parent if str(path.parent) else Path(".")
     if any(p.exists() and not p.is_dir() for p in (parent, *parent.parents)):
         raise ValueError(

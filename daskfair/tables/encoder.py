@@ -25,7 +25,7 @@ from .. import progress
 from .partitions import count_rows, partition_array, partitions
 from .summary import TableSummary, is_text, merge_summaries, partition_summary
 
-__all__ = ["MISSING", "TableEncoder", "check_columns", "summarize"]
+__all__ = ["MISSING", "TableEncoder", "check_columns", "check_encodable", "summarize"]
 
 #: The name of the level that stands for a missing value.
 MISSING = "<missing>"
@@ -106,6 +106,7 @@ class _Plan:
 
     numeric: tuple[str, ...]
     indicators: tuple[str, ...]
+    fill: tuple[float, ...]  # per indicator column: the value a missing number takes
     # name, levels (no missing), a missing level, the levels as an Arrow array (or None)
     text: tuple[tuple[str, pd.Index, bool, Any], ...]
     width: int
@@ -115,12 +116,26 @@ class _Plan:
         for j, name in enumerate(self.numeric):
             out[:, j] = df[name].to_numpy(dtype=np.float64, na_value=np.nan)
         j = len(self.numeric)
-        for name in self.indicators:  # numeric_missing="indicator": 0 in the value column
+        for name, fill in zip(self.indicators, self.fill, strict=True):
+            # numeric_missing="indicator": the column's smallest fitted value (0 once
+            # min-max scaled, inside the data's range) and a 1 in its indicator
             col = self.numeric.index(name)
             miss = np.isnan(out[:, col])
-            out[miss, col] = 0.0
+            out[miss, col] = fill
             out[:, j] = miss
             j += 1
+        if self.numeric:
+            values = out[:, :len(self.numeric)]
+            bad = {kind: {c: int(k) for c, k in zip(self.numeric, test(values).sum(axis=0),
+                                                    strict=True) if k}
+                   for kind, test in (("missing", np.isnan), ("infinite", np.isinf))}
+            if bad["missing"] or bad["infinite"]:
+                said = "; ".join(f"{kind} values {cols} (column: rows)"
+                                 for kind, cols in bad.items() if cols)
+                raise ValueError(
+                    f"numeric column(s) with {said} in the rows to encode, where the encoder "
+                    "was fitted without them: drop or impute those rows (or refit with "
+                    "numeric_missing='indicator' on data that has missing values).")
         unseen = {}
         n = len(df)
         # every row's 1 of every text column, set in one flat assignment
@@ -156,7 +171,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         A text column with more distinct values (an ID, free text) is refused, naming it.
     numeric_missing : {"error", "indicator"}, default="error"
         A missing numeric value is an error that counts them per column, or (``"indicator"``)
-        becomes 0 with a ``column=<missing>`` 0/1 column after the numeric columns.
+        takes the column's smallest value (0 once min-max scaled) with a ``column=<missing>``
+        0/1 column after the numeric columns. Missing or infinite numbers in data to encode
+        where the fitted data had none are an error.
 
     Attributes
     ----------
@@ -166,6 +183,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Text column → its levels in output order (``"<missing>"`` last when a value was
         missing in fitting).
     n_features_out_ : int
+    fill_ : dict
+        Numeric column with an indicator → the value its missing numbers take.
     lengths_ : list of int
         Rows of every partition of the fitted frame (one entry for pandas).
     summary_ : TableSummary
@@ -221,6 +240,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self.n_features_in_ = len(columns)
         self.numeric_columns_ = [c for c in columns if not cols[c].text]
         self.indicator_columns_ = [c for c in self.numeric_columns_ if cols[c].n_missing]
+        self.fill_ = {c: float(np.nan_to_num(cols[c].low)) for c in self.indicator_columns_}
         self.levels_ = {}
         for c in columns:
             if cols[c].text:
@@ -246,6 +266,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                             f"{type(X).__name__}.")
         if len(X.columns) == 0:
             raise ValueError("the table has no columns.")
+        check_encodable(X)
         return [str(c) for c in X.columns]
 
     # -- output ---------------------------------------------------------------------------
@@ -262,7 +283,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         for c, levels in self.levels_.items():
             index = pd.Index([v for v in levels if v != MISSING], dtype=object)
             text.append((c, index, levels[-1] == MISSING, _arrow_levels(index)))
+        fill = getattr(self, "fill_", {})
         return _Plan(tuple(self.numeric_columns_), tuple(self.indicator_columns_),
+                     tuple(fill.get(c, 0.0) for c in self.indicator_columns_),
                      tuple(text), self.n_features_out_)
 
     def transform(self, X: Any, *, lengths: Sequence[int] | None = None,
@@ -310,6 +333,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 "columns": [str(c) for c in self.feature_names_in_],
                 "numeric": list(self.numeric_columns_),
                 "indicators": list(self.indicator_columns_),
+                "fill": {c: float(v) for c, v in self.fill_.items()},
                 "levels": {c: [_jsonable(v) for v in levels]
                            for c, levels in self.levels_.items()}}
 
@@ -321,6 +345,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         enc.n_features_in_ = len(spec["columns"])
         enc.numeric_columns_ = list(spec["numeric"])
         enc.indicator_columns_ = list(spec["indicators"])
+        enc.fill_ = {c: float(v) for c, v in spec.get("fill", {}).items()}
         enc.levels_ = {c: list(v) for c, v in spec["levels"].items()}
         enc.n_features_out_ = (len(enc.numeric_columns_) + len(enc.indicator_columns_)
                                + sum(map(len, enc.levels_.values())))
@@ -332,6 +357,19 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         return tags
+
+
+def check_encodable(X: Any) -> None:
+    """Refuse columns of dates, durations, periods or intervals: as levels they would not
+    survive being stored as JSON (nor mean much one-hot), and no number is implied."""
+    odd = {str(c): str(t) for c, t in X.dtypes.items()
+           if pd.api.types.is_datetime64_any_dtype(t) or pd.api.types.is_timedelta64_dtype(t)
+           or isinstance(t, pd.PeriodDtype | pd.IntervalDtype)}
+    if odd:
+        raise ValueError(
+            f"column(s) of dates or durations {odd} are neither numbers nor categories: turn "
+            "them into numbers (the year, days since a date) or text first, or leave them out "
+            "(--features).")
 
 
 def _jsonable(value: Any) -> Any:
