@@ -18,9 +18,9 @@ from daskfair.store import open_run
 from daskfair.store.lease import LEASE_NAME
 
 FCE_HAR = ["fce", "--pool", "har", "--runs", "10", "--clusters", "6", "--no-progress"]
-# the same job with more iterations; the test pauses it (SIGSTOP) while it holds the lease
-FCE_HAR_LONG = ["fce", "--pool", "har", "--runs", "20", "--clusters", "6", "--tol", "0",
-                "--max-iter", "15", "--chunk-rows", "1000", "--workers", "1", "--no-progress"]
+# the first job of the race (the test pauses it, SIGSTOP, while it holds the lease)
+FCE_HAR_LONG = ["fce", "--pool", "har", "--runs", "10", "--clusters", "6", "--tol", "0",
+                "--max-iter", "8", "--chunk-rows", "1000", "--workers", "1", "--no-progress"]
 
 
 @pytest.fixture
