@@ -1,7 +1,6 @@
 """Metrics against hand-computed cases, scikit-learn/scipy, and brute force."""
 
 import itertools
-from pathlib import Path
 
 import dask
 import dask.array as da
@@ -190,17 +189,15 @@ def test_bad_inputs():
         hypervolume_2d([1, 2], [0.5], (3, 0))
 
 
-POOLS = Path(__file__).resolve().parents[2] / "shared" / "data" / "fce_pools"
 PAPER_KM = {  # the FCE paper's KM rows (means), data README
     "har": {"ACC": 0.579, "NMI": 0.571, "Bal": 0.000, "MNCE": 0.812, "CCE": 0.241, "NE": 0.940},
     "mnist_usps": {"ACC": 0.371, "NMI": 0.343, "CCE": 0.320, "NE": 0.966},
 }
 
 
-@pytest.mark.skipif(not POOLS.exists(), reason=f"FCE pools not found at {POOLS}")
 @pytest.mark.parametrize("pool", sorted(PAPER_KM))
-def test_paper_km_rows_from_the_raw_pool_files(pool):
-    mat = scipy.io.loadmat(POOLS / f"bc_pool_{pool}.mat")
+def test_paper_km_rows_from_the_raw_pool_files(pool, data_dir):
+    mat = scipy.io.loadmat(data_dir / "fce_pools" / f"bc_pool_{pool}.mat")
     y, g = mat["y"].ravel().astype(int) - 1, mat["g"].ravel().astype(int) - 1
     rows = [clustering_report(y, mat["bac_Y"][0, j].argmax(axis=1), sensitive_features=g)
             for j in range(mat["bac_Y"].shape[1])]
