@@ -41,7 +41,7 @@ import zarr
 
 from .. import progress
 from . import integrity
-from .contents import classify, describe_entries, remove_run, symlinks_in
+from .contents import classify, describe_entries, read_root, remove_run, symlinks_in
 from .errors import CorruptStoreError, IncompleteRunError, StoreError
 from .lease import LEASE_NAME, SCRATCH_PREFIX, Lease, lease_status, locked_error, read_lease
 
@@ -413,11 +413,13 @@ RESUMABLE_KINDS = ("safairkm", "fce")
 
 
 def _found(path: Path) -> dict[str, Any]:
-    """The ``daskfair`` attribute of the run at ``path`` (kind, status), or {}."""
+    """The ``daskfair`` attribute of the run at ``path`` (kind, status), or {}: from the
+    root metadata that :func:`classify` reads."""
     try:
-        return dict(zarr.open_group(store=str(path), mode="r").attrs.get("daskfair", {}))
-    except Exception:  # only to word a message: classify() has judged the path
+        info = (read_root(path) or {}).get("attributes", {}).get("daskfair")
+    except (OSError, ValueError):
         return {}
+    return info if isinstance(info, dict) else {}
 
 
 def _may_replace(path: Path, overwrite: bool | str) -> bool:

@@ -124,18 +124,17 @@ class _Plan:
             out[miss, col] = fill
             out[:, j] = miss
             j += 1
-        if self.numeric:
-            values = out[:, :len(self.numeric)]
+        values = out[:, :len(self.numeric)]
+        if not np.isfinite(values).all():  # counted only when there is something to say
             bad = {kind: {c: int(k) for c, k in zip(self.numeric, test(values).sum(axis=0),
                                                     strict=True) if k}
                    for kind, test in (("missing", np.isnan), ("infinite", np.isinf))}
-            if bad["missing"] or bad["infinite"]:
-                said = "; ".join(f"{kind} values {cols} (column: rows)"
-                                 for kind, cols in bad.items() if cols)
-                raise ValueError(
-                    f"numeric column(s) with {said} in the rows to encode, where the encoder "
-                    "was fitted without them: drop or impute those rows (or refit with "
-                    "numeric_missing='indicator' on data that has missing values).")
+            said = "; ".join(f"{kind} values {cols} (column: rows)"
+                             for kind, cols in bad.items() if cols)
+            raise ValueError(
+                f"numeric column(s) with {said} in the rows to encode, where the encoder "
+                "was fitted without them: drop or impute those rows (or refit with "
+                "numeric_missing='indicator' on data that has missing values).")
         unseen = {}
         n = len(df)
         # every row's 1 of every text column, set in one flat assignment
@@ -283,9 +282,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         for c, levels in self.levels_.items():
             index = pd.Index([v for v in levels if v != MISSING], dtype=object)
             text.append((c, index, levels[-1] == MISSING, _arrow_levels(index)))
-        fill = getattr(self, "fill_", {})
         return _Plan(tuple(self.numeric_columns_), tuple(self.indicator_columns_),
-                     tuple(fill.get(c, 0.0) for c in self.indicator_columns_),
+                     tuple(self.fill_.get(c, 0.0) for c in self.indicator_columns_),
                      tuple(text), self.n_features_out_)
 
     def transform(self, X: Any, *, lengths: Sequence[int] | None = None,
