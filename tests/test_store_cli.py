@@ -169,3 +169,16 @@ def test_an_interrupt_during_the_data_load_says_the_store_is_unchanged(
     assert f"interrupted before the run started: {store} is as it was." in err
     np.testing.assert_array_equal(open_run(store, verify="contents").read_array("cost"),
                                   before)
+
+
+@pytest.mark.parametrize(("kind", "advice"), [
+    ("demo", "run daskfair demo again (it replaces its own run)"),
+    ("fce", "continue it with the same command and --resume, or replace it with --overwrite"),
+    ("fkr", "run the command again with --overwrite")])
+def test_show_advises_what_the_unfinished_runs_command_can_do(kind, advice, tmp_path, capsys):
+    from daskfair.store import create_run
+
+    create_run(tmp_path / "run.zarr", kind=kind).close()  # interrupted: never completed
+    assert main(["show", str(tmp_path / "run.zarr")]) == 1
+    out = capsys.readouterr().out
+    assert "INCOMPLETE" in out and f"Not a result: {advice}." in out

@@ -590,11 +590,21 @@ def _brief(value: Any, width: int = 96) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+def _unfinished_advice(run: Any) -> str:
+    """What to do with a run that did not finish, for its kind."""
+    from ..store.run import RESUMABLE_KINDS
+
+    if run.kind == "demo":  # the demo replaces its own run, and has no --overwrite
+        return "run daskfair demo again (it replaces its own run)."
+    if run.kind in RESUMABLE_KINDS and run.status == "running":
+        return "continue it with the same command and --resume, or replace it with --overwrite."
+    return "run the command again with --overwrite."
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
 
     from ..store import CorruptStoreError, open_run
     from ..store.lease import lease_status
-    from ..store.run import RESUMABLE_KINDS
 
     run = open_run(args.store, allow_incomplete=True, verify=None)
     info = run.info
@@ -619,10 +629,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         where = (f"last checkpoint at iteration {ckpt['iteration']}" if ckpt
                  else "no checkpoint yet")
         print(f"status:    INCOMPLETE: the run did not finish (started {info.get('created')}; "
-              f"{where}).\n           Not a result: "
-              + ("continue it with the same command and --resume, or replace it with "
-                 "--overwrite." if run.kind in RESUMABLE_KINDS and run.status == "running"
-                 else "run the command again with --overwrite."))
+              f"{where}).\n           Not a result: " + _unfinished_advice(run))
     versions = info.get("versions", {})
     print("software:  " + ", ".join(f"{k} {versions[k]}" for k in
                                      ("daskfair", "dask", "distributed", "zarr", "numpy")
