@@ -375,3 +375,28 @@ def test_logistic_loss_reads_x_once_per_newton_step():
     assert est.n_iter_ >= 2
     assert sorted(set(counts.values())) == [passes, passes + 1]
     assert sum(v == passes + 1 for v in counts.values()) == MIN_LANDMARK_BLOCKS
+
+
+@pytest.mark.parametrize("mu", [0.0, 1.0])
+def test_fkrr_from_the_cvs_moments_is_the_fit_of_its_own_with_no_pass(mu, monkeypatch):
+    """The README's claim for the CLI's baselines: FairKernelRidge.fit_moments on the CV's
+    first-pass moments equals FairKernelRidge.fit on the same rows and landmarks (to 1e-9),
+    and reads no data. Ten canonical row blocks, uneven input chunks."""
+    X, y, s = _data(600)
+    Xd = da.from_array(X, chunks=97)
+    kw = {"gamma": 0.2, "n_landmarks": 60, "random_state": 0}
+    with dask.config.set({"daskfair.block-rows": 64}):
+        cv = FairKernelClassifierCV(cv=3, **kw).fit(Xd, y, sensitive_features=s)
+        own = FairKernelRidge(mu, alpha=1e-3, **kw).fit(Xd, y.astype(float),
+                                                         sensitive_features=s)
+    np.testing.assert_array_equal(own.feature_map_.landmarks, cv.feature_maps_[0].landmarks)
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("fit_moments must not read the data")
+    monkeypatch.setattr("daskfair.fkr._base.cell_moments", no_pass)
+    monkeypatch.setattr("daskfair.fkr.statistics.kernel_moments", no_pass)
+    solved = FairKernelRidge(mu, alpha=1e-3, **kw).fit_moments(cv.moments_[0],
+                                                               cv.feature_maps_[0])
+    np.testing.assert_allclose(solved.dual_coef_, own.dual_coef_, rtol=0, atol=1e-9)
+    assert solved.intercept_ == pytest.approx(own.intercept_, abs=1e-9)
+    np.testing.assert_allclose(solved.predict(X), own.predict(X), rtol=0, atol=1e-9)
