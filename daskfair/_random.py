@@ -19,7 +19,7 @@ GEN_BLOCK = 65_536
 
 
 def as_seed_sequence(random_state: Any) -> np.random.SeedSequence:
-    """Turn ``None``, an int, a SeedSequence or a Generator into a SeedSequence.
+    """Turn ``None``, an int, a RandomState, a Generator or a SeedSequence into a SeedSequence.
 
     ``None`` draws fresh OS entropy (not reproducible, as in scikit-learn).
     """
@@ -33,8 +33,13 @@ def as_seed_sequence(random_state: Any) -> np.random.SeedSequence:
         return np.random.SeedSequence(int(random_state))
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(int(random_state.integers(2**63)))
+    if isinstance(random_state, np.random.RandomState):
+        # as scikit-learn does with an instance: one draw from it, so a shared instance
+        # gives each consumer a different stream
+        return np.random.SeedSequence(int(random_state.randint(2**63, dtype=np.int64)))
     raise TypeError(
-        f"random_state must be None, a non-negative int, a numpy SeedSequence or Generator; "
+        f"random_state must be None, a non-negative int, a numpy RandomState, SeedSequence or "
+        f"Generator; "
         f"got {type(random_state).__name__}."
     )
 
