@@ -44,9 +44,11 @@ __all__ = [
     "fairness_cce",
     "hypervolume_2d",
     "kmeans_cost",
+    "mean_prediction_gap",
     "mnce",
     "nmi",
     "normalized_entropy",
+    "regression_report",
     "statistical_disparity",
 ]
 
@@ -251,6 +253,53 @@ def equalized_odds_difference(
             "rate is undefined; equalized odds needs both classes in every group.")
     rates = table[:, :, 1] / per_class  # column 0: FPR, column 1: TPR
     return float((rates.max(axis=0) - rates.min(axis=0)).max())
+
+
+def _group_sum_block(s: np.ndarray, pred: np.ndarray, truth: np.ndarray) -> Keyed:
+    # per distinct group of the block: rows, Σ prediction, Σ squared error
+    codes, keys = local_codes(s)
+    k = len(keys)
+    return Keyed(keys, (np.bincount(codes, minlength=k).astype(np.int64),
+                        np.bincount(codes, weights=pred, minlength=k),
+                        np.bincount(codes, weights=(pred - truth) ** 2, minlength=k)))
+
+
+def regression_report(y_true: Any, y_pred: Any, *, sensitive_features: Any) -> dict[str, float]:
+    """The gap between the groups' mean predictions and the root mean squared error.
+
+    ``mean_prediction_gap`` is max_g mean(ŷ | g) − min_g mean(ŷ | g), the continuous analogue
+    of the statistical disparity (demographic parity of a score; what
+    :class:`~daskfair.FairKernelRegressorCV` bounds on validation rows); ``rmse`` is over all
+    rows. One pass over the three columns, which also lists the groups.
+
+    Returns
+    -------
+    dict with keys ``"mean_prediction_gap"`` and ``"rmse"``.
+    """
+    y_true, y_pred = as_array(y_true, "y_true"), as_array(y_pred, "y_pred")
+    if y_true.ndim != 1 or y_pred.ndim != 1 or y_true.shape[0] == 0:
+        raise ValueError(f"y_true and y_pred must be non-empty and 1-D, got shapes "
+                         f"{y_true.shape} and {y_pred.shape}.")
+    n = check_consistent_length(("y_true", y_true), ("y_pred", y_pred))
+    s = sensitive_column(sensitive_features, n)
+    keyed = block_sum(_group_sum_block, s, y_pred.astype(np.float64),
+                      y_true.astype(np.float64), combine=merge)
+    groups = sorted_groups(column_values(keyed.keys, 0), s.dtype)
+    counts, sums, squares = arrange(keyed, [{v: i for i, v in enumerate(groups.tolist())}],
+                                    (len(groups),))
+    if not (np.isfinite(sums).all() and np.isfinite(squares).all()):
+        raise ValueError("y_true or y_pred holds NaN or infinite values; drop those rows.")
+    means = sums / counts
+    return {"mean_prediction_gap": float(means.max() - means.min()),
+            "rmse": float(np.sqrt(squares.sum() / counts.sum()))}
+
+
+def mean_prediction_gap(y_pred: Any, *, sensitive_features: Any) -> float:
+    """max_g mean(ŷ | g) − min_g mean(ŷ | g): the largest gap between the groups' mean
+    predictions (at least two groups), in the units of ŷ; one pass."""
+    y_pred = as_array(y_pred, "y_pred")
+    return regression_report(y_pred, y_pred, sensitive_features=sensitive_features)[
+        "mean_prediction_gap"]
 
 
 # -- SAfairKM seed (Liu & Vicente), eq. (2) --------------------------------------------------

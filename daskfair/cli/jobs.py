@@ -26,6 +26,7 @@ from ..metrics import (
     clustering_report,
     error_rate,
     hypervolume_2d,
+    regression_report,
     statistical_disparity,
 )
 from ..progress import IterationBar
@@ -103,14 +104,9 @@ def _scores(task: str, pred: Any, y: Any, s: Any) -> dict[str, float]:
     if task == "classification":
         return {"sd": statistical_disparity(pred, sensitive_features=s),
                 "error": error_rate(y, pred)}
-    # Regression: the gap between the groups' mean predictions (SD's continuous analogue)
-    # and the root mean squared error, in one pass over the predictions.
-    pred = pred if is_dask(pred) else da.from_array(pred)
-    groups = da.unique(s).compute() if is_dask(s) else np.unique(s)
-    means = [pred[s == g].mean() for g in groups]
-    sq = ((pred - y) ** 2).mean()
-    means, sq = dask.compute(means, sq)
-    return {"sd": float(max(means) - min(means)), "error": float(np.sqrt(sq))}
+    # regression: the gap between the groups' mean predictions (SD's continuous analogue)
+    report = regression_report(y, pred, sensitive_features=s)
+    return {"sd": report["mean_prediction_gap"], "error": report["rmse"]}
 
 
 def _classes(data: JobData, task: str) -> tuple[str, np.ndarray | None]:
