@@ -50,12 +50,12 @@ def main() -> None:
     X, y, s = credit(n)
     conv = []
     for objective in ("paper", "mean_discrepancy"):
-        exact = FairKernelRegressor(**KERNEL, n_components=k, objective=objective,
+        exact = FairKernelRegressor(**KERNEL, n_fair_features=k, objective=objective,
                                     approximation="exact").fit(X, y, sensitive_features=s)
         F_exact, p_exact = exact.transform(X), exact.predict(X)
         for m in (100, 200, 500, 1000, 2000, 5000):
             t0 = time.perf_counter()
-            est = FairKernelRegressor(**KERNEL, n_components=k, objective=objective,
+            est = FairKernelRegressor(**KERNEL, n_fair_features=k, objective=objective,
                                       n_landmarks=m, random_state=0)
             est.fit(X, y, sensitive_features=s)
             secs = time.perf_counter() - t0
@@ -73,8 +73,8 @@ def main() -> None:
         # relative to tr(K))
         trace = float(pairwise_kernels(Xt, metric="poly", degree=4, coef0=0.1,
                                        gamma=1 / Xt.shape[1]).trace())
-        ours = FairKernelRegressor(**KERNEL, n_components=kt, objective="paper",
-                                   alpha=1.0 / trace, approximation="exact").fit(
+        ours = FairKernelRegressor(**KERNEL, n_fair_features=kt, objective="paper",
+                                   relative_alpha=1.0 / trace, approximation="exact").fit(
             Xt, yt, sensitive_features=st)
         p_ours = ours.predict(Xt)
         t_ours = time.perf_counter() - t0

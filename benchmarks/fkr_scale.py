@@ -57,7 +57,7 @@ def one_size(client, n: int, m: int, k: int, workdir: Path) -> dict:
         X, y, s = client.persist([X, y, s])
         distributed.wait([X, y, s])
     ms = MemorySampler()
-    est = FairKernelRegressor("rbf", n_components=k, n_landmarks=m, random_state=0)
+    est = FairKernelRegressor("rbf", n_fair_features=k, n_landmarks=m, random_state=0)
     with ms.sample("fit", interval=0.2):
         t0 = time.perf_counter()
         est.fit(X, y, sensitive_features=s)

@@ -90,14 +90,14 @@ def run_split(name: str, data: Any, i: int, args: argparse.Namespace) -> list[di
                      **extra})
 
     # -- daskfair ------------------------------------------------------------------------
-    cv = FairKernelClassifierCV(gamma=gammas, n_landmarks=args.landmarks, random_state=i)
+    cv = FairKernelClassifierCV(gammas=gammas, n_landmarks=args.landmarks, random_state=i)
     _, secs = timed(lambda: cv.fit(Xtr, ytr, sensitive_features=str_))
     for b in BOUNDS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             cv.choose(b)
         add("FairKernelClassifierCV", b, cv.predict(Xte), secs if b == BOUNDS[0] else 0.0,
-            val_sd=cv.best_disparity_, val_error=cv.best_error_, chosen={
+            val_sd=cv.best_disparity_, val_error=1 - cv.best_score_, chosen={
                 k: v for k, v in cv.best_params_.items() if k != "threshold"})
     # the attainable front on the test rows: every refitted candidate at every threshold
     C = cv.feature_map_.kernel(Xte)
@@ -122,7 +122,7 @@ def run_split(name: str, data: Any, i: int, args: argparse.Namespace) -> list[di
     add("kernel ridge", None, ridge.predict(Xte) >= 0.5, secs)
     for loss in ("squared", "logistic"):
         for k in (10, 50, 200):
-            clf = FairKernelClassifier(gamma=gamma, n_components=k, loss=loss,
+            clf = FairKernelClassifier(gamma=gamma, n_fair_features=k, loss=loss,
                                        n_landmarks=args.landmarks, random_state=i)
             _, secs = timed(lambda clf=clf: clf.fit(Xtr, ytr, sensitive_features=str_))
             add(f"FairKernelClassifier ({loss})", None, clf.predict(Xte), secs,

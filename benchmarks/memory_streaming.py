@@ -98,7 +98,7 @@ def main() -> None:
         sampler = MemorySampler()
 
         def fkr():
-            est = FairKernelClassifier("rbf", n_components=10, n_landmarks=200,
+            est = FairKernelClassifier("rbf", n_fair_features=10, n_landmarks=200,
                                        random_state=0)
             est.fit(X, y, sensitive_features=s)
             da.to_zarr(est.predict(X).astype(np.int8), str(root / "pred.zarr"),

@@ -245,13 +245,14 @@ def _groups(kind: str) -> np.ndarray:
     }[kind]
 
 
-FKR_PARAMS = {"n_components": 2, "random_state": 0}
-CV_PARAMS = {"cv": 3, "alphas": (1e-3,), "strengths": (0.0, 1.0), "n_components": (2,),
-             "fairness": (None,), "random_state": 0}
+FKR_PARAMS = {"n_fair_features": 2, "random_state": 0}
+CV_PARAMS = {"cv": 3, "relative_alphas": (1e-3,), "strengths": (0.0, 1.0),
+             "fair_feature_counts": (2,),
+             "fairness_weights": (None,), "random_state": 0}
 ESTIMATORS = {
     "FairKernelRegressor": (FairKernelRegressor, FKR_PARAMS),
     "FairKernelClassifier": (FairKernelClassifier, FKR_PARAMS),
-    "FairKernelRidge": (FairKernelRidge, {"mu": 1.0, "random_state": 0}),
+    "FairKernelRidge": (FairKernelRidge, {"fairness_weight": 1.0, "random_state": 0}),
     "FairKernelClassifierCV": (FairKernelClassifierCV, CV_PARAMS),
     "FairKernelRegressorCV": (FairKernelRegressorCV, CV_PARAMS),
 }

@@ -72,7 +72,7 @@ def test_fkr_job_store(scheduler, data_dir, tmp_path, capsys):
     assert results[0]["sd"] == pytest.approx(max(rates) - min(rates))
     # and equal the estimator fitted directly on the seed's scaling (Nyström, same seed)
     Xs = minmax_scale(d.X, train)
-    clf = FairKernelClassifier("polynomial", degree=4, coef0=0.1, n_components=2,
+    clf = FairKernelClassifier("polynomial", degree=4, coef0=0.1, n_fair_features=2,
                                objective="mean_discrepancy", n_landmarks=300, random_state=0,
                                threshold=0.5)
     direct = clf.fit(Xs[train], y[train], sensitive_features=d.sensitive[train]).predict(

@@ -37,7 +37,7 @@ def _fit_all(client, X, s, y, rows):
     dX = da.from_array(X, chunks=(rows, 4))
     ds = da.from_array(s, chunks=(rows,))
     assert len(align_rows(dX)[0].chunks[0]) == 8
-    fkr = FairKernelRegressor("rbf", n_components=5, n_landmarks=300, random_state=1)
+    fkr = FairKernelRegressor("rbf", n_fair_features=5, n_landmarks=300, random_state=1)
     pred = fkr.fit(dX, y, sensitive_features=ds).predict(dX).compute()
     base = base_clusterings(dX, n_clusters=4, n_runs=6, methods=("kmeans", "spectral"),
                             random_state=2, sample_size=2000, client=client)
@@ -89,9 +89,9 @@ def test_any_chunking_gives_the_bits_of_numpy_input(sizes):
     dX = da.from_array(X, chunks=(chunks, 4))
     with dask.config.set(scheduler="synchronous", **BLOCK_ROWS):
         assert len(align_rows(dX)[0].chunks[0]) == 8
-        ref = FairKernelRegressor("rbf", n_components=5, n_landmarks=200, random_state=1)
+        ref = FairKernelRegressor("rbf", n_fair_features=5, n_landmarks=200, random_state=1)
         ref.fit(X, y, sensitive_features=s)
-        est = FairKernelRegressor("rbf", n_components=5, n_landmarks=200, random_state=1)
+        est = FairKernelRegressor("rbf", n_fair_features=5, n_landmarks=200, random_state=1)
         est.fit(dX, y, sensitive_features=da.from_array(s, chunks=(chunks,)))
         np.testing.assert_array_equal(est.dual_coef_, ref.dual_coef_)
         np.testing.assert_array_equal(est.predict(dX).compute(), ref.predict(X))

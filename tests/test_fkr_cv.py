@@ -32,25 +32,27 @@ def _data(n=600, n_groups=2, seed=0):
     return X, y, s
 
 
-SMALL = {"alphas": (1e-4, 1e-2), "strengths": (0.0, 0.5, 1.0, 1.5), "n_components": (3, 8),
-         "fairness": (None, 1.0), "n_landmarks": 80}
+SMALL = {"relative_alphas": (1e-4, 1e-2), "strengths": (0.0, 0.5, 1.0, 1.5),
+         "fair_feature_counts": (3, 8),
+         "fairness_weights": (None, 1.0), "n_landmarks": 80}
 
 
 def test_refit_with_every_row_a_landmark_equals_the_plain_exact_fits():
     X, y, s = _data(300)
     cv = FairKernelClassifierCV(approximation="exact", cv=3, random_state=0,
-                                **{**SMALL, "alphas": (1e-3, 1e-2), "n_landmarks": 1000})
+                                **{**SMALL, "relative_alphas": (1e-3, 1e-2), "n_landmarks": 1000})
     cv.fit(X, y, sensitive_features=s)
     Xt = _data(50, seed=9)[0]
     scores = cv.feature_map_.kernel(Xt) @ cv.candidate_dual_coef_ + cv.candidate_intercept_
     # every candidate, from the total moments, against the plain fits with the same settings
     rows = cv._table
     for k, row in rows.iterrows():
-        if row.family == "embedding" and row.fairness is None:
-            plain = FairKernelRegressor(n_components=int(row.n_components), alpha=row.alpha,
+        if row.family == "embedding" and np.isnan(row.fairness_weight):
+            plain = FairKernelRegressor(n_fair_features=int(row.n_fair_features),
+                                        relative_alpha=row.relative_alpha,
                                         approximation="exact")
         elif row.family == "reduction" and row.strength == 0:
-            plain = FairKernelRidge(0.0, alpha=row.alpha, approximation="exact")
+            plain = FairKernelRidge(0.0, relative_alpha=row.relative_alpha, approximation="exact")
         else:
             continue
         plain.fit(X, y.astype(float), sensitive_features=s)
@@ -115,8 +117,7 @@ def test_validation_error_and_disparity_equal_per_row_predictions(constraint):
     cv = FairKernelClassifierCV(constraints=constraint, cv=3, random_state=1, **SMALL)
     with dask.config.set({"daskfair.block-rows": 64}):
         cv.fit(da.from_array(X, chunks=120), y, sensitive_features=s)
-    scores = _fold_models(cv, X, y, s, lambda total: cv._search(
-        total, "classification", constraint))
+    scores = _fold_models(cv, X, y, s, lambda total: cv._search_of(total, cv._grids()))
     metric = equalized_odds_difference if constraint == "equalized_odds" else None
     for k in range(0, cv.n_candidates_, 5):
         for j in (1, 40, 128, 200, 255):
@@ -135,8 +136,7 @@ def test_regressor_validation_metrics_from_moments_equal_per_row_predictions():
     y = X[:, 0] - X[:, 1] ** 2 + s + 0.2 * rng.normal(size=n)
     cv = FairKernelRegressorCV(cv=4, disparity_bound=0.1, random_state=2, **SMALL)
     cv.fit(X, y, sensitive_features=s)
-    scores = _fold_models(cv, X, y, s, lambda total: cv._search(
-        total, "regression", "demographic_parity"))
+    scores = _fold_models(cv, X, y, s, lambda total: cv._search_of(total, cv._grids()))
     rmse = np.sqrt(((scores - y[:, None]) ** 2).mean(axis=0))
     np.testing.assert_allclose(cv.cv_error_[:, 0], rmse, rtol=1e-9)
     means = np.array([scores[s == g].mean(axis=0) for g in range(3)])
@@ -157,7 +157,7 @@ def test_selection_is_the_most_accurate_within_the_bound():
     cv.fit(X, y, sensitive_features=s)
     ok = cv.cv_disparity_ <= 0.03
     assert cv.best_disparity_ <= 0.03
-    assert cv.best_error_ == cv.cv_error_[ok].min()
+    assert cv.best_score_ == 1 - cv.cv_error_[ok].min()  # accuracy
     chosen = cv.frontier_[cv.frontier_.selected]
     assert len(chosen) == 1 and chosen.iloc[0].threshold == cv.threshold_
     # the frontier holds every candidate, and its global front is non-dominated
@@ -178,14 +178,14 @@ def test_choose_reselects_without_reading_the_data(monkeypatch):
         X, y, sensitive_features=s)
     b = FairKernelClassifierCV(cv=3, disparity_bound=0.01, random_state=0, **SMALL).fit(
         X, y, sensitive_features=s)
-    import daskfair.fkr.cv as cvmod
-
     def no_pass(*args, **kwargs):
         raise AssertionError("choose() must not read the data")
-    monkeypatch.setattr(cvmod, "score_histograms", no_pass)
+    monkeypatch.setattr("daskfair.fkr.search.score_histograms", no_pass)
     monkeypatch.setattr("daskfair.fkr._base.cell_moments", no_pass)
     a.choose(0.01)
-    assert a.best_params_ == b.best_params_
+    # the choice and the model move; the constructor parameter does not
+    assert a.disparity_bound == 0.05 and a.disparity_bound_ == 0.01
+    assert a.best_params_ == b.best_params_ and a.best_threshold_ == b.best_threshold_
     np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
     assert a.threshold_ == b.threshold_ and a.calibration_ == b.calibration_
 
@@ -233,8 +233,8 @@ def test_regressor_warns_when_no_candidate_meets_the_bound():
     X = rng.normal(size=(n, 3)) + s[:, None]
     y = X[:, 0] + 2 * s
     cv = FairKernelRegressorCV(cv=3, disparity_bound=0.0, random_state=0,
-                               families=("embedding",), fairness=(1.0,), n_landmarks=60,
-                               n_components=(2,))
+                               families=("embedding",), fairness_weights=(1.0,), n_landmarks=60,
+                               fair_feature_counts=(2,))
     with pytest.warns(UserWarning, match="no candidate reaches a validation disparity"):
         cv.fit(X, y, sensitive_features=s)
     assert cv.best_disparity_ == cv.cv_disparity_.min()
@@ -246,7 +246,7 @@ def test_bad_parameters():
                       ({"disparity_bound": -0.1}, "disparity_bound must be"),
                       ({"families": ("boosting",)}, "families must be a subset"),
                       ({"constraints": "calibration"}, "constraints must be one of"),
-                      ({"alphas": (-1.0,)}, "alphas must be numbers")]:
+                      ({"relative_alphas": (-1.0,)}, "relative_alphas must be numbers")]:
         with pytest.raises(ValueError, match=match):
             FairKernelClassifierCV(**kw).fit(X, y, sensitive_features=s)
 
@@ -256,7 +256,7 @@ def test_fairlearn_exponentiated_gradient_wraps_the_classifier():
     X, y, s = _data(400)
     import warnings
 
-    base = FairKernelClassifier(n_components=5, n_landmarks=60, random_state=0)
+    base = FairKernelClassifier(n_fair_features=5, n_landmarks=60, random_state=0)
     eg = reductions.ExponentiatedGradient(
         base, reductions.DemographicParity(difference_bound=0.02), max_iter=8)
     with warnings.catch_warnings():
@@ -266,9 +266,9 @@ def test_fairlearn_exponentiated_gradient_wraps_the_classifier():
     assert set(np.unique(pred)) <= {0, 1} and len(eg.predictors_) >= 1
     # the oracle saw per-row weights: its fits differ from the unweighted one
     w = np.where(y == 1, 3.0, 1.0)
-    weighted = FairKernelClassifier(n_components=5, n_landmarks=60, random_state=0).fit(
+    weighted = FairKernelClassifier(n_fair_features=5, n_landmarks=60, random_state=0).fit(
         X, y, sensitive_features=s, sample_weight=w)
-    plain = FairKernelClassifier(n_components=5, n_landmarks=60, random_state=0).fit(
+    plain = FairKernelClassifier(n_fair_features=5, n_landmarks=60, random_state=0).fit(
         X, y, sensitive_features=s)
     assert not np.allclose(weighted.dual_coef_, plain.dual_coef_)
 
@@ -306,9 +306,9 @@ def _counted(n_blocks, seed=0):
 
 
 @pytest.mark.parametrize(("make", "passes"), [
-    (lambda: FairKernelRegressor(n_components=3, n_landmarks=40, random_state=0), 1),
+    (lambda: FairKernelRegressor(n_fair_features=3, n_landmarks=40, random_state=0), 1),
     (lambda: FairKernelRidge(1.0, n_landmarks=40, random_state=0), 1),
-    (lambda: FairKernelClassifier(n_components=3, n_landmarks=40, random_state=0), 2),
+    (lambda: FairKernelClassifier(n_fair_features=3, n_landmarks=40, random_state=0), 2),
     (lambda: FairKernelClassifierCV(cv=3, random_state=0, **SMALL), 2),
     (lambda: FairKernelRegressorCV(cv=3, random_state=0, **SMALL), 1),
 ])
@@ -330,16 +330,16 @@ def test_passes_over_x_are_what_the_docstrings_say(make, passes):
 def test_several_kernel_settings_share_one_landmark_draw(make, passes):
     X, y, s, counts = _counted(40)
     with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
-        make(cv=3, random_state=0, gamma=[0.1, 0.5], **SMALL).fit(
+        make(cv=3, random_state=0, gammas=[0.1, 0.5], **SMALL).fit(
             X, y, sensitive_features=s)
     # passes per gamma (two for the classifier, one for the regressor), one landmark draw
     assert sorted(set(counts.values())) == [2 * passes, 2 * passes + 1]
 
 
 @pytest.mark.parametrize(("make", "reads"), [
-    (lambda: FairKernelRegressor(n_components=3, n_landmarks=40, random_state=0), 1),
+    (lambda: FairKernelRegressor(n_fair_features=3, n_landmarks=40, random_state=0), 1),
     (lambda: FairKernelRidge(n_landmarks=40, random_state=0), 1),
-    (lambda: FairKernelClassifier(n_components=3, n_landmarks=40, random_state=0), 2),
+    (lambda: FairKernelClassifier(n_fair_features=3, n_landmarks=40, random_state=0), 2),
     (lambda: FairKernelRegressorCV(cv=3, random_state=0, **SMALL), 1),
     (lambda: FairKernelClassifierCV(cv=3, random_state=0, **SMALL), 2),
 ])
@@ -369,7 +369,7 @@ def test_logistic_loss_reads_x_once_per_newton_step():
 
     X, y, s, counts = _counted(40)
     with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
-        est = FairKernelClassifier(n_components=3, n_landmarks=40, random_state=0,
+        est = FairKernelClassifier(n_fair_features=3, n_landmarks=40, random_state=0,
                                    loss="logistic").fit(X, y, sensitive_features=s)
     passes = 1 + est.n_iter_
     assert est.n_iter_ >= 2
@@ -386,17 +386,18 @@ def test_fkrr_from_the_cvs_moments_is_the_fit_of_its_own_with_no_pass(mu, monkey
     Xd = da.from_array(X, chunks=97)
     kw = {"gamma": 0.2, "n_landmarks": 60, "random_state": 0}
     with dask.config.set({"daskfair.block-rows": 64}):
-        cv = FairKernelClassifierCV(cv=3, **kw).fit(Xd, y, sensitive_features=s)
-        own = FairKernelRidge(mu, alpha=1e-3, **kw).fit(Xd, y.astype(float),
-                                                         sensitive_features=s)
+        cv = FairKernelClassifierCV(cv=3, gammas=kw["gamma"], n_landmarks=60,
+                                    random_state=0).fit(Xd, y, sensitive_features=s)
+        own = FairKernelRidge(mu, relative_alpha=1e-3, **kw).fit(Xd, y.astype(float),
+                                                                 sensitive_features=s)
     np.testing.assert_array_equal(own.feature_map_.landmarks, cv.feature_maps_[0].landmarks)
 
     def no_pass(*args, **kwargs):
         raise AssertionError("fit_moments must not read the data")
     monkeypatch.setattr("daskfair.fkr._base.cell_moments", no_pass)
     monkeypatch.setattr("daskfair.fkr.statistics.kernel_moments", no_pass)
-    solved = FairKernelRidge(mu, alpha=1e-3, **kw).fit_moments(cv.moments_[0],
-                                                               cv.feature_maps_[0])
+    solved = FairKernelRidge(mu, relative_alpha=1e-3, **kw).fit_moments(cv.moments_[0],
+                                                                        cv.feature_maps_[0])
     np.testing.assert_allclose(solved.dual_coef_, own.dual_coef_, rtol=0, atol=1e-9)
     assert solved.intercept_ == pytest.approx(own.intercept_, abs=1e-9)
     np.testing.assert_allclose(solved.predict(X), own.predict(X), rtol=0, atol=1e-9)

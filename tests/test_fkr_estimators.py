@@ -58,7 +58,8 @@ def test_paper_objective_matches_dense_reference(data, k):
     X, y, s, Xt = data
     K = pairwise_kernels(X, gamma=1 / 5, **POLY)
     ref = dense_fkr_predict(X, y, s, Xt, k, absolute_alpha(K, 0.5), gamma=1 / 5, **POLY)
-    est = FairKernelRegressor("polynomial", degree=3, coef0=0.1, n_components=k, alpha=0.5,
+    est = FairKernelRegressor("polynomial", degree=3, coef0=0.1, n_fair_features=k,
+                              relative_alpha=0.5,
                               objective="paper", approximation="exact")
     est.fit(X, y, sensitive_features=s)
     assert _rel(est.predict(Xt), ref) < 1e-6
@@ -66,9 +67,9 @@ def test_paper_objective_matches_dense_reference(data, k):
 
 def test_nystroem_with_m_equal_n_is_exact_and_dask_is_lazy(data):
     X, y, s, Xt = data
-    exact = FairKernelRegressor("polynomial", degree=3, coef0=0.1, n_components=6,
+    exact = FairKernelRegressor("polynomial", degree=3, coef0=0.1, n_fair_features=6,
                                 approximation="exact").fit(X, y, sensitive_features=s)
-    nys = FairKernelRegressor("polynomial", degree=3, coef0=0.1, n_components=6,
+    nys = FairKernelRegressor("polynomial", degree=3, coef0=0.1, n_fair_features=6,
                               n_landmarks=len(X), random_state=3)
     nys.fit(da.from_array(X, chunks=(41, 5)), da.from_array(y, chunks=50),
             sensitive_features=da.from_array(s, chunks=70))
@@ -84,7 +85,7 @@ def test_result_independent_of_chunking_over_several_blocks(data):
     preds = []
     with dask.config.set({"daskfair.block-rows": 64}):  # 300 rows: five canonical blocks
         for chunks in (300, 64, 17):
-            est = FairKernelClassifier("rbf", n_components=5, n_landmarks=100, random_state=11)
+            est = FairKernelClassifier("rbf", n_fair_features=5, n_landmarks=100, random_state=11)
             est.fit(da.from_array(X, chunks=(chunks, 5)), y > 0, sensitive_features=s)
             preds.append(est.decision_function(Xt))
         est.fit(X, y > 0, sensitive_features=s)  # numpy input: the same tree of sums
@@ -100,7 +101,7 @@ def test_fair_features_have_equal_group_means_for_any_number_of_groups(n_groups)
     s = rng.integers(0, n_groups, n)
     X = rng.normal(size=(n, 4)) + 0.5 * s[:, None]
     y = X[:, 0] + s
-    est = FairKernelRegressor("rbf", n_components=8, approximation="exact").fit(
+    est = FairKernelRegressor("rbf", n_fair_features=8, approximation="exact").fit(
         X, y, sensitive_features=s)
     F = est.transform(X)
     overall = F.mean(axis=0)
@@ -108,7 +109,7 @@ def test_fair_features_have_equal_group_means_for_any_number_of_groups(n_groups)
         np.testing.assert_allclose(F[s == g].mean(axis=0), overall, atol=1e-8)
     # and on a Nyström map, from dask input in several blocks
     with dask.config.set({"daskfair.block-rows": 64}):
-        nys = FairKernelRegressor("rbf", n_components=8, n_landmarks=60, random_state=0).fit(
+        nys = FairKernelRegressor("rbf", n_fair_features=8, n_landmarks=60, random_state=0).fit(
             da.from_array(X, chunks=100), y, sensitive_features=s)
     F = nys.transform(X)
     for g in range(n_groups):
@@ -147,7 +148,7 @@ def test_fkrr_matches_dense_reference(data):
     for mu in (0.0, 1.0, 100.0):
         ref = dense_fkrr_predict(X, y, s, Xt, absolute_mu(K, s.astype(float), mu),
                                  absolute_alpha(K, 0.3), metric="rbf", gamma=0.2)
-        est = FairKernelRidge(mu, gamma=0.2, alpha=0.3, approximation="exact")
+        est = FairKernelRidge(mu, gamma=0.2, relative_alpha=0.3, approximation="exact")
         est.fit(X, y, sensitive_features=s)
         assert _rel(est.predict(Xt), ref) < 1e-6
 
@@ -165,9 +166,9 @@ def test_fkrr_penalty_reduces_covariance_on_a_usable_scale(data):
 
 
 @pytest.mark.parametrize("make", [
-    lambda: FairKernelRegressor(n_components=5, fairness=1.0, approximation="exact"),
+    lambda: FairKernelRegressor(n_fair_features=5, fairness_weight=1.0, approximation="exact"),
     lambda: FairKernelRidge(3.0, approximation="exact"),
-    lambda: FairKernelRegressor(n_components=5, approximation="exact"),
+    lambda: FairKernelRegressor(n_fair_features=5, approximation="exact"),
 ])
 def test_knobs_are_scale_free(data, make):
     """Doubling every row, or scaling every weight, leaves the model unchanged."""
@@ -182,10 +183,10 @@ def test_knobs_are_scale_free(data, make):
 def test_classifier_threshold_probabilities_and_decision(data):
     X, y, s, Xt = data
     labels = np.where(y > np.median(y), "high", "low")
-    clf = FairKernelClassifier("rbf", n_components=10, approximation="exact", threshold=0.5)
+    clf = FairKernelClassifier("rbf", n_fair_features=10, approximation="exact", threshold=0.5)
     clf.fit(pd.DataFrame(X), labels, sensitive_features=pd.Series(s).map({0: "a", 1: "b"}))
     assert clf.classes_.tolist() == ["high", "low"]
-    reg = FairKernelRegressor("rbf", n_components=10, approximation="exact").fit(
+    reg = FairKernelRegressor("rbf", n_fair_features=10, approximation="exact").fit(
         X, (labels == "low").astype(float), sensitive_features=s)
     expected = np.where(reg.predict(Xt) >= 0.5, "low", "high")
     np.testing.assert_array_equal(clf.predict(Xt), expected)   # the seed's midpoint rule
@@ -204,7 +205,7 @@ def test_auto_threshold_is_platts_half_point(data):
     """threshold='auto': σ(a·f + c) fitted by maximum likelihood on the training scores."""
     X, y, s, _ = data
     yb = (y > np.median(y)).astype(int)
-    clf = FairKernelClassifier("rbf", n_components=10, approximation="exact").fit(
+    clf = FairKernelClassifier("rbf", n_fair_features=10, approximation="exact").fit(
         X, yb, sensitive_features=s)
     f = clf.predict(X) * 0 + (clf.decision_function(X) - clf.calibration_[1]) / clf.calibration_[0]
     # independent fit on the raw scores (no binning), with Platt's target smoothing
@@ -217,7 +218,7 @@ def test_auto_threshold_is_platts_half_point(data):
         z = theta[0] * f + theta[1]
         return -(t * log_expit(z) + (1 - t) * log_expit(-z)).sum()
     ref = minimize(nll, np.zeros(2), method="BFGS").x
-    # binned (512 bins over ±6σ) against exact: close, not equal
+    # binned (256 bins over ±6σ) against exact: close, not equal
     np.testing.assert_allclose(clf.calibration_, ref, rtol=0.05, atol=0.05)
     assert clf.threshold_ == pytest.approx(-ref[1] / ref[0], abs=0.02)
 
@@ -225,9 +226,9 @@ def test_auto_threshold_is_platts_half_point(data):
 def test_logistic_loss_matches_sklearn_on_the_fair_features(data):
     X, y, s, _ = data
     yb = (y > np.median(y)).astype(int)
-    clf = FairKernelClassifier("rbf", n_components=6, approximation="exact", loss="logistic",
-                               alpha=1e-3).fit(X, yb, sensitive_features=s)
-    F = clf.transform(X)
+    clf = FairKernelClassifier("rbf", n_fair_features=6, approximation="exact", loss="logistic",
+                               relative_alpha=1e-3).fit(X, yb, sensitive_features=s)
+    F = clf.feature_map_.project(X, clf.projection_)  # the fair features
     # the same penalty in scikit-learn's units: C = 1 / (α·tr(K)/4)
     K = pairwise_kernels(X, metric="rbf", gamma=1 / 5)
     ref = LogisticRegression(C=4 / absolute_alpha(K, 1e-3), tol=1e-12, max_iter=10_000).fit(F, yb)
@@ -242,7 +243,7 @@ def test_sample_weights_equal_repeated_rows(data):
     X, y, s, Xt = data
     w = np.random.default_rng(1).integers(1, 4, len(y))
     rep = np.repeat(np.arange(len(y)), w)
-    kw = {"n_components": 5, "approximation": "exact"}
+    kw = {"n_fair_features": 5, "approximation": "exact"}
     # landmarks from the distinct rows in both fits (exact mode: same range of K)
     a = FairKernelRegressor(**kw).fit(X, y, sensitive_features=s, sample_weight=w)
     b = FairKernelRegressor(**kw).fit(X[rep], y[rep], sensitive_features=s[rep])
@@ -272,7 +273,7 @@ def test_default_n_components_is_n_over_250():
     s = rng.integers(0, 2, 1000)
     est = FairKernelRegressor(n_landmarks=200, random_state=0).fit(X, X[:, 0],
                                                                    sensitive_features=s)
-    assert est.n_components_ == 4 and est.transform(X[:5]).shape == (5, 4)
+    assert est.n_fair_features_ == 4 and est.transform(X[:5]).shape == (5, 4)
 
 
 def test_default_k_is_capped_at_the_rank():
@@ -281,22 +282,22 @@ def test_default_k_is_capped_at_the_rank():
     s = rng.integers(0, 2, 3000)
     md = FairKernelRegressor("linear", n_landmarks=100, random_state=0).fit(
         X, X[:, 0], sensitive_features=s)
-    assert md.n_components_ == 1   # rank 2 minus one constrained direction
+    assert md.n_fair_features_ == 1   # rank 2 minus one constrained direction
     paper = FairKernelRegressor("linear", objective="paper", n_landmarks=100, random_state=0)
     paper.fit(X, X[:, 0], sensitive_features=s)
-    assert paper.n_components_ == 2
+    assert paper.n_fair_features_ == 2
     with pytest.raises(ValueError, match="no direction left once the group means"):
         # three groups constrain two directions: nothing is left of a rank-2 map
         FairKernelRegressor("linear", n_landmarks=100).fit(
             X, X[:, 0], sensitive_features=rng.integers(0, 3, 3000))
     with pytest.raises(ValueError, match="n_components=12 is larger than the rank"):
-        FairKernelRegressor("linear", n_components=12, n_landmarks=100).fit(
+        FairKernelRegressor("linear", n_fair_features=12, n_landmarks=100).fit(
             X, X[:, 0], sensitive_features=s)
 
 
 def test_bad_inputs(data):
     X, y, s, Xt = data
-    est = FairKernelRegressor("rbf", n_components=3, n_landmarks=50, random_state=0)
+    est = FairKernelRegressor("rbf", n_fair_features=3, n_landmarks=50, random_state=0)
     with pytest.raises(NotFittedError):
         est.predict(Xt)
     with pytest.raises(ValueError, match="1 distinct group"):
@@ -313,12 +314,12 @@ def test_bad_inputs(data):
     with pytest.raises(ValueError, match="NaN or infinite"):
         est.fit(X, np.where(np.arange(len(y)) == 3, np.inf, y), sensitive_features=s)
     with pytest.raises(ValueError, match="n_components=60 is larger than the rank"):
-        FairKernelRegressor("linear", n_components=60, n_landmarks=50).fit(
+        FairKernelRegressor("linear", n_fair_features=60, n_landmarks=50).fit(
             X, y, sensitive_features=s)
     with pytest.raises(ValueError, match="objective must be one of"):
         FairKernelRegressor(objective="mmd").fit(X, y, sensitive_features=s)
     with pytest.raises(ValueError, match="fairness applies to objective='mean_discrepancy'"):
-        FairKernelRegressor(objective="paper", fairness=1.0, n_landmarks=50).fit(
+        FairKernelRegressor(objective="paper", fairness_weight=1.0, n_landmarks=50).fit(
             X, y, sensitive_features=s)
     with pytest.raises(ValueError, match="approximation must be one of"):
         FairKernelRegressor(approximation="rff").fit(X, y, sensitive_features=s)
@@ -342,7 +343,7 @@ def test_bad_inputs(data):
 def test_feature_names_are_kept_and_checked(data):
     X, y, s, Xt = data
     cols = [f"f{i}" for i in range(5)]
-    est = FairKernelRegressor(n_components=3, n_landmarks=50, random_state=0).fit(
+    est = FairKernelRegressor(n_fair_features=3, n_landmarks=50, random_state=0).fit(
         pd.DataFrame(X, columns=cols), y, sensitive_features=s)
     assert est.feature_names_in_.tolist() == cols
     with pytest.raises(ValueError, match="feature names should match"):
@@ -365,7 +366,8 @@ def test_exact_on_real_data_matches_dense_and_nystroem(data_dir, objective):
     X = minmax_scale(data.X, train)
     y, s = data.y.astype(float), data.sensitive
     kernel = {"kernel": "polynomial", "degree": 4, "coef0": 0.1}
-    exact = FairKernelRegressor(**kernel, n_components=12, objective=objective, alpha=0.1,
+    exact = FairKernelRegressor(**kernel, n_fair_features=12, objective=objective,
+                                relative_alpha=0.1,
                                 approximation="exact").fit(X[train], y[train],
                                                            sensitive_features=s[train])
     if objective == "paper":
@@ -374,7 +376,8 @@ def test_exact_on_real_data_matches_dense_and_nystroem(data_dir, objective):
         ref = dense_fkr_predict(X[train], y[train], s[train], X[test], 12,
                                 absolute_alpha(K, 0.1), **kw)
         assert _rel(exact.predict(X[test]), ref) < 1e-6
-    nys = FairKernelRegressor(**kernel, n_components=12, objective=objective, alpha=0.1,
+    nys = FairKernelRegressor(**kernel, n_fair_features=12, objective=objective,
+                              relative_alpha=0.1,
                               n_landmarks=600, random_state=0)
     with dask.config.set({"daskfair.block-rows": 128}):
         nys.fit(da.from_array(X[train], chunks=(128, -1)), y[train],

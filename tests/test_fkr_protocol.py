@@ -69,7 +69,7 @@ def test_a_training_set_within_the_landmarks_is_fitted_exactly():
     out = run_method("kernel ridge", X, y, s, train, kernel=SEED_KERNELS["ffe_credit"],
                      n_landmarks=150)
     Xs = minmax_scale(X, train)
-    exact = FairKernelRidge(0.0, **SEED_KERNELS["ffe_credit"], alpha=1e-4,
+    exact = FairKernelRidge(0.0, **SEED_KERNELS["ffe_credit"], relative_alpha=1e-4,
                             approximation="exact").fit(Xs[train], y[train],
                                                        sensitive_features=s[train])
     pred = (exact.predict(Xs[150:]) >= 0.5).astype(int)

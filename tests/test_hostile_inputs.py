@@ -372,11 +372,11 @@ def fkr_inputs(draw, classifier: bool) -> dict[str, Any]:
         st.one_of(st.none(), st.integers(1, 3), st.integers(1, max(n, 1))))
     params = {
         "kernel": draw(st.sampled_from(["rbf", "linear", "polynomial", "sigmoid"])),
-        "n_components": k,
+        "n_fair_features": k,
         "objective": draw(st.sampled_from(["paper", "mean_discrepancy"])),
         "approximation": draw(st.sampled_from(["nystroem", "exact"])),
         "n_landmarks": draw(st.integers(1, 45)),
-        "alpha": draw(st.sampled_from([0.0, 1e-3, 1.0])),
+        "relative_alpha": draw(st.sampled_from([0.0, 1e-3, 1.0])),
         "random_state": 0,
     }
     return {"X": X, "y": y, "s": s, "n": n, "params": params}
@@ -385,7 +385,9 @@ def fkr_inputs(draw, classifier: bool) -> dict[str, Any]:
 def _fit_fkr(cls: type, inputs: dict[str, Any]) -> Any:
     est = cls(**inputs["params"]).fit(inputs["X"], inputs["y"],
                                       sensitive_features=inputs["s"])
-    return est, _computed(est.predict(inputs["X"])), _computed(est.transform(inputs["X"]))
+    # the fair features (the classifier is not a transformer: its projection directly)
+    Z = est.feature_map_.project(est._check_X(inputs["X"]), est.projection_)
+    return est, _computed(est.predict(inputs["X"])), _computed(Z)
 
 
 @FUZZ
@@ -396,7 +398,7 @@ def test_fuzz_fair_kernel_regressor(inputs):
     if out is not None:
         est, pred, Z = out
         assert pred.shape == (inputs["n"],) and np.isfinite(pred).all()
-        assert Z.shape == (inputs["n"], est.n_components_) and np.isfinite(Z).all()
+        assert Z.shape == (inputs["n"], est.n_fair_features_) and np.isfinite(Z).all()
 
 
 @FUZZ
@@ -407,7 +409,7 @@ def test_fuzz_fair_kernel_classifier(inputs):
     if out is not None:
         est, pred, Z = out
         assert pred.shape == (inputs["n"],) and set(pred.tolist()) <= set(est.classes_.tolist())
-        assert Z.shape == (inputs["n"], est.n_components_) and np.isfinite(Z).all()
+        assert Z.shape == (inputs["n"], est.n_fair_features_) and np.isfinite(Z).all()
 
 
 CLUSTER_FAULTS = ("nan", "inf", "no-columns", "strings", "tiny", "one-group", "nan-groups",

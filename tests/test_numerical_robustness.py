@@ -113,7 +113,7 @@ def test_fkr_duplicated_rows_exact_matches_dense_reference(layout, kname):
     assert rank == (20 if kname == "poly" else 60)
     assert lam[rank - 1] > 1e-7 * lam[0] and abs(lam[rank]) < 1e-13 * lam[0]
     for k in (1, 3, 8):
-        est = FairKernelRegressor(**ours, n_components=k, alpha=0.5, objective="paper",
+        est = FairKernelRegressor(**ours, n_fair_features=k, relative_alpha=0.5, objective="paper",
                                   approximation="exact")
         est.fit(X, y, sensitive_features=s)
         pred = est.predict(Xt)
@@ -138,8 +138,8 @@ def test_fkr_mean_discrepancy_is_invariant_to_duplicating_every_row(kname):
     ours, _ = KERNELS[kname]
     for k in (1, 3, 8):
         kw = dict(**ours, n_components=k, objective="mean_discrepancy", approximation="exact")
-        dup = FairKernelRegressor(**kw, alpha=0.5).fit(X, y, sensitive_features=s)
-        one = FairKernelRegressor(**kw, alpha=0.5).fit(X0, y0, sensitive_features=s0)
+        dup = FairKernelRegressor(**kw, relative_alpha=0.5).fit(X, y, sensitive_features=s)
+        one = FairKernelRegressor(**kw, relative_alpha=0.5).fit(X0, y0, sensitive_features=s0)
         # 1e-9: only rounding differs (sums over 120 vs 60 rows; observed ≤ 1e-14); the
         # largest-variance directions are well separated, so there is little amplification.
         assert _rel(dup.predict(Xt), one.predict(Xt)) < 1e-9
@@ -150,7 +150,7 @@ def test_fkrr_duplicated_rows_matches_dense_reference(kname):
     X, y, s, Xt = _duplicated("every row twice")
     ours, theirs = KERNELS[kname]
     for mu in (0.0, 1.0, 100.0):
-        est = FairKernelRidge(mu, **ours, alpha=0.3, approximation="exact")
+        est = FairKernelRidge(mu, **ours, relative_alpha=0.3, approximation="exact")
         pred = est.fit(X, y, sensitive_features=s).predict(Xt)
         assert np.isfinite(pred).all()
         # 1e-6 as in test_fkr_estimators (ridge is well conditioned; observed ≤ 6e-12)
@@ -186,9 +186,10 @@ def test_nystroem_with_duplicated_landmarks_does_not_blow_up(kname, method):
     # every distinct row is a landmark, so Z Zᵀ = K exactly in exact arithmetic; 1e-10
     # relative allows for the whitening of a 12-dimensional range (observed ≤ 3e-15)
     assert np.abs(Z @ Z.T - K).max() < 1e-10 * np.abs(K).max()
-    nys = FairKernelRegressor(**ours, n_components=3, alpha=0.5, n_landmarks=100,
+    nys = FairKernelRegressor(**ours, n_fair_features=3, relative_alpha=0.5, n_landmarks=100,
                               landmarks=method, random_state=0).fit(X, y, sensitive_features=s)
-    exact = FairKernelRegressor(**ours, n_components=3, alpha=0.5, approximation="exact").fit(
+    exact = FairKernelRegressor(**ours, n_fair_features=3, relative_alpha=0.5,
+                                approximation="exact").fit(
         X, y, sensitive_features=s)
     assert np.isfinite(nys.predict(Xt)).all()
     # 1e-6 as for Nyström-vs-exact in test_regression (observed ≤ 3e-11)
@@ -198,7 +199,7 @@ def test_nystroem_with_duplicated_landmarks_does_not_blow_up(kname, method):
 def test_non_positive_rcond_is_rejected_with_a_clear_error():
     X, y, s, _ = _duplicated("every row twice")
     with pytest.raises(ValueError, match="rcond"):
-        FairKernelRegressor(**POLY[0], n_components=3, approximation="exact", rcond=-1.0).fit(
+        FairKernelRegressor(**POLY[0], n_fair_features=3, approximation="exact", rcond=-1.0).fit(
             X, y, sensitive_features=s)
 
 
@@ -224,7 +225,7 @@ def test_fkr_on_huge_raw_features_matches_dense_reference(scale):
     A = A * SCALES[scale]
     X, Xt = A[:200], A[200:]
     kw = {"kernel": "polynomial", "degree": 3, "coef0": 0.1}
-    est = FairKernelRegressor(**kw, n_components=3, alpha=0.5, objective="paper",
+    est = FairKernelRegressor(**kw, n_fair_features=3, relative_alpha=0.5, objective="paper",
                               approximation="exact")
     pred = est.fit(X, y, sensitive_features=s).predict(Xt)
     # kernel values reach ~1e49 but stay far from overflow; the rank is that of a homogeneous
@@ -246,11 +247,11 @@ def test_fkr_on_tiny_raw_features_collapses_to_rank_one_with_a_clear_error(kerne
     A, y, s = _scale_data()
     A = A * 1e-8
     with pytest.raises(ValueError, match=r"larger than the rank of the kernel feature map \(1\)"):
-        FairKernelRegressor(kernel, n_components=4, objective="paper",
+        FairKernelRegressor(kernel, n_fair_features=4, objective="paper",
                             approximation="exact").fit(A[:200], y, sensitive_features=s)
     est = FairKernelRegressor(kernel, objective="paper", approximation="exact").fit(
         A[:200], y, sensitive_features=s)
-    assert est.n_components_ == 1 and est.feature_map_.n_components == 1
+    assert est.n_fair_features_ == 1 and est.feature_map_.n_components == 1
     pred = est.predict(A[200:])
     assert np.isfinite(pred).all()
     # the only feature is constant, so centering removes it and every prediction is ȳ; 1e-9
@@ -331,7 +332,7 @@ def test_rbf_default_gamma_on_1e8_data_degenerates_to_a_diagonal_kernel(scale):
     assert (K[~np.eye(200, dtype=bool)] == 0).all()
     assert (np.diag(K) > 0).all() and (np.diag(K) <= 1).all()
     for approx in ({"approximation": "exact"}, {"n_landmarks": 50, "random_state": 0}):
-        est = FairKernelRegressor("rbf", n_components=4, **approx).fit(
+        est = FairKernelRegressor("rbf", n_fair_features=4, **approx).fit(
             X, y, sensitive_features=s)
         assert est.feature_map_.n_components == (200 if "approximation" in approx else 50)
         assert np.isfinite(est.predict(X)).all() and np.isfinite(est.dual_coef_).all()
@@ -458,7 +459,7 @@ def test_fkr_imbalanced_groups_match_dense_reference(minority, code):
         rank, lam = _spectrum_rank(pairwise_kernels(X, **theirs), rcond)
         assert np.min(np.abs(lam[lam > 0] / (rcond * lam[0]) - 1)) > 1e-4
         for k in (1, 6, 20):
-            est = FairKernelRegressor(**ours, n_components=k, alpha=0.5, rcond=rcond,
+            est = FairKernelRegressor(**ours, n_fair_features=k, relative_alpha=0.5, rcond=rcond,
                                       objective="paper", approximation="exact").fit(
                 X, y, sensitive_features=s)
             assert est.feature_map_.n_components == rank
@@ -487,7 +488,7 @@ def test_fkr_imbalanced_groups_coding_symmetry_and_nystroem(minority):
     # Nyström with 50 uniform landmarks may hold no minority row at all; the statistics
     # still cover every row, and the classifier's SD is defined
     labels = (y > np.median(y)).astype(int)
-    clf = FairKernelClassifier(**KERNELS4["poly"], n_components=3, n_landmarks=50,
+    clf = FairKernelClassifier(**KERNELS4["poly"], n_fair_features=3, n_landmarks=50,
                                random_state=0).fit(X, labels, sensitive_features=s)
     assert np.isfinite(clf.decision_function(Xt)).all()
     for pred, groups in ((clf.predict(Xt), st), (clf.predict(X), s)):

@@ -50,8 +50,9 @@ class _RegressorCV(FairKernelRegressorCV):
         return super().fit(X, y, sensitive_features=_groups(X), sample_weight=sample_weight)
 
 
-SMALL_CV = {"alphas": (1e-4, 1e-2), "strengths": (0.0, 1.0), "n_components": (2,),
-            "fairness": (None,), "n_landmarks": 50, "cv": 3, "random_state": 0}
+SMALL_CV = {"relative_alphas": (1e-4, 1e-2), "strengths": (0.0, 1.0),
+            "fair_feature_counts": (2,),
+            "fairness_weights": (None,), "n_landmarks": 50, "cv": 3, "random_state": 0}
 
 # The landmarks are a seeded uniform draw of rows, so a fit with integer weights and a fit
 # with the rows repeated (or zero-weight rows removed) use different landmarks: the same
@@ -62,8 +63,8 @@ _WEIGHTS = {"check_sample_weight_equivalence_on_dense_data":
 
 @parametrize_with_checks(
     [
-        _Regressor(n_components=2, n_landmarks=50, random_state=0),
-        _Classifier(n_components=2, n_landmarks=50, random_state=0),
+        _Regressor(n_fair_features=2, n_landmarks=50, random_state=0),
+        _Classifier(n_fair_features=2, n_landmarks=50, random_state=0),
         _Ridge(n_landmarks=50, random_state=0),
         _ClassifierCV(**SMALL_CV),
         _RegressorCV(**SMALL_CV),

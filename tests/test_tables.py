@@ -119,7 +119,7 @@ def test_a_parquet_directory_a_csv_glob_and_a_dask_frame_give_the_pandas_model(t
     for kind, frame in _formats(df, tmp_path).items():
         X = TableEncoder().fit_transform(frame[features])
         y = (frame["risk"] == "bad").astype(int)
-        model = FairKernelRegressor(n_components=4, n_landmarks=60, random_state=0).fit(
+        model = FairKernelRegressor(n_fair_features=4, n_landmarks=60, random_state=0).fit(
             X, y, sensitive_features=frame["sex"])
         pred = np.asarray(model.predict(X))
         if ref is None:
@@ -251,11 +251,11 @@ def test_every_method_takes_dask_frames_and_gives_the_numpy_result(several_block
                      for v in (X, s, base))
     sd = sd["sex"]
 
-    reg = FairKernelRegressor(n_components=2, n_landmarks=40, random_state=0)
+    reg = FairKernelRegressor(n_fair_features=2, n_landmarks=40, random_state=0)
     y = X["a"] + (s == "f")
     yd = _uneven(y.to_frame("y"), cuts)["y"]
     ref = reg.fit(X.to_numpy(), y.to_numpy(), sensitive_features=s.to_numpy())
-    lazy = FairKernelRegressor(n_components=2, n_landmarks=40, random_state=0).fit(
+    lazy = FairKernelRegressor(n_fair_features=2, n_landmarks=40, random_state=0).fit(
         Xd, yd, sensitive_features=sd)
     np.testing.assert_allclose(np.asarray(lazy.transform(Xd)), ref.transform(X.to_numpy()),
                                rtol=1e-10, atol=1e-12)

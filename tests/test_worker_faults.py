@@ -73,7 +73,7 @@ def test_fkr_fit_survives_a_worker_killed_inside_the_pass(cluster_client, tmp_pa
     dX = da.from_array(X, chunks=(500, 4))
 
     def fit(features):
-        est = FairKernelRegressor("rbf", n_components=5, n_landmarks=400, random_state=1)
+        est = FairKernelRegressor("rbf", n_fair_features=5, n_landmarks=400, random_state=1)
         return est.fit(features, y, sensitive_features=s).predict(dX).compute()
 
     ref = fit(dX)

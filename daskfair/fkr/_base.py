@@ -33,6 +33,7 @@ from .._validation import (
 )
 from ..kernels import kernel_params
 from ..nystroem import LANDMARK_METHODS, NystroemMap, fit_nystroem
+from .folds import FoldPlan
 from .statistics import FoldedMoments, arrange_moments, cell_moments
 
 __all__ = [
@@ -66,6 +67,7 @@ class FitInput:
     s: Any
     labels: Any
     n: int
+    names: np.ndarray | None = None
     groups: np.ndarray | None = None
     classes: np.ndarray | None = None
     known: bool = False
@@ -146,6 +148,35 @@ def binary_classes(values: Any, dtype: Any = None) -> np.ndarray:
     return classes
 
 
+def _resolve(data: FitInput, values: list[Any]) -> FitInput:
+    """``data`` with its groups and classes checked and known, from their raw distinct
+    values."""
+    if data.known:
+        return data
+    groups = None if data.s is None else sorted_groups(values[0], data.s.dtype)
+    classes = None if data.labels is None else binary_classes(values[1], data.labels.dtype)
+    return data.with_values(groups, classes)
+
+
+def _check_moments(total: Any, data: FitInput) -> None:
+    """Both classes, every group and some weight in the training rows' moments."""
+    if data.classify:
+        weight = np.bincount(data.cell_label, weights=total.counts, minlength=2)
+        if (weight == 0).any():
+            raise ValueError(
+                f"class {shown(data.classes[int(np.argmin(weight))])} has no rows with a "
+                "positive weight: the classifier needs both classes.")
+    if data.groups is not None:
+        empty = np.flatnonzero(total.group_counts == 0)
+        if empty.size:
+            raise ValueError(
+                f"group {shown(data.groups[empty[0]])} has no rows with a positive weight "
+                "in the training data; every group must be present.")
+    if not total.n > 0:
+        raise ValueError("every sample weight is 0: at least one row needs a positive "
+                         "weight.")
+
+
 class KernelModelMixin:
     """Validation, feature map and the moments pass shared by the FKR-F²E estimators.
 
@@ -167,11 +198,12 @@ class KernelModelMixin:
 
     def _fit_input(self, X: Any, y: Any, sensitive_features: Any, sample_weight: Any, *,
                    classify: bool) -> FitInput:
-        """Check the inputs' shapes, record ``n_features_in_``/``feature_names_in_``.
+        """Check the inputs' shapes (nothing of a dask input is read here).
 
-        Nothing of a dask input is read here: its groups and classes are listed by the
-        moments pass (:meth:`_moments`), which sets ``groups_`` (and ``classes_``). In-memory
-        groups and classes are checked at once, so a bad value fails before any work.
+        The groups and classes of a dask input are listed by the moments pass
+        (:meth:`_moments`); in-memory groups and classes are checked at once, so a bad value
+        fails before any work. No attribute is set: :meth:`_set_input_attributes` does that
+        when the fit has succeeded.
         """
         self._check_kernel_params()
         labels = None
@@ -188,11 +220,6 @@ class KernelModelMixin:
             y = check_array(y, "y", ndim=1)
         n = check_consistent_length(("X", X), ("y", y if y is not None else labels))
         weights = check_sample_weight(sample_weight, n)
-        self.n_features_in_ = X.shape[1]
-        if names is not None:
-            self.feature_names_in_ = names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
         if sensitive_features is None:
             warnings.warn(
                 f"{type(self).__name__}.fit got no sensitive_features: the model has no "
@@ -201,23 +228,25 @@ class KernelModelMixin:
             s = None
         else:
             s = sensitive_column(sensitive_features, n)
-        data = FitInput(X=X, y=y, weights=weights, s=s, labels=labels, n=n)
+        data = FitInput(X=X, y=y, weights=weights, s=s, labels=labels, n=n, names=names)
         if not any(is_dask(a) for a in (s, labels)):
-            data = self._resolve(data, [
+            data = _resolve(data, [
                 None if s is None else pd.unique(np.asarray(s, dtype=object)),
                 None if labels is None else pd.unique(np.asarray(labels, dtype=object))])
         return data
 
-    def _resolve(self, data: FitInput, values: list[Any]) -> FitInput:
-        """Check the distinct groups and classes (raw values), set ``groups_``/``classes_``."""
-        if data.known:
-            return data
-        groups = None if data.s is None else sorted_groups(values[0], data.s.dtype)
-        classes = None if data.labels is None else binary_classes(values[1], data.labels.dtype)
-        self.groups_ = groups
-        if classes is not None:
-            self.classes_ = classes
-        return data.with_values(groups, classes)
+    def _set_input_attributes(self, data: FitInput, feature_map: NystroemMap | None) -> None:
+        """The fitted attributes of the input, set once the fit has succeeded."""
+        self.n_features_in_ = data.X.shape[1]
+        if data.names is not None:
+            self.feature_names_in_ = data.names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.groups_ = data.groups
+        if data.classes is not None:
+            self.classes_ = data.classes
+        if feature_map is not None:
+            self.feature_map_ = feature_map
 
     def _fit_feature_map(self, data: FitInput, gamma: Any = "param",
                          landmarks: np.ndarray | None = None) -> NystroemMap:
@@ -231,23 +260,15 @@ class KernelModelMixin:
                             landmarks=landmarks)
         logger.info("feature map: %d landmarks, rank %d", len(fmap.landmarks),
                     fmap.n_components)
-        self.feature_map_ = fmap
         return fmap
 
-    def _moments(self, data: FitInput, fmap: NystroemMap, *, n_folds: int = 1,
-                 fold_seed: int = 0, cell_grams: bool = False
-                 ) -> tuple[FoldedMoments, FitInput]:
-        """The one pass: moments of k(X, L) per fold and cell, in the whitened basis.
-
-        The pass reads X, y and the groups once and lists the distinct groups and classes
-        itself; returns the moments and ``data`` with its groups and classes known.
-        """
+    def _moments(self, data: FitInput, fmap: NystroemMap, *, folds: FoldPlan | None = None,
+                 cell_grams: bool = False) -> tuple[FoldedMoments, FitInput]:
+        """The one pass, then its values resolved and checked: moments of k(X, L) per fold
+        and cell, in the whitened basis, and ``data`` with its groups and classes known."""
+        keyed = _moments_pass(data, fmap, folds, cell_grams)
         columns = data.columns()
-        keyed = cell_moments(
-            data.X, columns, data.y if not data.classify else None, data.weights,
-            fmap.landmarks, fmap.params, n_folds=n_folds, fold_seed=fold_seed,
-            cell_grams=cell_grams)
-        data = self._resolve(data, [column_values(keyed.keys, c) for c in range(len(columns))])
+        data = _resolve(data, [column_values(keyed.keys, c) for c in range(len(columns))])
         groups = [0] if data.groups is None else data.groups.tolist()  # no groups: all in 0
         codes = [{v: i for i, v in enumerate(groups)}]
         if data.classify:
@@ -257,22 +278,7 @@ class KernelModelMixin:
                               cell_label=data.cell_label)
         if data.classify:
             raw = raw.with_binary_targets()
-        total = raw.total
-        if data.classify:
-            weight = np.bincount(data.cell_label, weights=total.counts, minlength=2)
-            if (weight == 0).any():
-                raise ValueError(
-                    f"class {shown(self.classes_[int(np.argmin(weight))])} has no rows with a "
-                    "positive weight: the classifier needs both classes.")
-        if data.groups is not None:
-            empty = np.flatnonzero(total.group_counts == 0)
-            if empty.size:
-                raise ValueError(
-                    f"group {shown(data.groups[empty[0]])} has no rows with a positive weight "
-                    "in the training data; every group must be present.")
-        if not total.n > 0:
-            raise ValueError("every sample weight is 0: at least one row needs a positive "
-                             "weight.")
+        _check_moments(raw.total, data)
         return FoldedMoments(tuple(m.change_basis(fmap.whitening) for m in raw.folds)), data
 
     def _check_X(self, X: Any, attribute: str = "dual_coef_") -> Any:
@@ -290,6 +296,17 @@ class KernelModelMixin:
         X = self._check_X(X)
         out = self.feature_map_.project(X, self.dual_coef_[:, None])[:, 0]
         return out + self.intercept_
+
+
+def _moments_pass(data: FitInput, fmap: NystroemMap, folds: FoldPlan | None,
+                  cell_grams: bool) -> Any:
+    """The pass itself: keyed moments per raw (group, class) value and fold, which also lists
+    the distinct groups and classes."""
+    folds = folds or FoldPlan(1)
+    return cell_moments(
+        data.X, data.columns(), data.y if not data.classify else None, data.weights,
+        fmap.landmarks, fmap.params, folds=folds.rows(data.X), n_folds=folds.n_folds,
+        fold_seed=folds.pass_seed, cell_grams=cell_grams)
 
 
 class CalibratedClassifierMixin:
@@ -318,9 +335,7 @@ class CalibratedClassifierMixin:
             return da.where(positive, self.classes_[1], self.classes_[0])
         return np.where(positive, self.classes_[1], self.classes_[0])
 
-    def _set_calibration(self, slope: float, threshold: float, fallback_scale: float) -> None:
-        # a Platt slope that is not positive (scores that do not order the classes) would
-        # turn decisions around: fall back to the scores' own scale
-        a = slope if slope > 0 else 1.0 / max(fallback_scale, 1e-300)
+    def _set_calibration(self, slope: float, threshold: float) -> None:
+        # slope > 0 (daskfair.fkr.calibration ensures it): decisions keep the scores' order
         self.threshold_ = float(threshold)
-        self.calibration_ = (float(a), float(-a * threshold))
+        self.calibration_ = (float(slope), float(-slope * threshold))

@@ -148,8 +148,8 @@ def _reduction(stats: Moments, search: Search, scale: float) -> tuple[list[dict]
         mix = np.array([base - 0.5 * t * (Phi @ lam) for t in search.strengths]).T
         shift = np.array([-0.5 * t * (phi0 @ lam) for t in search.strengths])
         parts.append(Linear(basis=coef, offset=icpt, mix=mix, shift=shift))
-        rows += [{"family": "reduction", "alpha": alpha, "strength": t,
-                  "n_components": None, "fairness": None} for t in search.strengths]
+        rows += [{"family": "reduction", "relative_alpha": alpha, "strength": t,
+                  "n_fair_features": None, "fairness_weight": None} for t in search.strengths]
     return rows, Linear.stack(parts)
 
 
@@ -167,8 +167,8 @@ def _embedding(stats: Moments, search: Search, scale: float) -> tuple[list[dict]
                 beta, b = ridge_fit(sub, alpha, targets="y", scale=scale)
                 coefs.append(W[:, :k] @ beta)
                 icpts.append(b)
-                rows.append({"family": "embedding", "alpha": alpha, "strength": None,
-                             "n_components": k, "fairness": gamma})
+                rows.append({"family": "embedding", "relative_alpha": alpha, "strength": None,
+                             "n_fair_features": k, "fairness_weight": gamma})
     K = len(coefs)
     return rows, Linear(basis=np.array(coefs).T, offset=np.array(icpts), mix=np.eye(K),
                         shift=np.zeros(K))

@@ -11,189 +11,305 @@ the disparity of every threshold of every candidate. The regressor needs none: s
 and the groups' mean predictions on a fold are functions of that fold's moments.
 
 The selected model is the most accurate candidate whose validation disparity is within
-``disparity_bound`` (the fairest, with a warning, when none is); ``frontier_`` lists every
-candidate with its validation disparity and error.
+``disparity_bound`` (the fairest, with a warning, when none is); ``cv_results_`` lists every
+candidate with its validation disparity and error (:mod:`~daskfair.fkr.frontier`).
 """
 
 from __future__ import annotations
 
 import logging
-import warnings
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import dask.array as da
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from .._deprecation import DEPRECATED, renamed_attribute, renamed_params
 from .._random import as_seed_sequence, child_rng
 from ._base import CalibratedClassifierMixin, FitInput, KernelModelMixin, shown
-from .candidates import CONSTRAINTS, FAMILIES, Linear, Search, build_candidates
+from .calibration import calibrate
+from .candidates import CONSTRAINTS, FAMILIES, Search
 from .candidates import embedding_components as _components
-from .ridge import penalty_scale
-from .scores import ScoreModel, platt_scaling, score_histograms, threshold_table
+from .folds import FoldPlan, check_cv, fold_plan
+from .frontier import choose, cv_results, frontier_table, plot_frontier
+from .search import KernelSearch, fold_candidates, regression_validation, validate_scores
 from .statistics import FoldedMoments, Moments
 
-__all__ = ["FairKernelClassifierCV", "FairKernelRegressorCV"]
+__all__ = ["FairKernelClassifierCV", "FairKernelRegressorCV", "constraint_name"]
 
 logger = logging.getLogger(__name__)
 
-N_BINS = 256
-DEFAULT_ALPHAS = (1e-6, 1e-5, 1e-4, 1e-3)
+DEFAULT_RELATIVE_ALPHAS = (1e-6, 1e-5, 1e-4, 1e-3)
+#: The renamed constructor parameters of the CV estimators (docs/vocabulary.md).
+RENAMED = {"gamma": "gammas", "alphas": "relative_alphas", "n_components": "fair_feature_counts",
+           "fairness": "fairness_weights"}
+_FAIRLEARN_MOMENTS = {"DemographicParity": "demographic_parity",
+                      "EqualizedOdds": "equalized_odds"}
 
 
-class _CVMixin(KernelModelMixin):
-    """The fold pass, the candidates of every fold and the choice under the bound."""
+def constraint_name(constraints: Any, allowed: tuple[str, ...] = CONSTRAINTS) -> str:
+    """The constraint as daskfair's string, from a string or a fairlearn moment object
+    (``DemographicParity()``, ``EqualizedOdds()``; their bounds are not read:
+    ``disparity_bound`` is the bound)."""
+    name = constraints if isinstance(constraints, str) else _FAIRLEARN_MOMENTS.get(
+        type(constraints).__name__)
+    if name not in allowed:
+        raise ValueError(
+            f"constraints must be one of {allowed} or fairlearn's "
+            f"{', '.join(k + '()' for k, v in _FAIRLEARN_MOMENTS.items() if v in allowed)}; "
+            f"got {constraints!r}.")
+    if getattr(constraints, "ratio_bound", None) is not None:
+        raise ValueError("ratio constraints are not supported: give the difference as "
+                         "disparity_bound.")
+    return name
 
-    def _check_cv_params(self) -> None:
-        if not (isinstance(self.cv, Integral) and not isinstance(self.cv, bool)
-                and 2 <= self.cv <= 50):
-            raise ValueError(f"cv must be an integer in [2, 50], got {self.cv!r}.")
-        if not (isinstance(self.disparity_bound, Real) and self.disparity_bound >= 0):
-            raise ValueError(
-                f"disparity_bound must be a number >= 0, got {self.disparity_bound!r}.")
+
+def _grid(values: Any, default: tuple, cast: Any = float) -> tuple:
+    if values is None:
+        return default
+    values = np.atleast_1d(np.asarray(values, dtype=object)).tolist()
+    return tuple(None if v is None else cast(v) for v in values)
+
+
+class _FairKernelCV(KernelModelMixin, BaseEstimator):
+    """What both CV estimators share: parameters, folds, the search of every kernel setting,
+    the choice under the bound and the refit.
+
+    Subclasses define ``_task`` ("classification" or "regression"), ``_constraints``
+    (allowed), ``_default_strengths`` and ``_validate(...)`` (one kernel setting's
+    validation results).
+    """
+
+    _task = "classification"
+    _constraints: tuple[str, ...] = CONSTRAINTS
+
+    def __init__(
+        self,
+        kernel: str = "rbf",
+        *,
+        gammas: Any = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        disparity_bound: float = 0.01,
+        constraints: Any = "demographic_parity",
+        families: Any = ("reduction", "embedding"),
+        relative_alphas: Any = None,
+        strengths: Any = None,
+        fair_feature_counts: Any = None,
+        fairness_weights: Any = (None, 1.0),
+        cv: Any = 5,
+        refit: bool = True,
+        approximation: str = "nystroem",
+        n_landmarks: int = 1000,
+        landmarks: str = "uniform",
+        rcond: float = 1e-10,
+        random_state: Any = None,
+        gamma: Any = DEPRECATED,
+        alphas: Any = DEPRECATED,
+        n_components: Any = DEPRECATED,
+        fairness: Any = DEPRECATED,
+    ) -> None:
+        self.kernel = kernel
+        self.gammas = gammas
+        self.degree = degree
+        self.coef0 = coef0
+        self.disparity_bound = disparity_bound
+        self.constraints = constraints
+        self.families = families
+        self.relative_alphas = relative_alphas
+        self.strengths = strengths
+        self.fair_feature_counts = fair_feature_counts
+        self.fairness_weights = fairness_weights
+        self.cv = cv
+        self.refit = refit
+        self.approximation = approximation
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.rcond = rcond
+        self.random_state = random_state
+        self.gamma = gamma
+        self.alphas = alphas
+        self.n_components = n_components
+        self.fairness = fairness
+
+    # -- parameters ---------------------------------------------------------------------
+
+    def _grids(self) -> dict[str, Any]:
+        """Every grid, checked, under its current name (old names warn here)."""
+        p = renamed_params(self, RENAMED, stacklevel=6)  # user → fit → _fit → _grids
+        check_cv(self.cv)
+        _check_bound(self.disparity_bound)
         families = (self.families,) if isinstance(self.families, str) else tuple(self.families)
         if not families or any(f not in FAMILIES for f in families):
             raise ValueError(f"families must be a subset of {FAMILIES}, got {self.families!r}.")
-        alphas = DEFAULT_ALPHAS if self.alphas is None else tuple(np.atleast_1d(self.alphas))
-        if not alphas or not all(a >= 0 for a in alphas):
-            raise ValueError(f"alphas must be numbers >= 0, got {self.alphas!r}.")
-        self._gammas()
+        alphas = _grid(p["relative_alphas"], DEFAULT_RELATIVE_ALPHAS)
+        if not alphas or not all(a is not None and a >= 0 for a in alphas):
+            raise ValueError(
+                f"relative_alphas must be numbers >= 0, got {p['relative_alphas']!r}.")
+        gammas = _grid(p["gammas"], (None,))
+        if not gammas or any(g is not None and not g > 0 for g in gammas):
+            raise ValueError(f"gammas must be positive numbers or None (1/n_features), got "
+                             f"{p['gammas']!r}.")
+        return {"families": families, "relative_alphas": alphas, "gammas": gammas,
+                "strengths": _grid(self.strengths, self._default_strengths),
+                "fair_feature_counts": _grid(p["fair_feature_counts"], None, int)
+                if p["fair_feature_counts"] is not None else None,
+                "fairness_weights": _grid(p["fairness_weights"], (None,)),
+                "constraint": constraint_name(self.constraints, self._constraints)}
 
-    def _search(self, total: Moments, task: str, constraint: str) -> Search:
-        families = (self.families,) if isinstance(self.families, str) else tuple(self.families)
-        alphas = DEFAULT_ALPHAS if self.alphas is None else tuple(
-            float(a) for a in np.atleast_1d(self.alphas))
-        if self.strengths is None:
-            strengths = tuple(np.linspace(0, 3, 31) if task == "classification"
-                              else np.linspace(0, 1.2, 25))
-        else:
-            strengths = tuple(float(t) for t in np.atleast_1d(self.strengths))
+    def _search_of(self, total: Moments, grids: dict[str, Any]) -> Search:
         r = total.sums.shape[1]
-        components = self.n_components
-        if components is None:
-            components = sorted({max(1, r // 8), max(1, r // 4), max(1, r // 2)})
-        fairness = (None,) if self.fairness is None else tuple(
-            None if g is None else float(g) for g in np.atleast_1d(
-                np.asarray(self.fairness, dtype=object)))
-        search = Search(task=task, constraint=constraint, families=families, alphas=alphas,
-                        strengths=strengths, components=tuple(np.atleast_1d(components)),
-                        fairness=fairness)
-        if "embedding" in families:
+        counts = grids["fair_feature_counts"]
+        if counts is None:
+            counts = tuple(sorted({max(1, r // 8), max(1, r // 4), max(1, r // 2)}))
+        search = Search(task=self._task, constraint=grids["constraint"],
+                        families=grids["families"], alphas=grids["relative_alphas"],
+                        strengths=grids["strengths"], components=counts,
+                        fairness=grids["fairness_weights"])
+        if "embedding" in search.families:
             search = Search(**{**search.__dict__, "components": _components(total, search)})
         return search
-
-    def _gammas(self) -> list[float | None]:
-        """The kernel coefficients searched (one pass, or two for the classifier, each)."""
-        if self.gamma is None or isinstance(self.gamma, Real):
-            return [self.gamma]
-        gammas = [None if g is None else float(g) for g in self.gamma]
-        if not gammas or any(g is not None and not g > 0 for g in gammas):
-            raise ValueError(f"gamma must be a positive number, None or a list of them, got "
-                             f"{self.gamma!r}.")
-        return gammas
-
-    def _runs(self, data: FitInput, seed: int) -> list[dict[str, Any]]:
-        """The search of every kernel setting, on one draw of landmarks."""
-        runs, landmarks = [], None
-        for gamma in self._gammas():
-            runs.append(self._search_kernel(data, gamma, seed, landmarks))
-            landmarks, data = runs[-1]["fmap"].landmarks, runs[-1]["data"]
-        return runs
-
-    def _combine(self, runs: list[dict[str, Any]]) -> None:
-        """Candidates of every kernel setting side by side."""
-        self.feature_maps_ = [run["fmap"] for run in runs]
-        self.moments_ = [run["total"] for run in runs]
-        self._table = pd.concat([run["table"] for run in runs], ignore_index=True)
-        self.candidate_kernel_ = np.concatenate(
-            [np.full(len(run["table"]), i) for i, run in enumerate(runs)])
-        self.candidate_dual_coef_ = np.hstack([run["dual"] for run in runs])
-        self.candidate_intercept_ = np.concatenate([run["intercept"] for run in runs])
-        self.cv_disparity_ = np.vstack([run["disparity"] for run in runs])
-        self.cv_error_ = np.vstack([run["error"] for run in runs])
-        self.n_candidates_ = len(self._table)
-
-    def _check_folds(self, folded: FoldedMoments, data: FitInput) -> None:
-        """Every fold's training rows must hold every group (and both classes)."""
-        for f in range(folded.n_folds):
-            train = folded.train(f)
-            counts = train.group_counts
-            if data.groups is not None and (counts <= 0).any():
-                g = int(np.argmin(counts))
-                raise ValueError(
-                    f"group {shown(data.groups[g])} has no rows in the training rows of fold "
-                    f"{f} (it has {folded.total.group_counts[g]:g} rows in all): "
-                    "every fold's training rows need every group. Use fewer folds (cv=...) "
-                    "or merge the small groups.")
-            if (data.cell_label >= 0).all():
-                weight = np.bincount(data.cell_label, weights=train.counts, minlength=2)
-                if (weight <= 0).any():
-                    raise ValueError(
-                        f"the training rows of fold {f} hold one class only; use fewer folds "
-                        "(cv=...).")
 
     def _fold_seed(self) -> int:
         return int(child_rng(as_seed_sequence(self.random_state), 1).integers(2**32))
 
-    def _candidates(self, folded: FoldedMoments, search: Search
-                    ) -> tuple[pd.DataFrame, list[Linear], Linear]:
-        per_fold = []
-        for f in range(folded.n_folds):
-            train = folded.train(f)
-            rows, lin = build_candidates(train, search, penalty_scale(train))
-            per_fold.append(lin)
-        total = folded.total
-        rows, refit = build_candidates(total, search, penalty_scale(total))
-        logger.info("%d candidates per fold, %d folds", refit.mix.shape[1], folded.n_folds)
-        return pd.DataFrame(rows), per_fold, refit
+    # -- fit ------------------------------------------------------------------------------
 
-    def _choose(self, disparity: np.ndarray, error: np.ndarray) -> tuple[int, ...]:
-        """Index of the most accurate entry within the bound (fairest if none is)."""
-        bound = self.disparity_bound + 1e-12
-        d, e = disparity.ravel(), error.ravel()
-        d_ok = np.where(np.isfinite(d), d, np.inf)
-        e_ok = np.where(np.isfinite(e), e, np.inf)
-        feasible = np.isfinite(e) & (d <= bound)
-        if feasible.any():
-            order = np.lexsort((np.where(feasible, d_ok, np.inf),
-                                np.where(feasible, e_ok, np.inf)))
-        else:
-            warnings.warn(
-                f"no candidate reaches a validation disparity of {self.disparity_bound:g} (the "
-                f"fairest reaches {d_ok.min():.4g}); the fairest candidate is used. Widen the "
-                "search (larger strengths, more components) or raise disparity_bound.",
-                UserWarning, stacklevel=3)
-            order = np.lexsort((e_ok, d_ok))
-        return tuple(int(i) for i in np.unravel_index(order[0], disparity.shape))
+    def _fit(self, X: Any, y: Any, sensitive_features: Any, sample_weight: Any) -> Any:
+        grids = self._grids()
+        data = self._fit_input(X, y, sensitive_features, sample_weight,
+                               classify=self._task == "classification")
+        folds = fold_plan(self.cv, data.n, self._fold_seed(), data.X,
+                          data.labels if data.classify else data.y)
+        searches, landmarks = [], None
+        for gamma in grids["gammas"]:
+            # one draw of landmarks for every kernel setting
+            searches.append(self._search_kernel(data, gamma, folds, landmarks, grids))
+            landmarks, data = searches[-1].feature_map.landmarks, searches[-1].data
+        self._keep(searches)
+        self.disparity_bound_ = float(self.disparity_bound)
+        self._select()
+        self._set_input_attributes(data, None)
+        return self
+
+    def _search_kernel(self, data: FitInput, gamma: float | None, folds: FoldPlan,
+                       landmarks: np.ndarray | None, grids: dict[str, Any]) -> KernelSearch:
+        """Every candidate of one kernel setting, with its validation results."""
+        fmap = self._fit_feature_map(data, gamma, landmarks)
+        folded, data = self._moments(data, fmap, folds=folds)
+        _check_folds(folded, data)
+        search = self._search_of(folded.total, grids)
+        table, per_fold, refit = fold_candidates(folded, search)
+        table.insert(1, "gamma", fmap.params["gamma"])
+        results = self._validate(data, fmap, folded, per_fold, refit, folds, search.constraint)
+        return KernelSearch(feature_map=fmap, data=data, total=folded.total, table=table,
+                            dual_coef=fmap.whitening @ refit.coef, intercept=refit.intercept,
+                            **results)
+
+    def _keep(self, searches: list[KernelSearch]) -> None:
+        """Candidates of every kernel setting side by side."""
+        self.feature_maps_ = [s.feature_map for s in searches]
+        self.moments_ = [s.total for s in searches]
+        self._table = pd.concat([s.table for s in searches], ignore_index=True)
+        self.candidate_kernel_ = np.concatenate(
+            [np.full(len(s.table), i) for i, s in enumerate(searches)])
+        self.candidate_dual_coef_ = np.hstack([s.dual_coef for s in searches])
+        self.candidate_intercept_ = np.concatenate([s.intercept for s in searches])
+        self.cv_disparity_ = np.vstack([s.disparity for s in searches])
+        self.cv_error_ = np.vstack([s.error for s in searches])
+        self.n_candidates_ = len(self._table)
+        if searches[0].thresholds is not None:
+            self.thresholds_ = np.vstack([s.thresholds for s in searches])
+            self._hist = np.concatenate([s.hist for s in searches])
+            self._bins = (np.concatenate([s.lo for s in searches]),
+                          np.concatenate([s.width for s in searches]))
+            self._cell_label = searches[0].data.cell_label
+
+    # -- choice ---------------------------------------------------------------------------
+
+    def _select(self) -> None:
+        k, j = choose(self.cv_disparity_, self.cv_error_, self.disparity_bound_)
+        edges = getattr(self, "thresholds_", None)
+        self.cv_results_ = cv_results(self._table, edges, self.cv_disparity_, self.cv_error_,
+                                      (k, j), classify=self._task == "classification")
+        self.best_index_ = int(np.flatnonzero(self.cv_results_["selected"])[0])
+        self.best_params_ = self.cv_results_["params"][self.best_index_]
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        self.best_disparity_ = float(self.cv_disparity_[k, j])
+        if edges is not None:
+            self.best_threshold_ = float(edges[k, j])
+        if self.refit:
+            self.feature_map_ = self.feature_maps_[self.candidate_kernel_[k]]
+            self.dual_coef_ = self.candidate_dual_coef_[:, k]
+            self.intercept_ = float(self.candidate_intercept_[k])
+            self._refit_extra(k, j)
+
+    def _refit_extra(self, k: int, j: int) -> None:
+        """What the chosen candidate needs beyond its score (the classifier's calibration)."""
+
+    def choose(self, disparity_bound: float) -> Any:
+        """Select again under another bound, from the stored validation results (no pass).
+
+        Every candidate was refitted on all rows during ``fit``, so this only changes the
+        choice, ``disparity_bound_`` and (with ``refit=True``) the model; the constructor
+        parameter ``disparity_bound`` is left as it is.
+        """
+        check_is_fitted(self, "cv_error_")
+        _check_bound(disparity_bound)
+        self.disparity_bound_ = float(disparity_bound)
+        self._select()
+        return self
+
+    @property
+    def frontier_(self) -> pd.DataFrame:
+        """``cv_results_`` as a table: the parameters, ``threshold``, validation
+        ``disparity`` and ``error``, ``pareto`` and ``selected``."""
+        check_is_fitted(self, "cv_results_")
+        return frontier_table(self.cv_results_)
+
+    best_error_ = renamed_attribute(
+        "best_error_", "best_score_",
+        lambda self, v: 1.0 - v if self._task == "classification" else -v)
+
+    def _check_X(self, X: Any, attribute: str = "dual_coef_") -> Any:
+        if not self.refit and hasattr(self, "cv_results_"):
+            raise NotFittedError(
+                f"{type(self).__name__} was fitted with refit=False: it keeps the search "
+                "(cv_results_, best_params_) but no model. Fit with refit=True, or "
+                "set_params(**best_params_) and fit to refit the chosen candidate alone.")
+        return super()._check_X(X, attribute)
 
 
-def _pareto(disparity: np.ndarray, error: np.ndarray) -> np.ndarray:
-    """Mask of the points no other point beats in both (ties kept once)."""
-    order = np.lexsort((error, disparity))
-    keep = np.zeros(len(order), dtype=bool)
-    best = np.inf
-    for i in order:
-        if error[i] < best:
-            keep[i] = True
-            best = error[i]
-    return keep
+def _check_bound(bound: Any) -> None:
+    if not (isinstance(bound, Real) and not isinstance(bound, bool) and bound >= 0):
+        raise ValueError(f"disparity_bound must be a number >= 0, got {bound!r}.")
 
 
-def _score_moments(stats: Moments, lin: Linear) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard deviation of every candidate's score over the rows of ``stats``."""
-    coef = lin.coef
-    mean = stats.mean @ coef + lin.intercept
-    var = ((stats.covariance() @ coef) * coef).sum(axis=0)
-    std = np.sqrt(np.maximum(var, 0.0))
-    return mean, np.where(std > 1e-12 * np.maximum(np.abs(mean), 1.0), std,
-                          np.maximum(np.abs(mean), 1.0))
+def _check_folds(folded: FoldedMoments, data: FitInput) -> None:
+    """Every fold's training rows must hold every group (and both classes)."""
+    for f in range(folded.n_folds):
+        train = folded.train(f)
+        counts = train.group_counts
+        if data.groups is not None and (counts <= 0).any():
+            g = int(np.argmin(counts))
+            raise ValueError(
+                f"group {shown(data.groups[g])} has no rows in the training rows of fold "
+                f"{f} (it has {folded.total.group_counts[g]:g} rows in all): "
+                "every fold's training rows need every group. Use fewer folds (cv=...) "
+                "or merge the small groups.")
+        if (data.cell_label >= 0).all():
+            weight = np.bincount(data.cell_label, weights=train.counts, minlength=2)
+            if (weight <= 0).any():
+                raise ValueError(
+                    f"the training rows of fold {f} hold one class only; use fewer folds "
+                    "(cv=...).")
 
 
-class FairKernelClassifierCV(_CVMixin, CalibratedClassifierMixin, ClassifierMixin,
-                             BaseEstimator):
+class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKernelCV):
     """The most accurate fair kernel classifier within a disparity bound, chosen by CV.
 
     Reads the training data twice per kernel setting, whatever the number of candidates and
@@ -205,7 +321,8 @@ class FairKernelClassifierCV(_CVMixin, CalibratedClassifierMixin, ClassifierMixi
       (Agarwal et al. 2018) with least-squares posteriors on the kernel features: for every
       ridge penalty α and strength t, the score η̂(x) − ½ Σ λ_c(t) φ̂_c(x); t = 0 is
       unconstrained kernel ridge.
-    * ``"embedding"``: FKR-F²E, ridge on k mean-matched fair features, for every (k, γ, α).
+    * ``"embedding"``: FKR-F²E, ridge on k mean-matched fair features, for every
+      (k, fairness weight, α).
 
     Every candidate is scored at 257 thresholds on the validation rows, so the threshold is
     chosen too. The sensitive attribute is needed to fit, never to predict.
@@ -214,47 +331,69 @@ class FairKernelClassifierCV(_CVMixin, CalibratedClassifierMixin, ClassifierMixi
     ----------
     kernel, degree, coef0
         The kernel, as in :class:`~daskfair.FairKernelRegressor`.
-    gamma : float, None or sequence
-        The kernel coefficient (None: 1/n_features), or several: each is searched with its
-        own two passes and competes with the others (the chosen one is in ``best_params_``).
+    gammas : float, None or sequence of them
+        Kernel coefficients (None: 1/n_features): each is searched with its own two passes
+        and competes with the others (the chosen one is in ``best_params_``).
     disparity_bound : float
         The largest validation disparity accepted: demographic parity difference (the seed's
         statistical disparity; largest gap in positive rate between groups) or equalized
         odds difference (largest gap in true- or false-positive rate).
-    constraints : {"demographic_parity", "equalized_odds"}
+    constraints : {"demographic_parity", "equalized_odds"} or a fairlearn moment
+        fairlearn's ``DemographicParity()`` and ``EqualizedOdds()`` are accepted too (their
+        own bounds are not read: the bound is ``disparity_bound``).
     families : sequence of {"reduction", "embedding"}
         Candidate families searched.
-    alphas : sequence of float, optional
-        Relative ridge penalties (default 1e-6, 1e-5, 1e-4, 1e-3; see
+    relative_alphas : sequence of float, optional
+        Ridge penalties relative to tr(K) (default 1e-6, 1e-5, 1e-4, 1e-3; see
         :class:`~daskfair.FairKernelRegressor`).
     strengths : sequence of float, optional
         Reduction strengths t (default 31 values in [0, 3]; t = 1 equalises the groups'
         mean scores on the training rows).
-    n_components : sequence of int, optional
+    fair_feature_counts : sequence of int, optional
         Fair features k of the embedding family (default r/8, r/4, r/2 of the feature map's
         rank r).
-    fairness : sequence of (float or None)
-        γ of the embedding family (None: exact mean constraint); default (None, 1.0).
-    cv : int
-        Folds (rows assigned by a seeded hash of their position).
+    fairness_weights : sequence of (float or None)
+        Fairness weights of the embedding family (None: exact mean constraint); default
+        (None, 1.0).
+    cv : int, splitter or iterable of (train, test)
+        An integer: that many folds, rows assigned by a seeded hash of their position
+        (nothing read). A scikit-learn splitter (``KFold``, ``StratifiedKFold``, …) or
+        (train, test) index pairs: every row in exactly one validation fold, trained on all
+        others (a splitter needs y in memory: for dask input it is read once).
     refit : bool
         Keep the selected candidate refitted on all rows (free: the total moments) for
-        ``predict``; with False only the frontier is kept.
+        ``predict``. With False the search is kept (``cv_results_``, ``best_params_``) and
+        ``predict`` raises ``NotFittedError``.
     n_landmarks, landmarks, rcond, approximation
         The Nyström map, as in :class:`~daskfair.FairKernelRegressor`.
-    random_state : int, SeedSequence or None
+    random_state : int, RandomState, Generator, SeedSequence or None
         Seeds the landmarks and the folds.
+    gamma, alphas, n_components, fairness
+        Renamed ``gammas``, ``relative_alphas``, ``fair_feature_counts``,
+        ``fairness_weights``: the old names work with a ``FutureWarning`` until daskfair 0.3.
 
     Attributes
     ----------
+    cv_results_ : dict of arrays
+        One entry per candidate and threshold on that candidate's own disparity/error front
+        (:func:`~daskfair.fkr.frontier.cv_results`): ``param_<name>``, ``params``,
+        ``threshold``, ``mean_test_score`` (accuracy on the validation rows of all folds),
+        ``mean_test_error``, ``mean_test_disparity``, ``rank_test_score``, ``pareto``,
+        ``selected``.
     frontier_ : pandas.DataFrame
-        One row per candidate and threshold on that candidate's own disparity/error front:
-        the family and parameters, ``threshold``, validation ``disparity`` and ``error``,
-        ``pareto`` (on the front of all candidates) and ``selected``.
+        ``cv_results_`` as a table (``disparity``, ``error`` columns).
     best_params_ : dict
-        The selected candidate's parameters and threshold.
-    best_error_, best_disparity_ : float
-        Its validation error and disparity.
+        The selected candidate as this estimator's grids, each holding its value alone:
+        ``set_params(**best_params_)`` searches that candidate only.
+    best_index_ : int
+        Its entry in ``cv_results_``.
+    best_threshold_ : float
+        Its threshold on the score.
+    best_score_, best_disparity_ : float
+        Its validation accuracy and disparity.
+    disparity_bound_ : float
+        The bound of the current choice (``disparity_bound``, or the one given to
+        :meth:`choose`).
     dual_coef_, intercept_, threshold_ : the refitted score k(x, L)·dual_coef_ + intercept_
         and the threshold above which ``classes_[1]`` is predicted.
     calibration_ : tuple of float
@@ -268,46 +407,8 @@ class FairKernelClassifierCV(_CVMixin, CalibratedClassifierMixin, ClassifierMixi
         :meth:`FairKernelRidge.fit_moments` gives kernel ridge and FKRR with no pass.
     """
 
-    def __init__(
-        self,
-        kernel: str = "rbf",
-        *,
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        disparity_bound: float = 0.01,
-        constraints: str = "demographic_parity",
-        families: Any = ("reduction", "embedding"),
-        alphas: Any = None,
-        strengths: Any = None,
-        n_components: Any = None,
-        fairness: Any = (None, 1.0),
-        cv: int = 5,
-        refit: bool = True,
-        approximation: str = "nystroem",
-        n_landmarks: int = 1000,
-        landmarks: str = "uniform",
-        rcond: float = 1e-10,
-        random_state: Any = None,
-    ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.disparity_bound = disparity_bound
-        self.constraints = constraints
-        self.families = families
-        self.alphas = alphas
-        self.strengths = strengths
-        self.n_components = n_components
-        self.fairness = fairness
-        self.cv = cv
-        self.refit = refit
-        self.approximation = approximation
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.rcond = rcond
-        self.random_state = random_state
+    _task = "classification"
+    _default_strengths = tuple(np.linspace(0, 3, 31))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -317,89 +418,27 @@ class FairKernelClassifierCV(_CVMixin, CalibratedClassifierMixin, ClassifierMixi
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
             sample_weight: Any = None) -> FairKernelClassifierCV:
-        """Search the candidates on ``cv`` folds and refit the chosen one on all rows."""
-        self._check_cv_params()
-        if self.constraints not in CONSTRAINTS:
-            raise ValueError(f"constraints must be one of {CONSTRAINTS}, got "
-                             f"{self.constraints!r}.")
-        data = self._fit_input(X, y, sensitive_features, sample_weight, classify=True)
-        seed = self._fold_seed()
-        runs = self._runs(data, seed)
-        self._combine(runs)
-        self.thresholds_ = np.vstack([run["thresholds"] for run in runs])
-        self._hist = np.concatenate([run["hist"] for run in runs])
-        self._bins = (np.concatenate([run["lo"] for run in runs]),
-                      np.concatenate([run["width"] for run in runs]))
-        self._cell_label = runs[0]["data"].cell_label
-        return self._select()
+        """Search the candidates on the folds of ``cv`` and refit the chosen one on all rows
+        (two passes per kernel setting)."""
+        return self._fit(X, y, sensitive_features, sample_weight)
 
-    def _search_kernel(self, data: FitInput, gamma: float | None, seed: int,
-                       landmarks: np.ndarray | None) -> dict[str, Any]:
-        """Both passes for one kernel setting: the candidates and their validation scores."""
-        fmap = self._fit_feature_map(data, gamma, landmarks)
-        folded, data = self._moments(data, fmap, n_folds=self.cv, fold_seed=seed)
-        self._check_folds(folded, data)
-        total = folded.total
-        search = self._search(total, "classification", self.constraints)
-        table, per_fold, refit = self._candidates(folded, search)
-        table.insert(1, "gamma", fmap.params["gamma"])
-        mean, std = _score_moments(total, refit)
-        lo, width = mean - 6 * std, 12 * std / N_BINS
-        T = fmap.whitening
-        model = ScoreModel(
-            basis=np.stack([T @ lin.basis for lin in per_fold]),
-            offset=np.stack([lin.offset for lin in per_fold]),
-            mix=np.stack([lin.mix for lin in per_fold]),
-            shift=np.stack([lin.shift for lin in per_fold]),
-            lo=lo, width=width, n_bins=N_BINS)
-        hist = score_histograms(data.X, data.cells, data.weights, fmap.landmarks, fmap.params,
-                                model, n_cells=len(data.cell_group), fold_seed=seed)
-        scores = threshold_table(hist, data.cell_group, data.cell_label)
-        disparity = (scores.equalized_odds if self.constraints == "equalized_odds"
-                     else scores.demographic_parity)
-        return {"fmap": fmap, "data": data, "total": total, "table": table,
-                "dual": T @ refit.coef,
-                "intercept": refit.intercept, "thresholds": model.edges(),
-                "disparity": disparity, "error": scores.error, "hist": hist, "lo": lo,
-                "width": width}
+    def _validate(self, data: FitInput, fmap: Any, folded: FoldedMoments, per_fold: list,
+                  refit: Any, folds: FoldPlan, constraint: str) -> dict[str, np.ndarray]:
+        return validate_scores(data, fmap, folded.total, per_fold, refit, folds, constraint)
 
-    def _select(self) -> FairKernelClassifierCV:
-        k, j = self._choose(self.cv_disparity_, self.cv_error_)
-        edges = self.thresholds_
-        self.frontier_ = _frontier(self._table, edges, self.cv_disparity_, self.cv_error_,
-                                   (k, j))
-        self.best_params_ = {**_params(self._table, k), "threshold": float(edges[k, j])}
-        self.best_error_ = float(self.cv_error_[k, j])
-        self.best_disparity_ = float(self.cv_disparity_[k, j])
-        if self.refit:
-            self.feature_map_ = self.feature_maps_[self.candidate_kernel_[k]]
-            self.dual_coef_ = self.candidate_dual_coef_[:, k]
-            self.intercept_ = float(self.candidate_intercept_[k])
-            lo, width = self._bins
-            by_class = np.zeros((2, N_BINS))
-            np.add.at(by_class, self._cell_label, self._hist[k])
-            centers = lo[k] + width[k] * (np.arange(N_BINS) + 0.5)
-            slope, _ = platt_scaling(by_class, centers, slope_only_at=float(edges[k, j]))
-            self._set_calibration(slope, float(edges[k, j]), width[k] * N_BINS / 12)
-        return self
-
-    def choose(self, disparity_bound: float) -> FairKernelClassifierCV:
-        """Select again under another bound, from the stored validation scores (no pass).
-
-        Every candidate was refitted on all rows during ``fit``, so this only sets
-        ``disparity_bound``, the choice and the model.
-        """
-        check_is_fitted(self, "cv_error_")
-        self.disparity_bound = disparity_bound
-        self._check_cv_params()
-        return self._select()
+    def _refit_extra(self, k: int, j: int) -> None:
+        lo, width = self._bins
+        by_class = np.zeros((2, self._hist.shape[2]))
+        np.add.at(by_class, self._cell_label, self._hist[k])
+        self._set_calibration(*calibrate(by_class, lo[k], width[k], self.thresholds_[k, j]))
 
     def plot_frontier(self, ax: Any = None) -> Any:
         """The validation disparity/error of every candidate, the front and the choice."""
-        return _plot_frontier(self, ax, "error")
+        check_is_fitted(self, "cv_results_")
+        return plot_frontier(self, ax, "error")
 
 
-class FairKernelRegressorCV(_CVMixin, RegressorMixin, BaseEstimator):
+class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
     """The most accurate fair kernel regressor within a mean-prediction gap, chosen by CV.
 
     One pass: the validation squared error and the groups' mean predictions of every
@@ -412,60 +451,32 @@ class FairKernelRegressorCV(_CVMixin, RegressorMixin, BaseEstimator):
     disparity_bound : float
         The largest accepted validation gap between the groups' mean predictions (in the
         units of y).
+    constraints : {"demographic_parity"} or fairlearn's ``DemographicParity()``
+        The mean-prediction gap (demographic parity of a score).
     strengths : sequence of float, optional
         Default 25 values in [0, 1.2].
-    kernel, gamma, degree, coef0, families, alphas, n_components, fairness, cv, refit,
-    approximation, n_landmarks, landmarks, rcond, random_state
+    kernel, gammas, degree, coef0, families, relative_alphas, fair_feature_counts,
+    fairness_weights, cv, refit, approximation, n_landmarks, landmarks, rcond, random_state
         As in :class:`FairKernelClassifierCV` (each gamma one pass).
+    gamma, alphas, n_components, fairness
+        Renamed, as in :class:`FairKernelClassifierCV`.
 
     Attributes
     ----------
+    cv_results_ : dict of arrays
+        Every candidate: parameters, ``mean_test_score`` (−RMSE), ``mean_test_error``
+        (RMSE), ``mean_test_disparity`` (mean gap), ``rank_test_score``, ``pareto``,
+        ``selected``.
     frontier_ : pandas.DataFrame
-        Every candidate: parameters, validation ``disparity`` (mean gap) and ``error``
-        (RMSE), ``pareto`` and ``selected``.
-    best_params_, best_error_, best_disparity_, dual_coef_, intercept_, feature_map_,
-    groups_, n_features_in_, feature_names_in_
+        ``cv_results_`` as a table.
+    best_params_, best_index_, best_score_, best_disparity_, disparity_bound_, dual_coef_,
+    intercept_, feature_map_, groups_, n_features_in_, feature_names_in_
         As in :class:`FairKernelClassifierCV`.
     """
 
-    def __init__(
-        self,
-        kernel: str = "rbf",
-        *,
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        disparity_bound: float = 0.01,
-        families: Any = ("reduction", "embedding"),
-        alphas: Any = None,
-        strengths: Any = None,
-        n_components: Any = None,
-        fairness: Any = (None, 1.0),
-        cv: int = 5,
-        refit: bool = True,
-        approximation: str = "nystroem",
-        n_landmarks: int = 1000,
-        landmarks: str = "uniform",
-        rcond: float = 1e-10,
-        random_state: Any = None,
-    ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.disparity_bound = disparity_bound
-        self.families = families
-        self.alphas = alphas
-        self.strengths = strengths
-        self.n_components = n_components
-        self.fairness = fairness
-        self.cv = cv
-        self.refit = refit
-        self.approximation = approximation
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.rcond = rcond
-        self.random_state = random_state
+    _task = "regression"
+    _constraints = ("demographic_parity",)
+    _default_strengths = tuple(np.linspace(0, 1.2, 25))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -474,61 +485,14 @@ class FairKernelRegressorCV(_CVMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
             sample_weight: Any = None) -> FairKernelRegressorCV:
-        """Search the candidates on ``cv`` folds (one pass) and refit the chosen one."""
-        self._check_cv_params()
-        data: FitInput = self._fit_input(X, y, sensitive_features, sample_weight,
-                                         classify=False)
-        seed = self._fold_seed()
-        self._combine(self._runs(data, seed))
-        return self._select()
+        """Search the candidates on the folds of ``cv`` (one pass per kernel setting) and
+        refit the chosen one."""
+        return self._fit(X, y, sensitive_features, sample_weight)
 
-    def _search_kernel(self, data: FitInput, gamma: float | None, seed: int,
-                       landmarks: np.ndarray | None) -> dict[str, Any]:
-        """The pass for one kernel setting; validation metrics from the folds' moments."""
-        fmap = self._fit_feature_map(data, gamma, landmarks)
-        folded, data = self._moments(data, fmap, n_folds=self.cv, fold_seed=seed)
-        self._check_folds(folded, data)
-        search = self._search(folded.total, "regression", "demographic_parity")
-        table, per_fold, refit = self._candidates(folded, search)
-        table.insert(1, "gamma", fmap.params["gamma"])
-        sse = np.zeros(len(table))
-        group_sum = np.zeros((folded.total.n_groups, len(table)))
-        for f, lin in enumerate(per_fold):
-            held = folded.folds[f]
-            coef, b = lin.coef, lin.intercept
-            # Σ (zᵀβ + b − y)² over the fold, from its moments
-            sse += (((held.gram @ coef) * coef).sum(axis=0)
-                    + 2 * b * (held.sums.sum(axis=0) @ coef) + held.n * b**2
-                    - 2 * (held.total_fy @ coef) - 2 * b * held.total_y
-                    + held.sum_yy.sum())
-            group_sum += held.group_sums @ coef + np.outer(held.group_counts, b)
-        error = np.sqrt(np.maximum(sse, 0.0) / folded.total.n)
-        means = group_sum / folded.total.group_counts[:, None]
-        return {"fmap": fmap, "data": data, "total": folded.total, "table": table,
-                "dual": fmap.whitening @ refit.coef,
-                "intercept": refit.intercept,
-                "disparity": (means.max(axis=0) - means.min(axis=0))[:, None],
-                "error": error[:, None]}
-
-    def _select(self) -> FairKernelRegressorCV:
-        k, _ = self._choose(self.cv_disparity_, self.cv_error_)
-        self.frontier_ = _frontier(self._table, None, self.cv_disparity_, self.cv_error_,
-                                   (k, 0))
-        self.best_params_ = _params(self._table, k)
-        self.best_error_ = float(self.cv_error_[k, 0])
-        self.best_disparity_ = float(self.cv_disparity_[k, 0])
-        if self.refit:
-            self.feature_map_ = self.feature_maps_[self.candidate_kernel_[k]]
-            self.dual_coef_ = self.candidate_dual_coef_[:, k]
-            self.intercept_ = float(self.candidate_intercept_[k])
-        return self
-
-    def choose(self, disparity_bound: float) -> FairKernelRegressorCV:
-        """Select again under another bound, from the stored validation scores (no pass)."""
-        check_is_fitted(self, "cv_error_")
-        self.disparity_bound = disparity_bound
-        self._check_cv_params()
-        return self._select()
+    def _validate(self, data: FitInput, fmap: Any, folded: FoldedMoments, per_fold: list,
+                  refit: Any, folds: FoldPlan, constraint: str) -> dict[str, np.ndarray]:
+        error, gap = regression_validation(folded, per_fold)
+        return {"disparity": gap[:, None], "error": error[:, None]}
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
         """Predictions of shape (n_samples,); lazy for dask input."""
@@ -536,57 +500,5 @@ class FairKernelRegressorCV(_CVMixin, RegressorMixin, BaseEstimator):
 
     def plot_frontier(self, ax: Any = None) -> Any:
         """The validation mean gap/RMSE of every candidate, the front and the choice."""
-        return _plot_frontier(self, ax, "RMSE")
-
-
-def _params(table: pd.DataFrame, k: int) -> dict[str, Any]:
-    """Candidate k's parameters, without the ones its family does not have."""
-    return {c: (v.item() if hasattr(v, "item") else v) for c, v in table.iloc[k].items()
-            if v is not None and not (isinstance(v, float) and np.isnan(v))}
-
-
-def _frontier(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndarray,
-              error: np.ndarray, chosen: tuple[int, ...]) -> pd.DataFrame:
-    """Each candidate's own front over its thresholds, with the global front and the choice."""
-    parts = []
-    for k in range(len(table)):
-        d, e = disparity[k], error[k]
-        ok = np.isfinite(d) & np.isfinite(e)
-        idx = np.flatnonzero(ok)[_pareto(d[ok], e[ok])]
-        if k == chosen[0] and chosen[1] not in idx:
-            idx = np.sort(np.r_[idx, chosen[1]])
-        part = pd.DataFrame({"candidate": k, "threshold_index": idx, "disparity": d[idx],
-                             "error": e[idx]})
-        if edges is not None:
-            part.insert(2, "threshold", edges[k, idx])
-        parts.append(part)
-    out = pd.concat(parts, ignore_index=True)
-    out = table.reset_index(drop=True).iloc[out["candidate"]].reset_index(drop=True).join(out)
-    out["pareto"] = _pareto(out["disparity"].to_numpy(), out["error"].to_numpy())
-    out["selected"] = ((out["candidate"] == chosen[0])
-                       & (out["threshold_index"] == chosen[1]))
-    if edges is None:
-        out = out.drop(columns="threshold_index")
-    return out
-
-
-def _plot_frontier(est: Any, ax: Any, error_name: str) -> Any:
-    check_is_fitted(est, "frontier_")
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 4))
-    fr = est.frontier_
-    for family, part in fr.groupby("family"):
-        ax.scatter(part["disparity"], part["error"], s=6, alpha=0.35, label=family)
-    front = fr[fr["pareto"]].sort_values("disparity")
-    ax.step(front["disparity"], front["error"], where="post", color="black", lw=1,
-            label="front")
-    best = fr[fr["selected"]]
-    ax.scatter(best["disparity"], best["error"], marker="*", s=140, color="crimson",
-               zorder=3, label="selected")
-    ax.axvline(est.disparity_bound, color="grey", ls="--", lw=1)
-    ax.set_xlabel("validation disparity")
-    ax.set_ylabel(f"validation {error_name}")
-    ax.legend(fontsize=8)
-    return ax
+        check_is_fitted(self, "cv_results_")
+        return plot_frontier(self, ax, "RMSE")

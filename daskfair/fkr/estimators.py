@@ -27,73 +27,142 @@ from sklearn.base import (
     TransformerMixin,
 )
 
+from .._deprecation import DEPRECATED, renamed_attribute, renamed_params
 from ._base import CalibratedClassifierMixin, FitInput, KernelModelMixin
+from .calibration import N_BINS, calibrate, score_bins, score_spread
 from .embedding import OBJECTIVES, constrained_rank, fair_directions
 from .logistic import logistic_newton
 from .ridge import fkrr_penalty, penalty_scale, ridge_fit
-from .scores import ScoreModel, platt_scaling, score_histograms
+from .scores import ScoreModel, score_histograms
 from .statistics import Moments
 
-__all__ = ["FairKernelClassifier", "FairKernelRegressor", "FairKernelRidge", "calibrate"]
+__all__ = ["FairKernelClassifier", "FairKernelRegressor", "FairKernelRidge"]
 
 logger = logging.getLogger(__name__)
 
 LOSSES = ("squared", "logistic")
-N_BINS = 512
+#: The renamed constructor parameters (docs/vocabulary.md).
+RENAMED = {"alpha": "relative_alpha", "n_components": "n_fair_features",
+           "fairness": "fairness_weight"}
 
 
 def _default_k(stats: Moments, objective: str, fairness: float | None) -> int:
-    # The seed's default n/250, capped at what the feature map can give (an explicit
-    # n_components above the rank is an error instead).
+    # The paper's default n/250, capped at what the feature map can give (an explicit
+    # n_fair_features above the rank is an error instead).
     r = (constrained_rank(stats) if objective == "mean_discrepancy" and fairness is None
          else stats.sums.shape[1])
     if r < 1:
         raise ValueError(
             "the kernel feature map has no direction left once the group means are matched "
             "(its rank is at most the number of groups minus one): use a fairness trade-off "
-            "(fairness=...), or a kernel of higher rank.")
+            "(fairness_weight=...), or a kernel of higher rank.")
     want = max(1, int(stats.n) // 250)
     if want > r:
-        logger.info("n_components: n/250 = %d exceeds the rank %d; using %d", want, r, r)
+        logger.info("n_fair_features: n/250 = %d exceeds the rank %d; using %d", want, r, r)
     return min(want, r)
 
 
-def calibrate(estimator: Any, data: FitInput, stats: Moments, coef: np.ndarray,
-              threshold: float | str) -> tuple[float, float]:
-    """Place the threshold and calibrate σ(a·f + c) on the training scores f (one pass).
+def _training_calibration(data: FitInput, fmap: Any, stats: Moments, coef: np.ndarray,
+                          dual_coef: np.ndarray, intercept: float, threshold: float | None
+                          ) -> tuple[float, float]:
+    """(slope, threshold) of the classifier from its training scores (one pass).
 
-    f(x) = zᵀ``coef`` + ``estimator.intercept_`` in the whitened basis of ``stats``, which is
-    also ``k(x, L) @ estimator.dual_coef_ + intercept_``. The training rows' scores are binned
-    per class (:func:`score_histograms`: 512 bins over the scores' mean ± 6 standard
-    deviations, both known from the moments); Platt's logistic fit on the bins gives (a, c).
-    ``threshold="auto"`` puts the decision at probability 1/2; a number fixes the threshold
-    on f and fits the slope only.
+    f(x) = zᵀ``coef`` + ``intercept`` in the whitened basis of ``stats``, which is also
+    ``k(x, L) @ dual_coef + intercept``; the training rows' scores are binned per class
+    (:mod:`daskfair.fkr.calibration`) and calibrated there.
     """
-    mean = float(stats.mean @ coef + estimator.intercept_)
-    std = float(np.sqrt(max(coef @ stats.covariance() @ coef, 0.0)))
-    std = std if std > 1e-12 * max(abs(mean), 1.0) else max(abs(mean), 1.0)
-    lo, width = mean - 6 * std, 12 * std / N_BINS
-    fmap = estimator.feature_map_
-    model = ScoreModel(basis=estimator.dual_coef_[None, :, None], offset=np.zeros((1, 1)),
-                       mix=np.ones((1, 1, 1)), shift=np.full((1, 1), estimator.intercept_),
-                       lo=np.array([lo]), width=np.array([width]), n_bins=N_BINS)
-    n_cells = len(data.cell_group)
+    mean, std = score_spread(stats, coef[:, None], np.array([intercept]))
+    lo, width = score_bins(mean, std)
+    model = ScoreModel(basis=dual_coef[None, :, None], offset=np.zeros((1, 1)),
+                       mix=np.ones((1, 1, 1)), shift=np.full((1, 1), intercept),
+                       lo=lo, width=width, n_bins=N_BINS)
     hist = score_histograms(data.X, data.cells, data.weights, fmap.landmarks, fmap.params,
-                            model, n_cells=n_cells)[0]
+                            model, n_cells=len(data.cell_group))[0]
     by_class = np.zeros((2, N_BINS))
     np.add.at(by_class, data.cell_label, hist)
-    centers = lo + width * (np.arange(N_BINS) + 0.5)
-    if threshold == "auto":
-        return platt_scaling(by_class, centers)
-    return platt_scaling(by_class, centers, slope_only_at=float(threshold))
+    return calibrate(by_class, float(lo[0]), float(width[0]), threshold)
+
+
+class _FairFeatureModel(KernelModelMixin, BaseEstimator):
+    """FKR-F²E's fair features and the ridge on them: what the regressor and the classifier
+    share (parameters, the pass, the fair directions W and the ridge)."""
+
+    def __init__(
+        self,
+        kernel: str = "rbf",
+        *,
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        n_fair_features: int | None = None,
+        relative_alpha: float = 1e-4,
+        fit_intercept: bool = True,
+        objective: str = "mean_discrepancy",
+        fairness_weight: float | None = None,
+        approximation: str = "nystroem",
+        n_landmarks: int = 1000,
+        landmarks: str = "uniform",
+        rcond: float = 1e-10,
+        random_state: Any = None,
+        alpha: Any = DEPRECATED,
+        n_components: Any = DEPRECATED,
+        fairness: Any = DEPRECATED,
+    ) -> None:
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_fair_features = n_fair_features
+        self.relative_alpha = relative_alpha
+        self.fit_intercept = fit_intercept
+        self.objective = objective
+        self.fairness_weight = fairness_weight
+        self.approximation = approximation
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.rcond = rcond
+        self.random_state = random_state
+        self.alpha = alpha
+        self.n_components = n_components
+        self.fairness = fairness
+
+    def _params(self) -> dict[str, Any]:
+        """The renamed parameters under their current names (old names warn), checked."""
+        p = renamed_params(self, RENAMED)
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}.")
+        if not p["relative_alpha"] >= 0:
+            raise ValueError(f"relative_alpha must be >= 0, got {p['relative_alpha']}.")
+        return p
+
+    def _fit_embedding(self, data: FitInput, p: dict[str, Any]
+                       ) -> tuple[Moments, np.ndarray, FitInput, Any]:
+        """The pass, the fair directions W and the ridge on them; returns (moments, W, data
+        with its groups and classes known, the feature map)."""
+        fmap = self._fit_feature_map(data)
+        folded, data = self._moments(data, fmap, cell_grams=self.objective == "paper")
+        stats = folded.total
+        k = p["n_fair_features"]
+        if k is None:
+            k = _default_k(stats, self.objective, p["fairness_weight"])
+        W, values = fair_directions(stats, k, self.objective, p["fairness_weight"])
+        self.coef_, self.intercept_ = ridge_fit(
+            stats.change_basis(W), p["relative_alpha"], fit_intercept=self.fit_intercept,
+            scale=penalty_scale(stats))
+        self.projection_ = fmap.whitening @ W
+        self.dual_coef_ = self.projection_ @ self.coef_
+        self.eigenvalues_ = values
+        self.n_fair_features_ = self._n_features_out = k
+        return stats, W, data, fmap
+
+    n_components_ = renamed_attribute("n_components_", "n_fair_features_")
 
 
 class FairKernelRegressor(
-    KernelModelMixin,
     ClassNamePrefixFeaturesOutMixin,
     RegressorMixin,
     TransformerMixin,
-    BaseEstimator,
+    _FairFeatureModel,
 ):
     """Fair kernel regression via fair feature embedding (FKR-F²E).
 
@@ -111,13 +180,15 @@ class FairKernelRegressor(
         Degree of the polynomial kernel.
     coef0 : float
         Additive constant of the polynomial and sigmoid kernels (the seed's c).
-    n_components : int, optional
-        Number of fair features k; default ``max(1, n_samples // 250)`` as in the seed,
+    n_fair_features : int, optional
+        Number of fair features k; default ``max(1, n_samples // 250)`` as in the paper,
         capped at the rank of the feature map (minus the constrained directions for the exact
         mean-discrepancy constraint). An explicit value above that is an error.
-    alpha : float
-        Relative ridge penalty: the seed's γ of eq. (13) is ``alpha · tr(K)`` (n times the
-        mean of k(x, x); ``alpha · n`` for the rbf kernel), so the same value means the same
+    relative_alpha : float
+        Ridge penalty relative to tr(K): the paper's γ of eq. (13) is
+        ``relative_alpha · tr(K)`` (n times the mean of k(x, x); ``relative_alpha · n`` for
+        the rbf kernel; scikit-learn's ``KernelRidge.alpha`` is the absolute penalty, hence
+        another name), so the same value means the same
         for any number of rows and any kernel scale. It acts between about 1e-8 (almost no
         penalty) and 1e-1 (close to the mean predictor).
     fit_intercept : bool
@@ -130,7 +201,7 @@ class FairKernelRegressor(
         eigenvectors follow the data's dominant direction, and on the seed's own data it
         gives exactly the constant majority-class predictor (Credit, Crime, COMPAS and Adult:
         see the README's FKR section); it is kept to reproduce the seed.
-    fairness : float, optional
+    fairness_weight : float, optional
         Only for ``objective="mean_discrepancy"``: a scale-free penalty γ on the group-mean
         gaps instead of the exact constraint (``None``, the default); 0 is plain kernel PCA,
         the gaps shrink by orders of magnitude between γ ≈ 0.1 and γ ≈ 10
@@ -143,8 +214,11 @@ class FairKernelRegressor(
         How landmarks are chosen.
     rcond : float
         Eigenvalues of the landmark kernel below ``rcond · max`` are dropped (the range of K).
-    random_state : int, SeedSequence or None
+    random_state : int, RandomState, Generator, SeedSequence or None
         Landmark selection seed.
+    alpha, n_components, fairness
+        Renamed ``relative_alpha``, ``n_fair_features``, ``fairness_weight``: the old names
+        work with a ``FutureWarning`` until daskfair 0.3.
 
     Attributes
     ----------
@@ -158,7 +232,7 @@ class FairKernelRegressor(
     dual_coef_ : ndarray of shape (m,)
         ``projection_ @ coef_``: predictions are ``k(x, L) @ dual_coef_ + intercept_``.
     intercept_ : float
-    n_components_ : int
+    n_fair_features_ : int
     groups_ : ndarray of shape (J,) or None
         The sensitive groups, in code order (None when fitted without them).
     n_features_in_ : int
@@ -166,70 +240,12 @@ class FairKernelRegressor(
         Only when X was a DataFrame with string column names.
     """
 
-    def __init__(
-        self,
-        kernel: str = "rbf",
-        *,
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        n_components: int | None = None,
-        alpha: float = 1e-4,
-        fit_intercept: bool = True,
-        objective: str = "mean_discrepancy",
-        fairness: float | None = None,
-        approximation: str = "nystroem",
-        n_landmarks: int = 1000,
-        landmarks: str = "uniform",
-        rcond: float = 1e-10,
-        random_state: Any = None,
-    ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_components = n_components
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.objective = objective
-        self.fairness = fairness
-        self.approximation = approximation
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.rcond = rcond
-        self.random_state = random_state
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # Fair features are chosen for equal group means, not for fit: on data where the
         # target follows the group, a low training score is the intended outcome.
         tags.regressor_tags.poor_score = True
         return tags
-
-    def _check_embedding_params(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}.")
-        if not self.alpha >= 0:
-            raise ValueError(f"alpha must be >= 0, got {self.alpha}.")
-
-    def _fit_embedding(self, data: FitInput) -> tuple[Moments, np.ndarray, FitInput]:
-        """The pass, the fair directions W and the ridge on them; returns (moments, W, data
-        with its groups and classes known)."""
-        fmap = self._fit_feature_map(data)
-        folded, data = self._moments(data, fmap, cell_grams=self.objective == "paper")
-        stats = folded.total
-        k = self.n_components
-        if k is None:
-            k = _default_k(stats, self.objective, self.fairness)
-        W, values = fair_directions(stats, k, self.objective, self.fairness)
-        self.coef_, self.intercept_ = ridge_fit(
-            stats.change_basis(W), self.alpha, fit_intercept=self.fit_intercept,
-            scale=penalty_scale(stats))
-        self.projection_ = fmap.whitening @ W
-        self.dual_coef_ = self.projection_ @ self.coef_
-        self.eigenvalues_ = values
-        self.n_components_ = self._n_features_out = k
-        return stats, W, data
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
             sample_weight: Any = None) -> FairKernelRegressor:
@@ -240,9 +256,10 @@ class FairKernelRegressor(
         ``sensitive_features`` may hold any number of groups (two for ``objective="paper"``);
         without it the model has no fairness constraint (a warning says so).
         """
-        self._check_embedding_params()
+        p = self._params()
         data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
-        self._fit_embedding(data)
+        _, _, data, fmap = self._fit_embedding(data, p)
+        self._set_input_attributes(data, fmap)
         return self
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
@@ -255,7 +272,7 @@ class FairKernelRegressor(
         return self.feature_map_.project(X, self.projection_)
 
 
-class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, FairKernelRegressor):
+class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeatureModel):
     """FKR-F²E for binary classification, with a threshold and probabilities.
 
     The fair features are learned as in :class:`FairKernelRegressor`; on them the classifier
@@ -273,9 +290,11 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, FairKerne
         probability is at least 1/2; a number thresholds the least-squares output there.
     max_iter : int
         Newton steps at most for ``loss="logistic"``.
-    kernel, gamma, degree, coef0, n_components, alpha, fit_intercept, objective, fairness,
-    approximation, n_landmarks, landmarks, rcond, random_state
+    kernel, gamma, degree, coef0, n_fair_features, relative_alpha, fit_intercept, objective,
+    fairness_weight, approximation, n_landmarks, landmarks, rcond, random_state
         As in :class:`FairKernelRegressor`.
+    alpha, n_components, fairness
+        Renamed, as in :class:`FairKernelRegressor`.
 
     Attributes
     ----------
@@ -287,7 +306,8 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, FairKerne
         The decision threshold on f.
     n_iter_ : int
         Newton steps (``loss="logistic"``; each one pass over the data), else 1.
-    Other attributes as in :class:`FairKernelRegressor`.
+    Other attributes as in :class:`FairKernelRegressor`. The fair features themselves
+    (``transform``) are the regressor's: the classifier is not a transformer.
     """
 
     def __init__(
@@ -297,11 +317,11 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, FairKerne
         gamma: float | None = None,
         degree: int = 3,
         coef0: float = 1.0,
-        n_components: int | None = None,
-        alpha: float = 1e-4,
+        n_fair_features: int | None = None,
+        relative_alpha: float = 1e-4,
         fit_intercept: bool = True,
         objective: str = "mean_discrepancy",
-        fairness: float | None = None,
+        fairness_weight: float | None = None,
         loss: str = "squared",
         threshold: float | str = "auto",
         max_iter: int = 25,
@@ -310,12 +330,27 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, FairKerne
         landmarks: str = "uniform",
         rcond: float = 1e-10,
         random_state: Any = None,
+        alpha: Any = DEPRECATED,
+        n_components: Any = DEPRECATED,
+        fairness: Any = DEPRECATED,
     ) -> None:
-        super().__init__(
-            kernel, gamma=gamma, degree=degree, coef0=coef0, n_components=n_components,
-            alpha=alpha, fit_intercept=fit_intercept, objective=objective, fairness=fairness,
-            approximation=approximation, n_landmarks=n_landmarks, landmarks=landmarks,
-            rcond=rcond, random_state=random_state)
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_fair_features = n_fair_features
+        self.relative_alpha = relative_alpha
+        self.fit_intercept = fit_intercept
+        self.objective = objective
+        self.fairness_weight = fairness_weight
+        self.approximation = approximation
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.rcond = rcond
+        self.random_state = random_state
+        self.alpha = alpha
+        self.n_components = n_components
+        self.fairness = fairness
         self.loss = loss
         self.threshold = threshold
         self.max_iter = max_iter
@@ -334,14 +369,13 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, FairKerne
         loss, so fairlearn's reductions (ExponentiatedGradient, GridSearch) can wrap the
         classifier.
         """
-        self._check_embedding_params()
+        p = self._params()
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}.")
         if not (self.threshold == "auto" or isinstance(self.threshold, int | float)):
             raise ValueError(f"threshold must be 'auto' or a number, got {self.threshold!r}.")
         data = self._fit_input(X, y, sensitive_features, sample_weight, classify=True)
-        stats, W, data = self._fit_embedding(data)
-        fmap = self.feature_map_
+        stats, W, data, fmap = self._fit_embedding(data, p)
         self.n_iter_ = 1  # the least-squares solve; Newton's steps for the logistic loss
         if self.loss == "logistic":
             # near p = 1/2, logit p ≈ 4 (p − 1/2): the least-squares fit is the start, and
@@ -349,18 +383,19 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, FairKerne
             start = np.r_[4 * self.coef_, 4 * (self.intercept_ - 0.5)]
             theta, self.n_iter_, converged = logistic_newton(
                 data.X, data.y, data.weights, fmap.landmarks, fmap.params, self.projection_,
-                start, penalty=self.alpha * penalty_scale(stats) / 4, max_iter=self.max_iter)
+                start, penalty=p["relative_alpha"] * penalty_scale(stats) / 4,
+                max_iter=self.max_iter)
             if not converged:
                 logger.warning("logistic loss: Newton's method did not converge in %d steps",
                                self.max_iter)
             self.coef_, self.intercept_ = theta[:-1], float(theta[-1])
             self.dual_coef_ = self.projection_ @ self.coef_
-            self._set_calibration(1.0, 0.0, 1.0)  # the score is the log-odds
+            self._set_calibration(1.0, 0.0)  # the score is the log-odds
         else:
-            a, c = calibrate(self, data, stats, W @ self.coef_, self.threshold)
-            threshold = (0.5 if self.threshold == "auto" else self.threshold) if not a > 0 \
-                else -c / a
-            self._set_calibration(a, threshold, 1.0)
+            self._set_calibration(*_training_calibration(
+                data, fmap, stats, W @ self.coef_, self.dual_coef_, self.intercept_,
+                None if self.threshold == "auto" else float(self.threshold)))
+        self._set_input_attributes(data, fmap)
         return self
 
 
@@ -375,15 +410,19 @@ class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
     H the centering operator and 1_g the indicator of group g; the penalty is the squared
     covariance between the predictions and each group (two groups: the seed's binary
     penalty). μ is scale-free (:func:`~daskfair.fkr.ridge.fkrr_penalty`): μ = 1 halves the
-    covariance's pull, μ ≥ 100 all but removes it; ``mu=0`` is plain (Nyström) kernel ridge.
+    covariance's pull, μ ≥ 100 all but removes it; ``fairness_weight=0`` is plain (Nyström)
+    kernel ridge.
 
     Parameters
     ----------
-    mu : float
-        Relative fairness penalty μ.
-    kernel, gamma, degree, coef0, alpha, fit_intercept, approximation, n_landmarks, landmarks,
-    rcond, random_state
+    fairness_weight : float
+        The relative fairness penalty μ.
+    kernel, gamma, degree, coef0, relative_alpha, fit_intercept, approximation, n_landmarks,
+    landmarks, rcond, random_state
         As in :class:`FairKernelRegressor`.
+    mu, alpha
+        Renamed ``fairness_weight``, ``relative_alpha``: the old names work with a
+        ``FutureWarning`` until daskfair 0.3.
 
     Attributes
     ----------
@@ -396,43 +435,55 @@ class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
-        mu: float = 1.0,
+        fairness_weight: float = 1.0,
         *,
         kernel: str = "rbf",
         gamma: float | None = None,
         degree: int = 3,
         coef0: float = 1.0,
-        alpha: float = 1e-4,
+        relative_alpha: float = 1e-4,
         fit_intercept: bool = True,
         approximation: str = "nystroem",
         n_landmarks: int = 1000,
         landmarks: str = "uniform",
         rcond: float = 1e-10,
         random_state: Any = None,
+        mu: Any = DEPRECATED,
+        alpha: Any = DEPRECATED,
     ) -> None:
-        self.mu = mu
+        self.fairness_weight = fairness_weight
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
-        self.alpha = alpha
+        self.relative_alpha = relative_alpha
         self.fit_intercept = fit_intercept
         self.approximation = approximation
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
         self.rcond = rcond
         self.random_state = random_state
+        self.mu = mu
+        self.alpha = alpha
+
+    def _params(self) -> dict[str, Any]:
+        p = renamed_params(self, {"mu": "fairness_weight", "alpha": "relative_alpha"})
+        if not p["fairness_weight"] >= 0:
+            raise ValueError(f"fairness_weight must be >= 0, got {p['fairness_weight']}.")
+        if not p["relative_alpha"] >= 0:
+            raise ValueError(f"relative_alpha must be >= 0, got {p['relative_alpha']}.")
+        return p
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
             sample_weight: Any = None) -> FairKernelRidge:
         """Fit on ``X``, ``y`` and the groups (numpy, pandas or dask; any number of groups)."""
-        if not self.mu >= 0:
-            raise ValueError(f"mu must be >= 0, got {self.mu}.")
-        if not self.alpha >= 0:
-            raise ValueError(f"alpha must be >= 0, got {self.alpha}.")
+        p = self._params()
         data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
         fmap = self._fit_feature_map(data)
-        return self._solve(self._moments(data, fmap)[0].total, fmap)
+        folded, data = self._moments(data, fmap)
+        self._solve(folded.total, fmap, p)
+        self._set_input_attributes(data, fmap)
+        return self
 
     def fit_moments(self, moments: Any, feature_map: Any, *,
                     groups: Any = None) -> FairKernelRidge:
@@ -443,22 +494,19 @@ class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
         (:class:`FairKernelClassifierCV` sums them in its first pass): the model equals
         ``fit`` on those rows with the same landmarks, up to the order of the sums.
         """
-        if not self.mu >= 0:
-            raise ValueError(f"mu must be >= 0, got {self.mu}.")
-        if not self.alpha >= 0:
-            raise ValueError(f"alpha must be >= 0, got {self.alpha}.")
+        p = self._params()
+        self._solve(moments, feature_map, p)
         self.feature_map_ = feature_map
         self.n_features_in_ = int(np.shape(feature_map.landmarks)[1])
         if groups is not None:
             self.groups_ = np.asarray(groups)
-        return self._solve(moments, feature_map)
-
-    def _solve(self, stats: Any, fmap: Any) -> FairKernelRidge:
-        self.coef_, self.intercept_ = ridge_fit(
-            stats, self.alpha, fit_intercept=self.fit_intercept,
-            penalty=fkrr_penalty(stats, self.mu))
-        self.dual_coef_ = fmap.whitening @ self.coef_
         return self
+
+    def _solve(self, stats: Any, fmap: Any, p: dict[str, Any]) -> None:
+        self.coef_, self.intercept_ = ridge_fit(
+            stats, p["relative_alpha"], fit_intercept=self.fit_intercept,
+            penalty=fkrr_penalty(stats, p["fairness_weight"]))
+        self.dual_coef_ = fmap.whitening @ self.coef_
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
         """Predictions of shape (n_samples,); lazy for dask input."""

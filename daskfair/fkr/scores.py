@@ -18,17 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
 from .._blocks import block_sum
 from ..kernels import kernel_block
 from ._binning import bin_scores
-from .statistics import fold_of, row_index
+from .statistics import block_folds, row_index
 
 __all__ = [
     "ScoreModel",
     "ThresholdTable",
-    "platt_scaling",
     "score_histograms",
     "threshold_table",
 ]
@@ -90,7 +88,8 @@ def _block_histograms(
     # numba loop over the score matrix.
     K, B = model.n_candidates, model.n_bins
     n_folds = model.basis.shape[0]
-    folds = fold_of(rows, n_folds, fold_seed) if n_folds > 1 else np.zeros(len(X), np.int64)
+    folds = (block_folds(rows, n_folds, fold_seed) if n_folds > 1
+             else np.zeros(len(X), np.int64))
     C = kernel_block(X, landmarks, params)
     hist = np.zeros((K, n_cells, B))
     for f in range(n_folds):
@@ -113,13 +112,16 @@ def score_histograms(
     *,
     n_cells: int,
     fold_seed: int = 0,
+    folds: Any = None,
 ) -> np.ndarray:
     """One pass: histograms of every candidate's scores per cell, shape (K, q, n_bins).
 
     Rows are scored by the model of their own fold (:func:`~daskfair.fkr.statistics.fold_of`
-    with the seed of the moments), so with F > 1 these are validation scores.
+    with the seed of the moments, or ``folds``, every row's fold, as the moments had them), so
+    with F > 1 these are validation scores.
     """
-    rows = row_index(X) if model.basis.shape[0] > 1 else None
+    rows = ((folds if folds is not None else row_index(X)) if model.basis.shape[0] > 1
+            else None)
     return block_sum(_block_histograms, X, cells, weights, rows, landmarks=landmarks,
                      params=params, model=model, n_cells=n_cells, fold_seed=fold_seed,
                      row_width=len(landmarks) + model.basis.shape[2] + model.n_candidates)
@@ -176,50 +178,3 @@ def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.nda
         eo = np.nanmax(np.nanmax(cell_rate, axis=1) - np.nanmin(cell_rate, axis=1), axis=1)
     return ThresholdTable(error=wrong / n, demographic_parity=dp, equalized_odds=eo,
                           positive_rate=positives.sum(axis=1) / n)
-
-
-def platt_scaling(hist: np.ndarray, centers: np.ndarray, *, slope_only_at: float | None = None,
-                  max_iter: int = 50) -> tuple[float, float]:
-    """Fit P(y = 1 | score) = σ(a·score + c) to binned scores (Platt 1999), by Newton.
-
-    Parameters
-    ----------
-    hist : ndarray of shape (2, B)
-        Weighted counts of class 0 and class 1 per score bin.
-    centers : ndarray of shape (B,)
-        The bins' centre scores.
-    slope_only_at : float, optional
-        Fit the slope only, with the 1/2-probability point fixed at this score
-        (c = −a·slope_only_at): the calibration of a decision rule whose threshold is chosen
-        elsewhere.
-
-    Returns
-    -------
-    a, c : float
-    """
-    neg, pos = hist
-    keep = (neg + pos) > 0
-    neg, pos, x = neg[keep], pos[keep], centers[keep]
-    total = neg + pos
-    x0 = 0.0 if slope_only_at is None else slope_only_at
-    u = x - x0
-    scale = max(float(np.sqrt((total * u**2).sum() / total.sum())), 1e-300)
-    u = u / scale
-    # Platt's targets: (N+ + 1)/(N+ + 2) and 1/(N− + 2) instead of 1 and 0, so that separable
-    # bins do not send the slope to infinity
-    t_pos = (pos.sum() + 1) / (pos.sum() + 2)
-    t_neg = 1 / (neg.sum() + 2)
-    target_mass = pos * t_pos + neg * t_neg
-    theta = np.zeros(1 if slope_only_at is not None else 2)
-    design = u[:, None] if slope_only_at is not None else np.column_stack([u, np.ones_like(u)])
-    for _ in range(max_iter):
-        p = expit(design @ theta)
-        grad = design.T @ (target_mass - total * p)
-        hess = (design * (total * p * (1 - p))[:, None]).T @ design + 1e-12 * np.eye(len(theta))
-        step = np.linalg.solve(hess, grad)
-        theta = theta + step
-        if np.abs(step).max() < 1e-10:
-            break
-    a = float(theta[0]) / scale
-    c = -a * x0 if slope_only_at is not None else float(theta[1]) - a * x0
-    return a, c

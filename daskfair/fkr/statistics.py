@@ -27,8 +27,8 @@ from .._keyed import Keyed, arrange, local_codes, merge
 from .._validation import is_dask
 from ..kernels import kernel_block
 
-__all__ = ["FoldedMoments", "Moments", "arrange_moments", "cell_moments", "fold_of",
-           "kernel_moments", "row_index"]
+__all__ = ["EXPLICIT_FOLDS", "FoldedMoments", "Moments", "arrange_moments", "block_folds",
+           "cell_moments", "fold_of", "kernel_moments", "row_index"]
 
 
 def fold_of(rows: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
@@ -44,6 +44,20 @@ def fold_of(rows: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z ^= z >> np.uint64(31)
     return (z % np.uint64(n_folds)).astype(np.int64)
+
+
+#: ``fold_seed`` of a pass whose row column already holds every row's fold (a splitter's).
+EXPLICIT_FOLDS = -1
+
+
+def block_folds(rows: np.ndarray | None, n_folds: int, fold_seed: int) -> np.ndarray | int:
+    """Fold of every row of a block: its position hashed by :func:`fold_of`, or, with
+    ``fold_seed=EXPLICIT_FOLDS``, ``rows`` itself (fold numbers from a splitter)."""
+    if n_folds == 1:
+        return 0
+    if fold_seed == EXPLICIT_FOLDS:
+        return np.asarray(rows, dtype=np.int64)
+    return fold_of(rows, n_folds, fold_seed)
 
 
 def row_index(X: Any) -> Any:
@@ -227,7 +241,7 @@ def _block_moments(
     # rows of C are contiguous views: no copy of C, and every Gram matrix is one AᵀA
     # (numpy's syrk, half the flops of a product).
     cells, keys = local_codes(*columns)
-    folds = fold_of(rows, n_folds, fold_seed) if n_folds > 1 else 0
+    folds = block_folds(rows, n_folds, fold_seed)
     F, Q = n_folds, len(keys)
     key = np.asarray(folds * Q + cells, dtype=np.int64)
     order = np.argsort(key, kind="stable")
@@ -280,15 +294,17 @@ def cell_moments(
     n_folds: int = 1,
     fold_seed: int = 0,
     cell_grams: bool = False,
+    folds: Any = None,
 ) -> Keyed:
     """The one pass: moments of C = k(X, L) per fold and per distinct value of ``columns``.
 
     The cells are the distinct rows of the aligned ``columns`` (raw values: groups, classes);
     they are found by the pass itself. Returns :class:`~daskfair._keyed.Keyed` statistics
     (counts, sums, fy, sum_y, sum_yy and, with ``cell_grams``, grams; each with the cell
-    first, then the fold) for :func:`arrange_moments`.
+    first, then the fold) for :func:`arrange_moments`. ``folds``, when given, holds every
+    row's fold (with ``fold_seed=EXPLICIT_FOLDS``); otherwise rows are hashed to folds.
     """
-    rows = row_index(X) if n_folds > 1 else None
+    rows = (folds if folds is not None else row_index(X)) if n_folds > 1 else None
     return block_sum(
         _block_moments, X, y, weights, rows, *columns, landmarks=landmarks, params=params,
         n_folds=n_folds, fold_seed=fold_seed, cell_grams=cell_grams, combine=merge,

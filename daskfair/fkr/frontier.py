@@ -1,0 +1,156 @@
+"""The CV estimators' results: the choice under the disparity bound, ``cv_results_`` (every
+candidate at the thresholds of its own disparity/error front) and its plot."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["GRID_OF", "candidate_params", "choose", "cv_results", "frontier_table",
+           "pareto_mask", "plot_frontier"]
+
+#: A candidate's parameter (a column of the candidate table) and the CV estimator's grid
+#: that holds it: ``best_params_`` sets each grid to the chosen candidate's value alone.
+GRID_OF = {"family": "families", "gamma": "gammas", "relative_alpha": "relative_alphas",
+           "strength": "strengths", "n_fair_features": "fair_feature_counts",
+           "fairness_weight": "fairness_weights"}
+
+
+#: The candidate-table columns that define a candidate of each family.
+FAMILY_PARAMS = {"reduction": ("family", "gamma", "relative_alpha", "strength"),
+                 "embedding": ("family", "gamma", "relative_alpha", "n_fair_features",
+                               "fairness_weight")}
+
+
+def pareto_mask(disparity: np.ndarray, error: np.ndarray) -> np.ndarray:
+    """Mask of the points no other point beats in both (ties kept once)."""
+    order = np.lexsort((error, disparity))
+    keep = np.zeros(len(order), dtype=bool)
+    best = np.inf
+    for i in order:
+        if error[i] < best:
+            keep[i] = True
+            best = error[i]
+    return keep
+
+
+def choose(disparity: np.ndarray, error: np.ndarray, bound: float) -> tuple[int, ...]:
+    """Index of the most accurate entry within ``bound`` (the fairest, with a warning, when
+    none is); ties go to the fairer entry."""
+    d, e = disparity.ravel(), error.ravel()
+    d_ok = np.where(np.isfinite(d), d, np.inf)
+    e_ok = np.where(np.isfinite(e), e, np.inf)
+    feasible = np.isfinite(e) & (d <= bound + 1e-12)
+    if feasible.any():
+        order = np.lexsort((np.where(feasible, d_ok, np.inf), np.where(feasible, e_ok, np.inf)))
+    else:
+        warnings.warn(
+            f"no candidate reaches a validation disparity of {bound:g} (the fairest reaches "
+            f"{d_ok.min():.4g}); the fairest candidate is used. Widen the search (larger "
+            "strengths, more fair features) or raise disparity_bound.", UserWarning,
+            stacklevel=4)
+        order = np.lexsort((e_ok, d_ok))
+    return tuple(int(i) for i in np.unravel_index(order[0], disparity.shape))
+
+
+def candidate_params(table: pd.DataFrame, k: int) -> dict[str, Any]:
+    """Candidate k as parameters of its CV estimator: every grid it was drawn from set to its
+    value alone (``set_params(**best_params_)`` then searches this candidate only)."""
+    row = table.iloc[k]
+    out: dict[str, Any] = {}
+    for column in FAMILY_PARAMS[row["family"]]:
+        value = row[column]
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            value = None  # only the embedding's fairness weight can be None: exact constraint
+        elif column == "n_fair_features":
+            value = int(value)
+        elif hasattr(value, "item"):
+            value = value.item()
+        out[GRID_OF[column]] = (value,)
+    return out
+
+
+def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndarray,
+               error: np.ndarray, chosen: tuple[int, ...], classify: bool
+               ) -> dict[str, Any]:
+    """``cv_results_``: one entry per candidate and threshold on that candidate's own front.
+
+    Keys: ``param_<name>`` (a candidate's parameters), ``params`` (as ``best_params_``),
+    ``candidate``, ``threshold`` (classifiers), ``mean_test_score`` (accuracy, or −RMSE, on
+    the validation rows of all folds pooled), ``mean_test_error``, ``mean_test_disparity``,
+    ``rank_test_score`` (1 = the selected entry, then feasible ones by score), ``pareto``
+    (on the front of all entries) and ``selected``.
+    """
+    cand, idx = [], []
+    for k in range(len(table)):
+        d, e = disparity[k], error[k]
+        ok = np.isfinite(d) & np.isfinite(e)
+        keep = np.flatnonzero(ok)[pareto_mask(d[ok], e[ok])]
+        if k == chosen[0] and chosen[1] not in keep:
+            keep = np.sort(np.r_[keep, chosen[1]])
+        cand.append(np.full(len(keep), k))
+        idx.append(keep)
+    cand, idx = np.concatenate(cand), np.concatenate(idx)
+    d, e = disparity[cand, idx], error[cand, idx]
+    selected = (cand == chosen[0]) & (idx == chosen[1])
+    out: dict[str, Any] = {}
+    for column in table.columns:
+        values = table[column].to_numpy()[cand]
+        out[f"param_{column}"] = values
+    out["params"] = [candidate_params(table, k) for k in cand]
+    out["candidate"] = cand
+    if edges is not None:
+        out["threshold_index"] = idx
+        out["threshold"] = edges[cand, idx]
+    # scikit-learn's convention, larger is better: accuracy, or −RMSE for a regressor
+    out["mean_test_score"] = 1.0 - e if classify else -e
+    out["mean_test_error"] = e
+    out["mean_test_disparity"] = d
+    # rank: the selected entry first, then the rest by score (fairer first on ties)
+    order = np.lexsort((d, -out["mean_test_score"], ~selected))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(1, len(order) + 1)
+    out["rank_test_score"] = rank
+    out["pareto"] = pareto_mask(d, e)
+    out["selected"] = selected
+    return out
+
+
+def frontier_table(results: dict[str, Any]) -> pd.DataFrame:
+    """``cv_results_`` as the frontier table: parameters, threshold, ``disparity``, ``error``,
+    ``pareto``, ``selected``."""
+    columns = {k[len("param_"):]: v for k, v in results.items() if k.startswith("param_")}
+    columns["candidate"] = results["candidate"]
+    if "threshold" in results:
+        columns["threshold_index"] = results["threshold_index"]
+        columns["threshold"] = results["threshold"]
+    columns["disparity"] = results["mean_test_disparity"]
+    columns["error"] = results["mean_test_error"]
+    columns["pareto"] = results["pareto"]
+    columns["selected"] = results["selected"]
+    return pd.DataFrame(columns)
+
+
+def plot_frontier(est: Any, ax: Any, error_name: str) -> Any:
+    """Validation disparity/error of every candidate, the front and the choice."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 4))
+    fr = est.frontier_
+    for family, part in fr.groupby("family"):
+        ax.scatter(part["disparity"], part["error"], s=6, alpha=0.35, label=family)
+    front = fr[fr["pareto"]].sort_values("disparity")
+    ax.step(front["disparity"], front["error"], where="post", color="black", lw=1,
+            label="front")
+    best = fr[fr["selected"]]
+    ax.scatter(best["disparity"], best["error"], marker="*", s=140, color="crimson",
+               zorder=3, label="selected")
+    ax.axvline(est.disparity_bound_, color="grey", ls="--", lw=1)
+    ax.set_xlabel("validation disparity")
+    ax.set_ylabel(f"validation {error_name}")
+    ax.legend(fontsize=8)
+    return ax
