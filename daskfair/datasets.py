@@ -23,7 +23,7 @@ columns of ``X``; features are not scaled — scaling belongs to the estimator o
                    (col 12, default) or race (col 10). y = income 50000+.
 ``communities_crime`` 1,994 communities; identifiers (state, county, community, name,
                    fold) and every column with missing values dropped. Sensitive:
-                   racepctblack ≥ 0.5 (the FKR-F²E seed's "minority"; 244 rows, 243 in
+                   racepctblack ≥ 0.5 (the FKR-F²E paper's "minority"; 244 rows, 243 in
                    the authors' file of 1,993). y = ViolentCrimesPerPop (continuous).
 ``compas``         compas-scores-two-years.csv (7,214 rows). X: age, priors_count,
                    juv_fel/misd/other_count, charge degree (felony = 1), and the other
@@ -41,16 +41,14 @@ columns of ``X``; features are not scaled — scaling belongs to the estimator o
                    continuous crime rate itself (the label equals col 100 ≥ 0.5 on every
                    row), a target leak in the published file. Their index file holds 50
                    permutations of the rows (1-based); the training set of a trial is the
-                   first 1,495 rows (75 %, the seed's split ratio) of its permutation.
+                   first 1,495 rows (75 %, the paper's split ratio) of its permutation.
 ``ffe_compas``     compas/compas.csv inside compas.zip (16,000 × 16): col 15 is the label
                    (minority rate 0.228 as the data README states), col 14 is taken as
                    race (64 / 36 %; col 0, 82 / 18 %, is sex) — inferred, not documented
                    by the authors. X = cols 0–13. Index: 50 permutations (1-based);
-                   training = first 12,000 (75 %). Checked against the file
-                   (``benchmarks/ffe_compas_columns.py``): col 15 is the only column with the
-                   seed's constant error, but it is independent of every other column
-                   (|corr| ≤ .011; gradient boosting does no better than the constant), so
-                   no model beats the constant on it.
+                   training = first 12,000 (75 %). Col 15 is the only column whose rate
+                   matches the paper's constant error; no model beats the constant predictor
+                   on it (docs/findings.md F1.2).
 ``safairkm_adult`` / ``safairkm_bank`` the SAfairKM authors' arrays: X = X_org,
                    sensitive = demograph, y = None. See :func:`preprocess_safairkm`.
 ================== ======================================================================
@@ -500,7 +498,7 @@ def load_mnist_usps(
     n_usps: int = 1800,
     seed: int = 0,
 ) -> Dataset:
-    """MNIST-USPS as in the FCE seed: MNIST digits resized to 16 × 16 plus USPS digits.
+    """MNIST-USPS as in the FCE paper: MNIST digits resized to 16 × 16 plus USPS digits.
 
     ``n_mnist`` digits of the MNIST test set (resized by linear interpolation, scaled to
     [-1, 1] like USPS) and ``n_usps`` of the USPS training set, drawn with ``seed``;

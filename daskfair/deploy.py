@@ -1,6 +1,6 @@
 """Where daskfair's work runs: the one place that decides the Dask client.
 
-Order of precedence (DESIGN §5):
+Order of precedence (docs/design.md §5.1):
 
 1. an explicit ``address`` argument (``--scheduler`` on the command line);
 2. the client already running in this process (``distributed.Client`` you created);
@@ -37,7 +37,7 @@ _OWNED: dict[int, distributed.LocalCluster] = {}
 def local_cluster_size(n_workers: int | None = None) -> dict[str, Any]:
     """Worker layout for a LocalCluster on this machine: one single-threaded process per core.
 
-    Processes, not threads: the numba and numpy kernels release the GIL, but pandas and
+    Processes, not threads: the numba and numpy block functions release the GIL, but pandas and
     Python-level loops do not, and a process per core also isolates worker failures. Memory is
     split evenly between the workers.
     """

@@ -5,7 +5,7 @@ linear, polynomial and sigmoid kernels are scikit-learn's (:mod:`sklearn.metrics
 already pure two-block functions); the rbf kernel is written here for its translation-safe
 distance. The parameters follow :func:`sklearn.metrics.pairwise_kernels`: ``gamma`` defaults
 to ``1 / n_features`` for the polynomial, sigmoid and rbf kernels, ``coef0`` to 1 and
-``degree`` to 3. The FKR-F²E seed's "additive coefficient" c is ``coef0``.
+``degree`` to 3. The FKR-F²E paper's "additive coefficient" c is ``coef0``.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def _rbf(X: np.ndarray, Y: np.ndarray, *, gamma: float, **_: Any) -> np.ndarray:
     # sides are first shifted by Y's mean (the distance does not change): with a large common
     # offset the three terms would cancel catastrophically. Y is the fixed side (landmarks),
     # so the shift does not depend on how X is chunked. Kept instead of scikit-learn's
-    # rbf_kernel, which expands the distance without a shift (tested in
-    # test_kernels_nystroem.py: it loses every digit at an offset of 1e8).
+    # rbf_kernel, which expands the distance without a shift and so loses precision at a large
+    # offset (docs/findings.md F1.4).
     shift = Y.mean(axis=0)
     X, Y = X - shift, Y - shift
     K = X @ Y.T

@@ -1,4 +1,4 @@
-"""Fairness and clustering metrics of the three seeds, for numpy, pandas or dask inputs.
+"""Fairness and clustering metrics of the three papers, for numpy, pandas or dask inputs.
 
 Every metric reads its inputs once: a pure per-block function counts (a contingency table,
 per-cluster sums), the counts are tree-summed over the row blocks
@@ -170,12 +170,12 @@ def _group_cluster(labels: Any, sensitive_features: Any, n_clusters: int | None)
     return _count_table(("sensitive_features", s, "groups"), ("labels", labels, n_clusters))[0]
 
 
-# -- FKR-F²E seed (Okray, Hu & Lan 2019) ----------------------------------------------------
+# -- FKR-F²E paper (Okray, Hu & Lan 2019) ---------------------------------------------------
 
 def statistical_disparity(
     y_pred: Any, *, sensitive_features: Any, positive_label: Any = 1
 ) -> float:
-    """Statistical disparity of binary predictions (the FKR-F²E seed's eq. 16).
+    """Statistical disparity of binary predictions (the FKR-F²E paper's eq. 16).
 
     SD = |P(ŷ = 1 | s = 1) − P(ŷ = 1 | s = 0)|; with more than two groups, the largest gap
     between any two groups, max_g P(ŷ = 1 | g) − min_g P(ŷ = 1 | g). Every group listed in
@@ -201,7 +201,7 @@ def statistical_disparity(
 
 
 def error_rate(y_true: Any, y_pred: Any) -> float:
-    """Fraction of rows where ``y_pred != y_true`` (the seeds' classification error)."""
+    """Fraction of rows where ``y_pred != y_true`` (the papers' classification error)."""
     y_true, y_pred = as_array(y_true, "y_true"), as_array(y_pred, "y_pred")
     if y_true.ndim != 1 or y_pred.ndim != 1:
         raise ValueError(f"y_true and y_pred must be 1-D, got shapes {y_true.shape} and "
@@ -302,7 +302,7 @@ def mean_prediction_gap(y_pred: Any, *, sensitive_features: Any) -> float:
         "mean_prediction_gap"]
 
 
-# -- SAfairKM seed (Liu & Vicente), eq. (2) --------------------------------------------------
+# -- SAfairKM paper (Liu & Vicente), eq. (2) -------------------------------------------------
 
 def _cost_block(X: np.ndarray, labels: np.ndarray, shift: np.ndarray) -> Keyed:
     # per distinct label of the block: count, Σ x and Σ ‖x‖² of the shifted rows
@@ -317,7 +317,7 @@ def _cost_block(X: np.ndarray, labels: np.ndarray, shift: np.ndarray) -> Keyed:
 
 
 def kmeans_cost(X: Any, labels: Any) -> float:
-    """k-means cost with exact cluster means (the SAfairKM seed's f1, eq. 2).
+    """k-means cost with exact cluster means (the SAfairKM paper's f1, eq. 2).
 
     f1 = (1/N) Σ_k Σ_{p ∈ C_k} ‖x_p − c̄_k‖², c̄_k the mean of the points assigned to k,
     computed in one pass over X and the labels as
@@ -344,7 +344,7 @@ def kmeans_cost(X: Any, labels: Any) -> float:
 
 
 def balance(labels: Any, *, sensitive_features: Any, n_clusters: int | None = None) -> float:
-    """Balance (the SAfairKM seed's f2; the FCE seed's "Bal").
+    """Balance (the SAfairKM paper's f2; the FCE paper's "Bal").
 
     Bal = min_k min_{j ≠ j'} |C_k ∩ V_j| / |C_k ∩ V_j'| = min_k (min_j D_jk / max_j D_jk),
     over the clusters that have points (an empty cluster constrains nothing). A cluster that
@@ -358,7 +358,7 @@ def _balance(D: np.ndarray) -> float:
     return float((D.min(axis=0) / D.max(axis=0)).min())
 
 
-# -- FCE seed (Zhou et al., TPAMI 2025) -------------------------------------------------------
+# -- FCE paper (Zhou et al., TPAMI 2025) ------------------------------------------------------
 
 def _accuracy(C: np.ndarray) -> float:
     rows, cols = scipy.optimize.linear_sum_assignment(C, maximize=True)
@@ -412,7 +412,7 @@ def clustering_accuracy(y_true: Any, labels: Any) -> float:
 
 
 def nmi(y_true: Any, labels: Any) -> float:
-    """NMI = I(Y; Ŷ) / max(H(Y), H(Ŷ)) (natural log; the FCE seed's normalisation).
+    """NMI = I(Y; Ŷ) / max(H(Y), H(Ŷ)) (natural log; the FCE paper's normalisation).
 
     Equals ``sklearn.metrics.normalized_mutual_info_score(..., average_method="max")``.
     """
@@ -430,7 +430,7 @@ def mnce(labels: Any, *, sensitive_features: Any) -> float:
 
 
 def cce(labels: Any, *, n_clusters: int | None = None) -> float:
-    """CCE = min_k |π_k| / max_k |π_k| (cluster capacity equality, FCE seed, Definition 2).
+    """CCE = min_k |π_k| / max_k |π_k| (cluster capacity equality, FCE paper, Definition 2).
 
     With ``n_clusters`` given, a label that never occurs is an empty cluster and gives 0.
     """
@@ -441,7 +441,7 @@ def cce(labels: Any, *, n_clusters: int | None = None) -> float:
 def normalized_entropy(labels: Any, *, n_clusters: int | None = None) -> float:
     """NE = −(1/log c) Σ_k p_k log p_k, p_k = |π_k| / n (FCE seed).
 
-    c is ``n_clusters`` if given (the FCE seed uses the number of true classes), else the
+    c is ``n_clusters`` if given (the FCE paper uses the number of true classes), else the
     number of distinct labels. 1 for equal cluster sizes.
     """
     labels = _label_column(labels, "labels")
@@ -453,7 +453,7 @@ def normalized_entropy(labels: Any, *, n_clusters: int | None = None) -> float:
 def fairness_cce(
     labels: Any, *, sensitive_features: Any, n_clusters: int | None = None
 ) -> float:
-    """fairness_CCE = min_{t,k} min(c γ_tk, 1 / (c γ_tk)), γ_tk = D_tk / |G_t| (FCE seed, Def. 3).
+    """fairness_CCE = min_{t,k} min(c γ_tk, 1 / (c γ_tk)), γ_tk = D_tk / |G_t| (FCE paper, Def. 3).
 
     1 when every group is spread evenly over the c clusters (|π_k ∩ G_t| = |G_t| / c), which
     implies both fairness and equal capacity; a cluster missing a group gives 0.

@@ -1,4 +1,4 @@
-"""Nyström feature maps on row-chunked arrays (DESIGN §2).
+"""Nyström feature maps on row-chunked arrays (docs/design.md §2.4).
 
 With landmarks L (m rows), W = k(L, L) = U Λ Uᵀ and C = k(X, L), the map
 ``Z = C T`` with ``T = U_r Λ_r^{-1/2}`` (eigenvalues below ``rcond · max Λ`` dropped) satisfies
@@ -44,8 +44,8 @@ def landmark_pool(n_rows: int, n_landmarks: int, method: str, width: int,
     the pool depends on the data's shape and the seed only, never on the chunking. Enough
     blocks are taken to hold the rows the method needs (m for "uniform", 20 m for
     "kmeans++"), and at least :data:`MIN_LANDMARK_BLOCKS`: reading landmarks costs a
-    fraction of a pass (about 8 % of 10⁶ rows at m = 1,000), where drawing rows from the
-    whole data would read every block once more.
+    fraction of a pass (docs/findings.md F1.5), where drawing rows from the whole data would
+    read every block once more.
     """
     bounds = np.cumsum((0, *canonical_rows(n_rows, width)))
     n_blocks = len(bounds) - 1
@@ -111,10 +111,10 @@ def select_landmarks(
 def whitening(W: np.ndarray, rcond: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
     """``T = U_r Λ_r^{-1/2}`` from ``W = U Λ Uᵀ``, keeping eigenvalues above ``rcond · max Λ``.
 
-    An indefinite kernel (the sigmoid kernel, which the FKR-F²E seed uses for COMPAS) has
+    An indefinite kernel (the sigmoid kernel, which the FKR-F²E paper uses for COMPAS) has
     negative eigenvalues: Nyström features z with zᵀz' = k(x, x') do not exist, and the
     features keep only the positive part of the spectrum (the nearest positive semi-definite
-    kernel on the landmarks). This is a deviation from the seed's exact method, which works
+    kernel on the landmarks). This is a deviation from the paper's exact method, which works
     with K itself; a warning says how much of the spectrum was dropped.
 
     Returns

@@ -1,6 +1,6 @@
-"""Per-block numba kernels of the FCE consensus (DESIGN §4).
+"""Numba block functions of the FCE consensus (docs/design.md §4.2, §4.3).
 
-Notation (the FCE seed, eq. 10): base clusterings Y(i) (one-hot, n × c_i), stacked side by
+Notation (the FCE paper, eq. 10): base clusterings Y(i) (one-hot, n × c_i), stacked side by
 side into Z = [Y(1) … Y(m)] (n × S, S = Σ c_i); rotations R(i) (c_i × c) stacked row-wise
 into ``R_all`` (S × c) with row offsets ``offsets``; consensus labels y (Y one-hot n × c),
 rotation R (c × c), weights α; groups G (one-hot n × T).

@@ -1,4 +1,5 @@
-"""Base clusterings for the ensemble: every run a task on the cluster (DESIGN §4).
+"""Base clusterings for the ensemble: every run a task on the cluster
+(docs/design.md §4.5).
 
 Each run fits a clustering on a seeded sample of the rows, as one task; a single pass over the
 row blocks then assigns every row for all runs at once. The sample is drawn from a seeded
@@ -116,7 +117,7 @@ def base_clusterings(
         embedding — the embedding step of spectral clustering on the centred kernel, not
         scikit-learn's SpectralClustering, whose graph Laplacian needs all n × n affinities),
         "agglomerative" (Ward linkage on a 2,000-row subsample, rows then assigned to the
-        nearest cluster mean). A mix gives the "diverse" pools of the FCE seed.
+        nearest cluster mean). A mix gives the "diverse" pools of the FCE paper.
     random_cluster_numbers : bool
         Draw each run's number of clusters uniformly from [c, min(2c, √n)] (with at least c),
         for more diverse pools.

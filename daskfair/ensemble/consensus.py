@@ -1,6 +1,7 @@
-"""FCE consensus by alternating minimisation: row-block passes plus c × c solves (DESIGN §4).
+"""FCE consensus by alternating minimisation: row-block passes plus c × c solves
+(docs/design.md §4).
 
-Objective (the FCE seed's eq. 10, with daskfair's ``fairness`` = the paper's λ2)::
+Objective (the FCE paper's eq. 10, with daskfair's ``fairness`` = the paper's λ2)::
 
     Σ αᵢ² ‖H − Y(i)R(i)‖² + λ1 ‖Y − HR‖² + λ1 λ2 ‖GᵀY‖²,   HᵀH = I, R(i), R orthogonal,
     Y one-hot, α on the simplex.
@@ -57,9 +58,8 @@ def auto_fairness(n_samples: int, n_clusters: int, n_groups: int) -> float:
     In the Y-step a row compares −2 (HR)_jk with λ2 (2 A_gk + 1). With H orthonormal and
     balanced clusters, entries of HR are of order sqrt(c / n) and the group × cluster counts
     A_gk of order n / (c T); this λ2 makes the two terms of equal order for any n, c and T
-    (the fairness term's pull does not fade as n grows). On the FCE seed's pools it gives
-    λ1·λ2 between 2.7e-7 (MNIST-USPS) and 7.6e-7 (D&S), the range in which the seed's rows
-    are reproduced (1e-7 to 4e-7, data README).
+    (the fairness term's pull does not fade as n grows; docs/design.md §4.1). The values it
+    takes on the FCE paper's pools: docs/findings.md F3.1.
     """
     return float(np.sqrt(n_clusters / n_samples) * n_clusters * n_groups / n_samples)
 
@@ -95,9 +95,9 @@ def align_base(
     its current R(i).
 
     For c_i ≤ c, R(i) has orthonormal rows, so Σ_k n_k ‖R(i)_k‖² = n whatever R(i) and the
-    polar factor of M is the exact minimiser (as in the seed). For c_i > c, R(i) has
+    polar factor of M is the exact minimiser (as in the paper). For c_i > c, R(i) has
     orthonormal columns and the last term depends on it, so the polar factor is not a
-    minimiser (the seed's step, which can raise the objective). Then:
+    minimiser (the paper's step, which can raise the objective). Then:
 
     * "hungarian": a matching pays n_k − 2 M_kj per matched pair, so the best one is the
       Hungarian matching on the weights 2M − n 1ᵀ (exact).
@@ -106,9 +106,8 @@ def align_base(
       with equality at R₀; minimising this majoriser gives R = polar(M + P R₀), which never
       increases the objective. It is repeated from R₀ = ``previous`` until the objective
       stalls (relative change below ``rtol``) or ``max_iter`` times: never worse than
-      ``previous``, and the iterates approach a stationary point (slowly, linearly: from a
-      random start a few hundred to a few thousand steps; each consensus iteration continues
-      from the last R(i)).
+      ``previous``, and the iterates approach a stationary point (slowly: docs/findings.md
+      F3.2; each consensus iteration continues from the last R(i)).
     """
     c_i, c = M.shape
     if c_i <= c:
@@ -233,11 +232,11 @@ def paper_state(
     base_sizes: np.ndarray,
     n_groups: int,
 ) -> ConsensusState:
-    """The FCE seed's start: R(i) = I (its first c columns when c_i ≠ c), R = I, α = 1/m,
-    H = polar(Σ Y(i)) (the seed's SVD of Σ Y(i), up to a rotation that R absorbs).
+    """The FCE paper's start: R(i) = I (its first c columns when c_i ≠ c), R = I, α = 1/m,
+    H = polar(Σ Y(i)) (the paper's SVD of Σ Y(i), up to a rotation that R absorbs).
 
     The consensus state holds labels, not H, so Y starts as the one-hot rows nearest to HR
-    (the seed's Y-step without its fairness term); the iterations then continue from there.
+    (the paper's Y-step without its fairness term); the iterations then continue from there.
     One pass for the co-association C (which gives ΣY(i)'s c × c Gram matrix and the base
     cluster sizes), one for the labels (kept in memory), one for their tables K and A.
     """
@@ -283,16 +282,15 @@ def _sweep(
     rows = rows_of(base)
     blocks = row_blocks(base, groups, state.labels, optimize=False, rows=rows)
     # each block's HR rows (the heavy part) do not depend on the counts: in parallel (tasks
-    # on the blocks themselves; an HR dask array, with its labels[:, None] layer, was
-    # 0.3 s slower per fit at 10⁷ rows)
+    # on the blocks themselves, not an HR dask array: docs/findings.md F3.4)
     hr = [dask.delayed(hr_rows, pure=True)(b, lab, P, Py, bounds) for b, _, lab in blocks]
     out = state.counts
     parts, changes = [], []
     for (b, g, lab), h, size in zip(blocks, hr, rows, strict=True):
         # a chain: each block starts from the counts the previous one left (exact sequential
         # semantics), ahead of the HR tasks in the workers' queues. One block per link: a
-        # longer link would pull the HR rows of blocks held by another worker (2 and 8
-        # blocks per link were no faster at 10⁷ rows)
+        # longer link would pull the HR rows of blocks held by another worker (docs/findings.md
+        # F3.4)
         with dask.annotate(priority=1):
             out = dask.delayed(_sweep_link, nout=2, pure=True)(h, g, lab, out, lambda2)
         parts.append(da.from_delayed(out[0], shape=(size,), dtype=np.int32))

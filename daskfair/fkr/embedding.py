@@ -1,15 +1,15 @@
 """Fair feature embedding in kernel space (FKR-F²E, Okray, Hu & Lan 2019), from moments.
 
 With an explicit feature map Z (n × r, Z Zᵀ ≈ K) and η = Σ αᵢ φ(xᵢ), write w = Zᵀα; then
-αᵀKα = ‖w‖² and αᵀKgᵀKgα = wᵀ(ZgᵀZg)w, so the seed's generalized eigenproblem (6) becomes the
-symmetric r × r problem ``S w = λ w`` (DESIGN §2), with
+αᵀKα = ‖w‖² and αᵀKgᵀKgα = wᵀ(ZgᵀZg)w, so the paper's generalized eigenproblem (6) becomes the
+symmetric r × r problem ``S w = λ w`` (docs/design.md §2.4), with
 
     S = ZuᵀZu/nu² + ZpᵀZp/np² − (z̄u z̄pᵀ + z̄p z̄uᵀ),   z̄g = Zgᵀ1/ng,
 
 which is eq. (17)/(18) with its non-symmetric cross term replaced by its symmetric part (the
 quadratic form only sees that). The literal mean discrepancy of eq. (3) generalises to J
 groups as equal group means of every fair feature: Dᵀw = 0 with D = [√p_g (z̄_g − z̄)]_g, a
-constraint of rank ≤ J − 1 (DESIGN §7). Everything comes from the moments of one pass
+constraint of rank ≤ J − 1 (docs/design.md §7.2). Everything comes from the moments of one pass
 (:mod:`daskfair.fkr.statistics`).
 """
 
@@ -109,8 +109,8 @@ def mean_discrepancy_directions(
     solution (kernel PCA, the top k eigenvectors W₀ of Σ) captures,
     s = tr(W₀ᵀΣW₀)/tr(W₀ᵀBW₀), so γ is scale-free: the same γ means the same on any data
     size, kernel scale and k. γ = 0 is plain kernel PCA; at γ = 1 the penalty on the kernel
-    PCA directions' group-mean gaps is as large as the variance they capture; the gaps shrink
-    by orders of magnitude between γ ≈ 0.1 and γ ≈ 10, and ``None`` closes them exactly.
+    PCA directions' group-mean gaps is as large as the variance they capture; ``None`` closes
+    the gaps exactly (how fast they shrink with γ: docs/findings.md F1.3).
 
     ``kpca`` may hold ``numpy.linalg.eigh`` of the covariance, computed once for several γ.
 

@@ -2,7 +2,7 @@
 
 With fair features F = k(X, L) P (n × k) and θ = (β, b), each Newton step needs
 Fᵀ diag(w p(1 − p)) F and Fᵀ w (y − p) with p = σ(Fβ + b): k × k and k statistics per row
-block, summed in one pass (DESIGN §7). The iteration starts from the least-squares fit
+block, summed in one pass (docs/design.md §7.5). The iteration starts from the least-squares fit
 (logit p ≈ 4 (p − 1/2) near p = 1/2), so a handful of passes usually suffice.
 """
 
@@ -33,7 +33,7 @@ def _block_newton(
     projection: np.ndarray,
     theta: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    # Pure per-block kernel: gradient, Hessian and loss of the weighted log-likelihood.
+    # Pure block function: gradient, Hessian and loss of the weighted log-likelihood.
     F = kernel_block(X, landmarks, params) @ projection
     F = np.column_stack([F, np.ones(len(F))])
     eta = F @ theta

@@ -73,7 +73,8 @@ def ridge_fit(
         Relative ridge penalty.
     targets : {"y", "cells"}
         "y": the label; "cells": one column per cell, the cell's indicator (the regressions
-        whose combinations give every group's and class's posterior, DESIGN §7).
+        whose combinations give every group's and class's posterior,
+        docs/design.md §7.6).
     fit_intercept : bool
     penalty : ndarray of shape (p, p), optional
         Added to the normal equations (FKRR's fairness penalty).
@@ -109,8 +110,8 @@ def fkrr_penalty(stats: Moments, mu: float) -> np.ndarray:
     """FKRR's penalty μ_eff Σ_g v_g v_gᵀ, v_g = ZᵀH 1_g (Pérez-Suay et al. 2017, J groups).
 
     (v_gᵀβ)/n is the covariance between the predictions and the indicator of group g, so the
-    penalty is the squared prediction–group covariance of the seed's FKRR (its eq. 1; with two
-    groups v_0 = −v_1 and it is the binary penalty). μ is relative:
+    penalty is the squared prediction–group covariance of FKRR as the FKR-F²E paper states it
+    (its eq. 1; with two groups v_0 = −v_1 and it is the binary penalty). μ is relative:
     μ_eff = μ · tr(VᵀAV)/‖V‖⁴ with A = ZᵀHZ, so the penalty's curvature along the penalised
     directions is μ times the data's own. μ = 1 halves the covariance's pull, μ ≥ 100 all but
     removes it, for any data size and kernel scale.

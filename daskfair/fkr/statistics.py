@@ -1,4 +1,5 @@
-"""The one pass of FKR-F²E: moments of the kernel block per fold and cell (DESIGN §2, §7).
+"""The one pass of FKR-F²E: moments of the kernel block per fold and cell
+(docs/design.md §2.6, §7.1).
 
 Every quantity a fit, a fairness constraint or a whole model-selection path needs is a sum
 over rows of the kernel block C = k(X, L): per *cell* (a sensitive group, or a group × class
@@ -234,7 +235,7 @@ def _block_moments(
     fold_seed: int,
     cell_grams: bool,
 ) -> Keyed:
-    # Pure per-block kernel. The block's cells are its distinct (group, class) values, coded
+    # Pure block function. The block's cells are its distinct (group, class) values, coded
     # in order of appearance; the statistics are returned per cell value (Keyed), so the
     # groups are listed by this pass rather than by a read before it. The (small) X block is
     # sorted by (fold, cell) before the kernel is evaluated, so each fold's and each cell's

@@ -1,10 +1,11 @@
-"""Per-label numba kernels of SAfairKM (the seed's Algorithm 2; DESIGN §3).
+"""Numba block functions of SAfairKM, one label vector at a time (the paper's Algorithm 2;
+docs/design.md §3.2, §3.3).
 
 A label vector carries a small state: per-cluster feature sums ``sums`` (K × d) and the
 cluster × group counts ``counts`` (K × J). With the constant T = Σ_p ‖x_p‖²,
 
-    f1 = (1/N) Σ_k Σ_{p∈k} ‖x_p − c̄_k‖² = (T − Σ_k ‖sums_k‖² / n_k) / N     (seed eq. 2)
-    f2 = min_k min_j counts[k, j] / max_j counts[k, j]                      (seed eq. 2)
+    f1 = (1/N) Σ_k Σ_{p∈k} ‖x_p − c̄_k‖² = (T − Σ_k ‖sums_k‖² / n_k) / N     (paper, eq. 2)
+    f2 = min_k min_j counts[k, j] / max_j counts[k, j]                      (paper, eq. 2)
 
 so both objectives cost O(K·d + K·J) after any move and a move costs O(d): the centers are
 always the exact means c̄_k = sums_k / n_k of the current assignment.
@@ -87,7 +88,7 @@ def init_state(
 
 @numba.njit(nogil=True, cache=True)
 def cost_of(sums: np.ndarray, counts: np.ndarray, total_sq: float, n: int) -> float:
-    """f1 from the state (seed eq. 2), exact up to rounding."""
+    """f1 from the state (the paper's eq. 2), exact up to rounding."""
     within = total_sq
     for k in range(sums.shape[0]):
         size = counts[k].sum()
@@ -158,7 +159,7 @@ def _move(
     sums: np.ndarray, counts: np.ndarray, sizes: np.ndarray, centers: np.ndarray,
     log: np.ndarray,
 ) -> None:
-    # the seed's c_k ← c_k + (x_p − c_k)/N_k (Algorithm 2, line 8) with N_k the cluster's size,
+    # the paper's c_k ← c_k + (x_p − c_k)/N_k (Algorithm 2, line 8), N_k the cluster's size,
     # together with the reverse step for the cluster the point leaves: centers stay exact means
     _record(log, p, src)
     labels[p] = dst
@@ -211,7 +212,7 @@ def _pick(
     cluster: int, in_cluster: int, centers: np.ndarray, towards: int, n_candidates: int,
     state: np.ndarray,
 ) -> int:
-    # the seed's "increasingly accurate" swap (§3.2): among n_candidates random points of
+    # the paper's "increasingly accurate" swap (§3.2): among n_candidates random points of
     # C_cluster ∩ V_group take the one closest to the receiving center. The group's rows are
     # stored in a fixed random order, so reading them circularly from a random offset until
     # n_candidates members of the cluster are found is a random sample; it costs about
@@ -515,7 +516,7 @@ def select_nondominated(f1: np.ndarray, f2: np.ndarray, key: np.ndarray,
     smallest ``key`` stays, so the result does not depend on the input order: sort by
     (f1 ↑, f2 ↓, key ↑), then keep each point whose f2 beats every f2 before it.
 
-    ``strict=True`` is the seed's Algorithm 3 (line 8): a point is dropped only when another
+    ``strict=True`` is the paper's Algorithm 3 (line 8): a point is dropped only when another
     has f1 < and f2 > (both strict), so ties and duplicates stay; keep each point whose f2 is
     at least the best f2 among points of strictly smaller f1. Output in the same order.
     """

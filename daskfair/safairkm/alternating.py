@@ -1,7 +1,7 @@
-"""SA2GD: stochastic alternating bi-objective gradient descent (the SAfairKM seed, Algorithm 4).
+"""SA2GD: stochastic alternating bi-objective gradient descent (the SAfairKM paper, Algorithm 4).
 
 Every iteration t takes n_a stochastic gradient steps on f_a, then n_b on f_b, all with the
-step α_t. The seed's Theorem 5.1: with Lipschitz gradients, strong convexity (constant c) and
+step α_t. The paper's Theorem 5.1: with Lipschitz gradients, strong convexity (constant c) and
 bounded second moments, α_t = 2 / (c (t + 1)(n_a + n_b)) drives
 min_t E[S(x_t, λ)] − S(x*, λ) to 0 at rate O(1/T) for the weighted sum
 S(x, λ) = λ f_a(x) + (1 − λ) f_b(x), λ = n_a / (n_a + n_b); varying (n_a, n_b) with a fixed

@@ -162,8 +162,8 @@ def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
     if is_dask(X):
         X = X.compute()
     X = np.ascontiguousarray(X, dtype=np.float64)
-    # Centered once: the cost is Σ‖x‖² − Σ_k ‖S_k‖²/n_k (DESIGN §3), whose terms cancel
-    # catastrophically for data far from the origin; the clustering does not change.
+    # Centered once: the cost is Σ‖x‖² − Σ_k ‖S_k‖²/n_k (docs/design.md §3.2), whose terms
+    # cancel catastrophically for data far from the origin; the clustering does not change.
     offset = X.mean(axis=0)
     X = X - offset  # a new array: never change the caller's
     n = X.shape[0]

@@ -1,12 +1,12 @@
 """The one pass over a table: every column's levels or range, missing values, and the
 partition lengths.
 
-:func:`partition_summary` is the per-partition kernel (a worker runs it on the partition it
-read); :func:`merge_summaries` adds the partitions' summaries up on the client, which holds
-only these: per text column its levels and their counts, per numeric column its missing and
-infinite values and its range, and each partition's length. A column with more distinct
-values than the limit (an ID, free text) stops counting its values in that partition, so a
-summary stays small whatever the table holds.
+:func:`partition_summary` is the block function, one partition per call (a worker runs it
+on the partition it read); :func:`merge_summaries` adds the partitions' summaries up on the
+client, which holds only these: per text column its levels and their counts, per numeric
+column its missing and infinite values and its range, and each partition's length. A column
+with more distinct values than the limit (an ID, free text) stops counting its values in
+that partition, so a summary stays small whatever the table holds.
 """
 
 from __future__ import annotations
