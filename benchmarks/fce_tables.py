@@ -28,8 +28,8 @@ from daskfair.cli.audit import audit_labelings, subset_summary
 from daskfair.cli.demo import PAPER_FCE_ROWS
 from daskfair.datasets import FCE_POOL_NAMES, FCE_POOLS, load_fce_pool
 from daskfair.deploy import client_context
-from daskfair.ensemble.protocol import VARIANTS, pool_rows
 from daskfair.metrics import REPORT_COLUMNS
+from daskfair.reproduce.fce_paper import VARIANTS, pool_rows
 
 PAPER = PAPER_FCE_ROWS
 #: The seed's three rows, and FCE from the seed's own start.

@@ -20,7 +20,7 @@ import numpy as np
 from _common import RESULTS, pyplot, write_result
 from daskfair.datasets import load_dataset
 from daskfair.deploy import client_context
-from daskfair.fkr.protocol import SEED_KERNELS, run_method
+from daskfair.reproduce.fkr_paper import PAPER_KERNELS, run_method
 
 K_VALUES = (1, 2, 5, 10, 20, 30)  # within the kernels' numerical ranks (≥ 36 here)
 GAMMAS = (0.0, 0.1, 1.0, 10.0, 100.0, 1000.0, None)  # None: exact constraint
@@ -46,7 +46,7 @@ def run(data, name, method, setting, trial, n_landmarks):
     """One (data set, method, setting, split) as a task."""
     train = data["splits"][trial]
     base = method.split(" over ")[0]
-    out = run_method(base, data["X"], data["y"], data["s"], train, kernel=SEED_KERNELS[name],
+    out = run_method(base, data["X"], data["y"], data["s"], train, kernel=PAPER_KERNELS[name],
                      n_components=setting.get("k"),
                      fairness=setting.get("fairness"), mu=setting.get("mu", 0.0),
                      alpha=setting.get("alpha", 1e-4),
@@ -64,7 +64,7 @@ def main() -> None:
     t0 = time.perf_counter()
     with client_context(n_workers=args.workers, dashboard_address=None) as client:
         futures = {}
-        for name in SEED_KERNELS:
+        for name in PAPER_KERNELS:
             ds = load_dataset(name)
             # a list, not a dict: scattering a dict would use its keys as task keys and
             # every data set would share the first one's "X"
@@ -78,7 +78,7 @@ def main() -> None:
                         key=f"tradeoff-{name}-{i}-{t}")
         results = dict(zip(futures, client.gather(list(futures.values())), strict=True))
     curves = {}
-    for name in SEED_KERNELS:
+    for name in PAPER_KERNELS:
         curves[name] = []
         for i, (method, setting) in enumerate(grid):
             vals = np.array([results[(name, i, t)] for t in range(args.trials)])

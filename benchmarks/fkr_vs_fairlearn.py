@@ -36,8 +36,8 @@ import numpy as np
 from _common import RESULTS, pyplot, write_result
 from daskfair.datasets import load_dataset
 from daskfair.fkr import FairKernelClassifier, FairKernelClassifierCV, FairKernelRidge
-from daskfair.fkr.protocol import minmax_scale
 from daskfair.metrics import error_rate, statistical_disparity
+from daskfair.reproduce.fkr_paper import minmax_scale
 
 BOUNDS = (0.001, 0.005, 0.01, 0.02, 0.03, 0.05)
 DATASETS = ("adult", "ffe_credit", "ffe_crime", "ffe_compas")

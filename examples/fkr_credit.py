@@ -15,8 +15,8 @@ import dask.array as da
 import numpy as np
 
 from daskfair import FairKernelClassifierCV, get_client, load_dataset
-from daskfair.fkr.protocol import METHODS, SEED_KERNELS, minmax_scale, run_method
 from daskfair.metrics import error_rate, statistical_disparity
+from daskfair.reproduce.fkr_paper import METHODS, PAPER_KERNELS, minmax_scale, run_method
 
 
 def main() -> None:
@@ -46,7 +46,7 @@ def main() -> None:
     print(f"\n{'method':<30}{'SD':>8}{'error':>8}")
     for method in METHODS:
         r = run_method(method, data.X, data.y, data.sensitive, train,
-                       kernel=SEED_KERNELS["ffe_credit"])
+                       kernel=PAPER_KERNELS["ffe_credit"])
         print(f"{method:<30}{r['sd']:>8.4f}{r['error']:>8.4f}")
 
 

@@ -14,7 +14,6 @@ import pytest
 from daskfair.cli import main
 from daskfair.datasets import load_dataset, load_fce_pool, preprocess_safairkm
 from daskfair.fkr.estimators import FairKernelClassifier
-from daskfair.fkr.protocol import minmax_scale
 from daskfair.metrics import (
     REPORT_COLUMNS,
     balance,
@@ -23,6 +22,7 @@ from daskfair.metrics import (
     kmeans_cost,
     statistical_disparity,
 )
+from daskfair.reproduce.fkr_paper import minmax_scale
 from daskfair.store import open_run
 
 pytestmark = pytest.mark.cluster

@@ -1,9 +1,16 @@
-"""The seed's Table I protocol: α grid-searched on the training rows only."""
+"""The FKR-F²E paper's Table I protocol (daskfair.reproduce.fkr_paper): α grid-searched on the
+training rows only."""
 
 import numpy as np
 
-from daskfair.fkr.protocol import SEED_GAMMAS, SEED_KERNELS, minmax_scale, run_method, seed_alphas
 from daskfair.kernels import kernel_block, kernel_params
+from daskfair.reproduce.fkr_paper import (
+    PAPER_KERNELS,
+    PAPER_RIDGE_PENALTIES,
+    minmax_scale,
+    paper_alphas,
+    run_method,
+)
 
 
 def _data(n=400, seed=0):
@@ -14,15 +21,16 @@ def _data(n=400, seed=0):
     return X, y, s
 
 
-def test_seed_alphas_are_the_seeds_gammas_over_the_dense_trace():
+def test_paper_alphas_are_the_papers_ridge_penalties_over_the_dense_trace():
     X, _, _ = _data()
     Xs = minmax_scale(X, np.arange(len(X)))
     for name in ("ffe_credit", "ffe_compas"):
-        kernel = SEED_KERNELS[name]
+        kernel = PAPER_KERNELS[name]
         params = kernel_params(kernel["kernel"], X.shape[1], degree=kernel.get("degree", 3),
                                coef0=kernel["coef0"])
         trace = np.trace(kernel_block(Xs, Xs, params))
-        np.testing.assert_allclose(seed_alphas(Xs, kernel) * trace, SEED_GAMMAS, rtol=1e-12)
+        np.testing.assert_allclose(paper_alphas(Xs, kernel) * trace, PAPER_RIDGE_PENALTIES,
+                                   rtol=1e-12)
 
 
 def test_grid_alpha_is_chosen_without_the_test_rows():
@@ -30,11 +38,11 @@ def test_grid_alpha_is_chosen_without_the_test_rows():
     does not change it (the test rows are never seen by the search)."""
     X, y, s = _data()
     train = np.arange(300)
-    kw = {"kernel": SEED_KERNELS["ffe_credit"], "alpha": "grid", "random_state": 3}
+    kw = {"kernel": PAPER_KERNELS["ffe_credit"], "alpha": "grid", "random_state": 3}
     out = run_method("kernel ridge", X, y, s, train, **kw)
     order = np.random.default_rng(3).permutation(train)  # the search's 80/20 split
     fit = np.arange(240)
-    assert out["alpha"] in seed_alphas(minmax_scale(X[order], fit)[fit], kw["kernel"])
+    assert out["alpha"] in paper_alphas(minmax_scale(X[order], fit)[fit], kw["kernel"])
     X2, y2 = X.copy(), y.copy()
     X2[300:] = np.random.default_rng(9).normal(size=(100, 5))
     y2[300:] = 1 - y2[300:]
@@ -45,14 +53,14 @@ def test_grid_alpha_is_chosen_without_the_test_rows():
 
 def test_paper_objective_is_the_constant_predictor_on_the_authors_splits(data_dir):
     """The README's claim, on the first two of the authors' splits of each data set: the
-    seed's paper objective predicts the majority class on every test row (SD 0, the
+    paper's own objective predicts the majority class on every test row (SD 0, the
     constant's error). All 150 splits: benchmarks/fkr_table1.py."""
     from daskfair.datasets import load_dataset
 
     for name in ("ffe_credit", "ffe_crime", "ffe_compas"):
         ds = load_dataset(name, data_dir)
         for split in (0, 1):
-            kw = {"kernel": SEED_KERNELS[name], "n_landmarks": 300, "random_state": split}
+            kw = {"kernel": PAPER_KERNELS[name], "n_landmarks": 300, "random_state": split}
             paper = run_method("FKR-F2E (paper)", ds.X, ds.y, ds.sensitive, ds.splits[split],
                                **kw)
             const = run_method("constant", ds.X, ds.y, ds.sensitive, ds.splits[split], **kw)
@@ -66,10 +74,10 @@ def test_a_training_set_within_the_landmarks_is_fitted_exactly():
 
     X, y, s = _data(n=200)
     train = np.arange(150)
-    out = run_method("kernel ridge", X, y, s, train, kernel=SEED_KERNELS["ffe_credit"],
+    out = run_method("kernel ridge", X, y, s, train, kernel=PAPER_KERNELS["ffe_credit"],
                      n_landmarks=150)
     Xs = minmax_scale(X, train)
-    exact = FairKernelRidge(0.0, **SEED_KERNELS["ffe_credit"], relative_alpha=1e-4,
+    exact = FairKernelRidge(0.0, **PAPER_KERNELS["ffe_credit"], relative_alpha=1e-4,
                             approximation="exact").fit(Xs[train], y[train],
                                                        sensitive_features=s[train])
     pred = (exact.predict(Xs[150:]) >= 0.5).astype(int)

@@ -26,10 +26,10 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from daskfair.ensemble import FairClusteringEnsemble, base_clusterings
 from daskfair.ensemble.base import assign_block, fit_run
 from daskfair.fkr.estimators import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
-from daskfair.fkr.protocol import minmax_scale
 from daskfair.kernels import kernel_block, kernel_params
 from daskfair.metrics import balance, kmeans_cost, statistical_disparity
 from daskfair.nystroem import fit_nystroem
+from daskfair.reproduce.fkr_paper import minmax_scale
 from daskfair.safairkm import SAFairKMeans, pareto_front
 
 from ._dense_reference import (
@@ -320,7 +320,7 @@ def test_rbf_default_gamma_on_1e8_data_degenerates_to_a_diagonal_kernel(scale):
     # to exactly 0 between distinct rows. The kernel matrix is diagonal, every training row
     # is its own feature, and an unseen row has k(x, L) = 0: its prediction is the intercept.
     # That is the sensible (finite, if useless) result; scale the features first
-    # (fkr_protocol.minmax_scale) to get a meaningful rbf kernel. NOTE: the diagonal is not
+    # (reproduce.fkr_paper.minmax_scale) to get a meaningful rbf kernel. NOTE: the diagonal is not
     # exactly 1 either: ‖x‖² + ‖x‖² − 2x·x loses γ·ulp(‖x‖²) ≈ γ·8 to rounding at this
     # scale, so k(x, x) ranges over (1e-7, 1] — harmless here because the kernel is already
     # degenerate (reported with the cancellation issue below).

@@ -21,9 +21,9 @@ from typing import Any
 import distributed
 
 from ..datasets import FCE_POOL_NAMES, FCE_POOLS, load_dataset, load_fce_pool
-from ..ensemble.protocol import VARIANTS, pool_rows
-from ..fkr.protocol import CV_METHOD, METHODS, SEED_KERNELS, run_method
 from ..metrics import REPORT_COLUMNS
+from ..reproduce.fce_paper import VARIANTS, pool_rows
+from ..reproduce.fkr_paper import CV_METHOD, METHODS, PAPER_KERNELS, run_method
 from ..store import create_run
 from .audit import audit_labelings, subset_summary
 
@@ -130,7 +130,7 @@ def fkr_section(
                              hash=False)
     futures = [
         client.submit(run_method, method, X, y, s, data.splits[split],
-                      kernel=SEED_KERNELS[dataset], random_state=split,
+                      kernel=PAPER_KERNELS[dataset], random_state=split,
                       key=f"demo-fkr-{dataset}-{split}-{i}")
         for i, method in enumerate((CV_METHOD, *METHODS))
     ]

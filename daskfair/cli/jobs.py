@@ -12,6 +12,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import dask
@@ -24,12 +25,17 @@ from ..fkr.statistics import fold_of
 from ..metrics import (
     REPORT_COLUMNS,
     clustering_report,
-    error_rate,
     hypervolume_2d,
-    regression_report,
-    statistical_disparity,
 )
 from ..progress import IterationBar
+from ..reproduce.methods import (
+    REGISTRY,
+    RIDGE_THRESHOLD,
+    FitSettings,
+    constant_from_labels,
+    constant_from_moments,
+    score,
+)
 from ..store import Run
 from .inputs import JobData, to_dask
 
@@ -100,15 +106,6 @@ def _rows(x: da.Array, test: bool, test_size: float, seed: int) -> da.Array:
                         chunks=(counts, *x.chunks[1:]))
 
 
-def _scores(task: str, pred: Any, y: Any, s: Any) -> dict[str, float]:
-    if task == "classification":
-        return {"sd": statistical_disparity(pred, sensitive_features=s),
-                "error": error_rate(y, pred)}
-    # regression: the gap between the groups' mean predictions (SD's continuous analogue)
-    report = regression_report(y, pred, sensitive_features=s)
-    return {"sd": report["mean_prediction_gap"], "error": report["rmse"]}
-
-
 def _classes(data: JobData, task: str) -> tuple[str, np.ndarray | None]:
     """The task and, to classify, the label's two values (from a table's pass: no read)."""
     if data.summary is not None:
@@ -128,7 +125,7 @@ def _classes(data: JobData, task: str) -> tuple[str, np.ndarray | None]:
 
 
 def _scale(X: Any, data: JobData, train: Any) -> tuple[Any, np.ndarray, np.ndarray]:
-    """The seed's min-max scaling: on the training rows' range, or a table's range from its
+    """The paper's min-max scaling: on the training rows' range, or a table's range from its
     pass (every row: no pass of its own), with constant columns 0."""
     if data.encoder is not None:
         enc, cols = data.encoder, data.summary.columns
@@ -188,14 +185,6 @@ def fkr_job(
     published split); a table or a zarr array, which is never brought into this process,
     by a seeded hash of the row number (about ``test_size`` of every group and class).
     """
-    from ..fkr import (
-        FairKernelClassifier,
-        FairKernelClassifierCV,
-        FairKernelRegressor,
-        FairKernelRegressorCV,
-        FairKernelRidge,
-    )
-
     if data.y is None:
         raise ValueError("FKR-F²E needs a label: give --label COLUMN.")
     task, classes = _classes(data, task)
@@ -229,51 +218,44 @@ def fkr_job(
     echo(f"FKR-F²E ({task}): {n_train:,} training and {n_test:,} test rows, "
          f"{X.shape[1]} features; {split_text}")
     gammas = [None] if gamma is None else list(np.atleast_1d(gamma))
-    kernel_kw = {"kernel": kernel, "degree": degree, "coef0": coef0}
-    approx = ({"approximation": "exact"} if n_train <= n_landmarks
-              else {"n_landmarks": n_landmarks, "random_state": seed})
-
-    def fkrr(m: float) -> Any:
-        return FairKernelRidge(m, **kernel_kw, gamma=gammas[0], alpha=alpha, **approx)
+    settings = FitSettings(
+        kernel={"kernel": kernel, "degree": degree, "coef0": coef0, "gamma": gammas[0]},
+        approximation=({"approximation": "exact"} if n_train <= n_landmarks
+                       else {"n_landmarks": n_landmarks, "random_state": seed}),
+        classify=classify, alpha=alpha, mu=mu, objective=objective, fairness=fairness,
+        disparity_bound=disparity_bound, constraints=constraint, folds=folds,
+        cv_kernel={"gamma": gammas if len(gammas) > 1 else gammas[0]})
+    baselines = [m for m in REGISTRY.values() if m.baseline and m.build is not None]
 
     fitted: list[tuple[str, int | None, Any, float]] = []  # name, k, model, seconds
-    t0 = time.perf_counter()
     if components is None:
-        cv_cls = FairKernelClassifierCV if classify else FairKernelRegressorCV
-        extra = {"constraints": constraint} if classify else {}
-        cv = cv_cls(**kernel_kw, gamma=gammas if len(gammas) > 1 else gammas[0],
-                    disparity_bound=disparity_bound, cv=folds, **extra, **approx)
-        cv.fit(Xtr, ytr, sensitive_features=s_tr)
-        fitted.append((f"{cv_cls.__name__} (<= {disparity_bound:g})", None, cv,
-                       time.perf_counter() - t0))
+        cv = REGISTRY["CV"]
+        t0 = time.perf_counter()
+        est = cv.build(settings).fit(Xtr, ytr, sensitive_features=s_tr)
+        fitted.append((cv.label(settings), None, est, time.perf_counter() - t0))
         echo(f"  fitted {fitted[-1][0]} ({fitted[-1][3]:.1f} s)")
         # the baselines from the moments of the selection's first pass: no pass of their own
-        total, fmap = cv.moments_[0], cv.feature_maps_[0]
-        for name, m in ((f"FKRR (mu={mu:g})", mu), ("kernel ridge", 0.0)):
+        total, fmap = est.moments_[0], est.feature_maps_[0]
+        for method in baselines:
             t0 = time.perf_counter()
-            fitted.append((name, None, fkrr(m).fit_moments(total, fmap),
+            fitted.append((method.label(settings), None,
+                           method.build(settings).fit_moments(total, fmap),
                            time.perf_counter() - t0))
-        constant = (float(np.argmax(np.bincount(total.cell_label, weights=total.counts,
-                                                minlength=2))) if classify
-                    else total.total_y / total.n)
+        constant = constant_from_moments(total, classify=classify)
     else:
-        fkr_cls = FairKernelClassifier if classify else FairKernelRegressor
-        fixed = {"threshold": 0.5} if classify else {}
+        fkr = REGISTRY["FKR-F2E"]
         for k in components:
             t0 = time.perf_counter()
-            est = fkr_cls(n_components=k, objective=objective, fairness=fairness, **kernel_kw,
-                          gamma=gammas[0], alpha=alpha, **fixed, **approx)
+            est = fkr.build(replace(settings, n_components=k))
             est.fit(Xtr, ytr, sensitive_features=s_tr)
-            fitted.append((f"FKR-F2E ({objective})", k, est, time.perf_counter() - t0))
+            fitted.append((fkr.label(settings), k, est, time.perf_counter() - t0))
             echo(f"  fitted {fitted[-1][0]}, k = {est.n_components_} ({fitted[-1][3]:.1f} s)")
-        for name, m in ((f"FKRR (mu={mu:g})", mu), ("kernel ridge", 0.0)):
+        for method in baselines:
             t0 = time.perf_counter()
-            fitted.append((name, None, fkrr(m).fit(Xtr, ytr, sensitive_features=s_tr),
+            fitted.append((method.label(settings), None,
+                           method.build(settings).fit(Xtr, ytr, sensitive_features=s_tr),
                            time.perf_counter() - t0))
-        counts = np.bincount(np.asarray(dask.compute(ytr)[0]).astype(np.int64)) if classify \
-            else None
-        constant = float(counts.argmax()) if classify else float(np.mean(
-            dask.compute(ytr)[0]))
+        constant = constant_from_labels(dask.compute(ytr)[0], classify=classify)
     # every model's predictions in one pass over the test rows (kept in the cluster's memory
     # for the scores)
     t0 = time.perf_counter()
@@ -282,12 +264,12 @@ def fkr_job(
         preds, yte, s_te = dask.persist(preds, yte, s_te)
     score_seconds = time.perf_counter() - t0
     results, chosen = [], None
-    names = [*fitted, ("constant", None, None, 0.0)]
+    names = [*fitted, (REGISTRY["constant"].label(settings), None, None, 0.0)]
     for i, (name, k, est, seconds) in enumerate(names):
         t0 = time.perf_counter()
         pred = preds[:, i]
         row = {"method": name, "n_components": getattr(est, "n_components_", k),
-               **_scores(task, pred, yte, s_te), "seconds": seconds}
+               **score(pred, yte, s_te, classify=classify), "seconds": seconds}
         if hasattr(est, "frontier_"):
             chosen = est
             row.update(validation_sd=est.best_disparity_, validation_error=est.best_error_)
@@ -318,7 +300,7 @@ def _predict_all(models: list[Any], X: Any, classify: bool, constant: float) -> 
     for est, f in zip(models, raw, strict=True):
         if classify:
             # the classifiers' rule (a·(f − threshold) ≥ 0 with a > 0), FKRR's at ½
-            f = (f >= getattr(est, "threshold_", 0.5)).astype(np.float64)
+            f = (f >= getattr(est, "threshold_", RIDGE_THRESHOLD)).astype(np.float64)
         cols.append(f)
     if is_dask(X):
         return da.stack([*cols, da.full_like(cols[0], constant)], axis=1)

@@ -1,8 +1,8 @@
-"""The FCE seed's evaluation protocol on a pool of base clusterings.
+"""The FCE paper's evaluation protocol on a pool of base clusterings.
 
 The m base clusterings of a pool are split into ``n_subsets`` disjoint consecutive subsets;
 a consensus of each subset is found (one task per subset) and the seven FCE metrics are
-reported as mean ± sample std over the subsets — how the seed prints its FCE rows.
+reported as mean ± sample std over the subsets — how the paper prints its FCE rows.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Any
 import distributed
 import numpy as np
 
+from ..ensemble.estimator import FairClusteringEnsemble
 from ..metrics import REPORT_COLUMNS, clustering_report
-from .estimator import FairClusteringEnsemble
 
 __all__ = ["VARIANTS", "pool_rows", "subset_report"]
 
-#: The seed's FCE and its two ablations.
+#: The paper's FCE and its two ablations.
 VARIANTS: dict[str, dict[str, Any]] = {
     "FCE": {"alignment": "rotation"},
     "FCE-f": {"alignment": "rotation", "fairness": 0.0},

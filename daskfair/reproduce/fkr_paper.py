@@ -1,15 +1,16 @@
-"""The FKR-F²E seed's classification protocol, shared by the demo, examples and benchmarks.
+"""The FKR-F²E paper's classification protocol (Table I): the demo, examples and benchmarks.
 
 One trial: min-max scale the features on the training rows, fit a method on them, predict the
-test rows, report statistical disparity (SD, eq. 16) and error. Methods: FKR-F²E with the
-paper objective or the mean-discrepancy objective, FKRR (Pérez-Suay et al.), unconstrained
-kernel ridge (FKRR with μ = 0) and the constant majority-class predictor — always reported,
-since on the seed's data it has SD = 0 and an error close to the fair regressor's (DESIGN §2).
-The ridge penalty is grid-searched on the training rows as the seed did (``alpha="grid"``: its
-γ of eq. (13) over :data:`SEED_GAMMAS`, 1e-3 … 1e2, each fitted on 80 % of the training rows
-and scored by the error on the other 20 %, the best refitted on all of them); a number fixes
-the relative α instead.
-:data:`CV_METHOD` (not one of the seed's methods) is :class:`FairKernelClassifierCV` with the
+test rows, report statistical disparity (SD, eq. 16) and error. Methods (:data:`METHODS`, each
+an entry of :data:`daskfair.reproduce.methods.REGISTRY`): FKR-F²E with the paper objective or
+the mean-discrepancy objective, FKRR (Pérez-Suay et al.), unconstrained kernel ridge (FKRR
+with μ = 0) and the constant majority-class predictor — always reported, since on the paper's
+data it has SD = 0 and an error close to the fair regressor's (DESIGN §2).
+The ridge penalty is grid-searched on the training rows as the paper did (``alpha="grid"``:
+its γ of eq. (13) over :data:`PAPER_RIDGE_PENALTIES`, 1e-3 … 1e2, each fitted on 80 % of the
+training rows and scored by the error on the other 20 %, the best refitted on all of them); a
+number fixes the relative α instead.
+:data:`CV_METHOD` (not one of the paper's methods) is :class:`FairKernelClassifierCV` with the
 same kernel, choosing its model on the training rows under a validation SD bound of .01.
 """
 
@@ -21,31 +22,43 @@ import dask.array as da
 import numpy as np
 
 from ..kernels import kernel_block, kernel_params
-from ..metrics import error_rate, statistical_disparity
-from .cv import FairKernelClassifierCV
-from .estimators import FairKernelClassifier, FairKernelRidge
+from .methods import REGISTRY, FitSettings, constant_from_labels, predict_classes, score
 
-__all__ = ["CV_METHOD", "METHODS", "SEED_GAMMAS", "SEED_KERNELS", "minmax_scale",
-           "run_method", "seed_alphas"]
+__all__ = ["CV_METHOD", "METHODS", "PAPER_KERNELS", "PAPER_RIDGE_PENALTIES", "minmax_scale",
+           "paper_alphas", "run_method"]
 
-METHODS = ("FKR-F2E (paper)", "FKR-F2E (mean_discrepancy)", "FKRR", "kernel ridge", "constant")
 #: The model-selection workflow under a disparity bound of .01, on the same kernel.
 CV_METHOD = "FairKernelClassifierCV (<= .01)"
 
-#: Kernels of the seed's Table I per FKR-F²E data set.
-SEED_KERNELS: dict[str, dict[str, Any]] = {
+#: Each method of the paper's table (and :data:`CV_METHOD`): its registry entry and the
+#: settings it differs in.
+_ENTRIES: dict[str, tuple[str, dict[str, Any]]] = {
+    "FKR-F2E (paper)": ("FKR-F2E", {"objective": "paper"}),
+    "FKR-F2E (mean_discrepancy)": ("FKR-F2E", {"objective": "mean_discrepancy"}),
+    "FKRR": ("FKRR", {}),
+    "kernel ridge": ("kernel ridge", {}),
+    "constant": ("constant", {}),
+    CV_METHOD: ("CV", {"disparity_bound": 0.01}),
+}
+
+#: The methods of the paper's Table I, in its order.
+METHODS = tuple(m for m in _ENTRIES if m != CV_METHOD)
+
+#: Kernels of the paper's Table I per FKR-F²E data set.
+PAPER_KERNELS: dict[str, dict[str, Any]] = {
     "ffe_credit": {"kernel": "polynomial", "degree": 4, "coef0": 0.1},
     "ffe_crime": {"kernel": "polynomial", "degree": 4, "coef0": 0.1},
     "ffe_compas": {"kernel": "sigmoid", "coef0": 0.01},
 }
 
 
-#: The seed's grid of the absolute ridge penalty γ of eq. (13), [1e-3, 1e2].
-SEED_GAMMAS = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2)
+#: The paper's grid of the absolute ridge penalty γ of eq. (13), [1e-3, 1e2] (a penalty, not
+#: a kernel coefficient).
+PAPER_RIDGE_PENALTIES = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2)
 
 
-def seed_alphas(X: np.ndarray, kernel: dict[str, Any]) -> np.ndarray:
-    """The relative α of each γ in :data:`SEED_GAMMAS` on the (scaled) rows ``X``.
+def paper_alphas(X: np.ndarray, kernel: dict[str, Any]) -> np.ndarray:
+    """The relative α of each γ in :data:`PAPER_RIDGE_PENALTIES` on the (scaled) rows ``X``.
 
     daskfair's α is γ / tr(K) (:class:`~daskfair.FairKernelRegressor`), tr(K) = Σ k(x, x).
     """
@@ -53,17 +66,17 @@ def seed_alphas(X: np.ndarray, kernel: dict[str, Any]) -> np.ndarray:
                            degree=kernel.get("degree", 3), coef0=kernel.get("coef0", 1.0))
     trace = sum(float(np.trace(kernel_block(X[i:i + 1024], X[i:i + 1024], params)))
                 for i in range(0, len(X), 1024))
-    return np.asarray(SEED_GAMMAS) / trace
+    return np.asarray(PAPER_RIDGE_PENALTIES) / trace
 
 
 def _grid_alpha(method: str, X: np.ndarray, y: np.ndarray, s: np.ndarray,
                 train: np.ndarray, rng: np.random.Generator, **kw: Any) -> float:
-    # the seed's protocol: every γ of its grid fitted on 80 % of the training rows, scored
+    # the paper's protocol: every γ of its grid fitted on 80 % of the training rows, scored
     # on the other 20 %; the test rows are never seen
     order = rng.permutation(train)
     fit = np.arange(int(0.8 * len(order)))
     Xt, yt, st = X[order], y[order], s[order]
-    alphas = seed_alphas(minmax_scale(Xt, fit)[fit], kw["kernel"])
+    alphas = paper_alphas(minmax_scale(Xt, fit)[fit], kw["kernel"])
     errors = [run_method(method, Xt, yt, st, fit, alpha=a, **kw)["error"] for a in alphas]
     return float(alphas[int(np.argmin(errors))])
 
@@ -110,17 +123,18 @@ def run_method(
     train : ndarray of int
         Training row indices; every other row is a test row.
     kernel : dict
-        ``kernel`` name and parameters (see :data:`SEED_KERNELS`).
+        ``kernel`` name and parameters (see :data:`PAPER_KERNELS`).
     n_components : int, optional
-        k; default n_train / 250 as in the seed.
+        k; default n_train / 250 as in the paper.
     fairness : float, optional
         γ of the mean-discrepancy objective.
     mu : float
         FKRR's fairness penalty.
     alpha : float or "grid"
-        Relative ridge penalty of every kernel method (the seed's eq. 13 γ divided by
+        Relative ridge penalty of every kernel method (the paper's eq. 13 γ divided by
         tr(K); see :class:`~daskfair.FairKernelRegressor`), or "grid": chosen on the
-        training rows from the seed's grid (:data:`SEED_GAMMAS`; five more fits).
+        training rows from the paper's grid (:data:`PAPER_RIDGE_PENALTIES`; five more
+        fits).
     n_landmarks : int
         Nyström landmarks; a training set no larger than this is fitted exactly.
     random_state : int
@@ -130,8 +144,8 @@ def run_method(
     -------
     dict with "sd" and "error" on the test rows (and "alpha", the α used).
     """
-    if method not in (*METHODS, CV_METHOD):
-        raise ValueError(f"unknown method {method!r}; choose one of {(*METHODS, CV_METHOD)}.")
+    if method not in _ENTRIES:
+        raise ValueError(f"unknown method {method!r}; choose one of {tuple(_ENTRIES)}.")
     y = np.asarray(y).astype(int)
     if alpha == "grid" and method not in ("constant", CV_METHOD):
         alpha = _grid_alpha(method, X, y, s, train, np.random.default_rng(random_state),
@@ -144,23 +158,16 @@ def run_method(
         if len(train) <= n_landmarks
         else {"n_landmarks": n_landmarks, "random_state": random_state}
     )
-    if method == "constant":
-        pred = np.full(len(test), np.bincount(y[train]).argmax())
-    elif method == CV_METHOD:
-        cv = FairKernelClassifierCV(**kernel, disparity_bound=0.01, **approx)
-        pred = cv.fit(Xs[train], y[train], sensitive_features=s[train]).predict(Xs[test])
-    elif method.startswith("FKR-F2E"):
-        objective = "paper" if "paper" in method else "mean_discrepancy"
-        # the seed thresholds the regression output at 0.5, the midpoint of the coded classes
-        clf = FairKernelClassifier(**kernel, n_components=n_components, objective=objective,
-                                   fairness=fairness, alpha=alpha, threshold=0.5, **approx)
-        pred = clf.fit(Xs[train], y[train], sensitive_features=s[train]).predict(Xs[test])
+    name, differs = _ENTRIES[method]
+    entry = REGISTRY[name]
+    if entry.build is None:
+        pred = np.full(len(test), constant_from_labels(y[train], classify=True))
     else:
-        reg = FairKernelRidge(mu if method == "FKRR" else 0.0, **kernel, alpha=alpha, **approx)
-        reg.fit(Xs[train], y[train], sensitive_features=s[train])
-        pred = (reg.predict(Xs[test]) >= 0.5).astype(int)
+        settings = FitSettings(kernel=kernel, approximation=approx, alpha=alpha, mu=mu,
+                               n_components=n_components, fairness=fairness, **differs)
+        est = entry.build(settings).fit(Xs[train], y[train], sensitive_features=s[train])
+        pred = predict_classes(entry, est, Xs[test])
     return {
-        "sd": statistical_disparity(pred, sensitive_features=s[test]),
-        "error": error_rate(y[test], pred),
+        **score(pred, y[test], s[test], classify=True),
         "alpha": alpha if isinstance(alpha, float | int) else float("nan"),
     }
