@@ -212,11 +212,11 @@ def main() -> None:
             write_result("tables_at_scale", results)  # what is measured is kept
             if n == 1_000_000:
                 row["fce"] = run_cli(["fce", "--input", str(table), "--label", "income",
-                                      "--sensitive", "sex", "--clusters", "2", "--runs", "10",
+                                      "--sensitive", "sex", "--n-clusters", "2", "--n-runs", "10",
                                       "--store", str(work / "fce.zarr"), *common],
                                      client, sampler, "fce")
                 row["safairkm"] = run_cli(["safairkm", "--input", str(table), "--sensitive",
-                                           "sex", "--rows", "5000", "--iterations", "100",
+                                           "sex", "--rows", "5000", "--max-iter", "100",
                                            "--store", str(work / "sa.zarr"), *common],
                                           client, sampler, "safairkm")
                 for job in ("fce", "safairkm"):

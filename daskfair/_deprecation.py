@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["DEPRECATED", "REMOVED_IN", "renamed_attribute", "renamed_kwargs",
-           "renamed_params", "warn_renamed"]
+           "renamed_message", "renamed_params", "warn_renamed"]
 
 #: Default of a renamed constructor parameter: "not given".
 DEPRECATED = "deprecated"
@@ -22,11 +22,16 @@ DEPRECATED = "deprecated"
 REMOVED_IN = "0.3"
 
 
+def renamed_message(old: str, new: str) -> str:
+    """What a renamed name says: its replacement and when it goes."""
+    return (f"'{old}' is renamed '{new}' (same meaning); '{old}' will be removed in "
+            f"daskfair {REMOVED_IN}. Use {new} instead.")
+
+
 def warn_renamed(owner: str, old: str, new: str, stacklevel: int = 3) -> None:
     """One ``FutureWarning``: ``owner``'s ``old`` is now ``new``."""
-    warnings.warn(
-        f"{owner}: '{old}' is renamed '{new}' (same meaning); '{old}' will be removed in "
-        f"daskfair {REMOVED_IN}. Use {new}=... instead.", FutureWarning, stacklevel=stacklevel)
+    warnings.warn(f"{owner}: {renamed_message(old, new)}", FutureWarning,
+                  stacklevel=stacklevel)
 
 
 def renamed_params(estimator: Any, renames: Mapping[str, str], *, stacklevel: int = 5

@@ -58,12 +58,12 @@ _local._put = _counted_put
 
 #: The three jobs, small: each writes its whole store in a few seconds.
 JOBS: dict[str, list[str]] = {
-    "fkr": ["fkr", "--dataset", "ffe_crime", "--split", "3", "--landmarks", "150",
+    "fkr": ["fkr", "--dataset", "ffe_crime", "--split", "3", "--n-landmarks", "150",
             "--kernel", "polynomial", "--degree", "4", "--coef0", "0.1", "--workers", "1"],
-    "safairkm": ["safairkm", "--dataset", "safairkm_adult", "--rows", "600", "--clusters", "4",
-                 "--starts", "4", "--iterations", "20", "--checkpoint-every", "5",
-                 "--vfairkm", "0"],
-    "fce": ["fce", "--pool", "jaffe", "--runs", "8", "--clusters", "10", "--tol", "0",
+    "safairkm": ["safairkm", "--dataset", "safairkm_adult", "--rows", "600", "--n-clusters", "4",
+                 "--n-init", "4", "--max-iter", "20", "--checkpoint-every", "5",
+                 "--vfairkm-fairness-weights", "0"],
+    "fce": ["fce", "--pool", "jaffe", "--n-runs", "8", "--n-clusters", "10", "--tol", "0",
             "--max-iter", "6", "--chunk-rows", "64", "--workers", "1"],
 }
 RESUMABLE = {"safairkm", "fce"}

@@ -43,8 +43,9 @@ def _run(args, capsys):
 
 def test_fkr_job_store(scheduler, data_dir, tmp_path, capsys):
     store = tmp_path / "crime.zarr"
-    code, out, err = _run(["fkr", "--dataset", "ffe_crime", "--split", "3", "--components",
-                           "2", "4", "--objective", "mean_discrepancy", "--landmarks", "300",
+    code, out, err = _run(["fkr", "--dataset", "ffe_crime", "--split", "3",
+                           "--fair-feature-counts", "2", "4", "--objective", "mean_discrepancy",
+                           "--n-landmarks", "300",
                            "--kernel", "polynomial", "--degree", "4", "--coef0", "0.1",
                            "--scheduler", scheduler, "--data-dir", str(data_dir),
                            "--store", str(store), "--no-progress"], capsys)
@@ -55,7 +56,7 @@ def test_fkr_job_store(scheduler, data_dir, tmp_path, capsys):
     results = run.attrs["results"]
     assert [r["method"] for r in results] == ["FKR-F2E (mean_discrepancy)"] * 2 + [
         "FKRR (mu=1)", "kernel ridge", "constant"]
-    assert [r["n_components"] for r in results[:2]] == [2, 4]
+    assert [r["n_fair_features"] for r in results[:2]] == [2, 4]
     # independent checks on the authors' split 3
     d = load_dataset("ffe_crime", data_dir)
     train = d.splits[3]
@@ -87,7 +88,7 @@ def test_fkr_disparity_bound_workflow(scheduler, data_dir, tmp_path, capsys):
     """The default `daskfair fkr`: selection under a bound, its frontier stored and plotted."""
     store = tmp_path / "credit.zarr"
     code, out, err = _run(["fkr", "--dataset", "ffe_credit", "--split", "1",
-                           "--disparity-bound", "0.02", "--landmarks", "200", "--folds", "3",
+                           "--disparity-bound", "0.02", "--n-landmarks", "200", "--cv", "3",
                            "--scheduler", scheduler, "--data-dir", str(data_dir),
                            "--store", str(store), "--no-progress"], capsys)
     assert code == 0, err
@@ -117,9 +118,9 @@ def test_fkr_disparity_bound_workflow(scheduler, data_dir, tmp_path, capsys):
 def test_safairkm_job_store_and_plot(scheduler, data_dir, tmp_path, capsys):
     store = tmp_path / "front.zarr"
     code, out, err = _run(["safairkm", "--dataset", "safairkm_adult", "--rows", "600",
-                           "--clusters", "3", "--starts", "4", "--iterations", "12",
-                           "--vfairkm", "0", "100", "--scheduler", scheduler, "--data-dir",
-                           str(data_dir), "--store", str(store)], capsys)
+                           "--n-clusters", "3", "--n-init", "4", "--max-iter", "12",
+                           "--vfairkm-fairness-weights", "0", "100", "--scheduler", scheduler,
+                           "--data-dir", str(data_dir), "--store", str(store)], capsys)
     assert code == 0, err
     assert "12/12 iterations" in out and "SAfairKM" in out and "VfairKM" in out
     run = open_run(store)
@@ -138,9 +139,9 @@ def test_safairkm_job_store_and_plot(scheduler, data_dir, tmp_path, capsys):
     # without a cluster option the same job runs in this process, with the same front
     here = tmp_path / "here.zarr"
     code, out, err = _run(["safairkm", "--dataset", "safairkm_adult", "--rows", "600",
-                           "--clusters", "3", "--starts", "4", "--iterations", "12",
-                           "--vfairkm", "0", "100", "--data-dir", str(data_dir), "--store",
-                           str(here)], capsys)
+                           "--n-clusters", "3", "--n-init", "4", "--max-iter", "12",
+                           "--vfairkm-fairness-weights", "0", "100", "--data-dir",
+                           str(data_dir), "--store", str(here)], capsys)
     assert code == 0, err
     assert "running in this process on" in out and "Dask cluster:" not in out
     for key in ("cost", "balance", "labels", "vfairkm/cost"):
@@ -153,7 +154,7 @@ def test_safairkm_job_store_and_plot(scheduler, data_dir, tmp_path, capsys):
 
 def test_fce_job_on_a_pool_and_show(scheduler, data_dir, tmp_path, capsys):
     store = tmp_path / "yale.zarr"
-    code, out, err = _run(["fce", "--pool", "yale", "--runs", "6", "--clusters", "15",
+    code, out, err = _run(["fce", "--pool", "yale", "--n-runs", "6", "--n-clusters", "15",
                            "--chunk-rows", "50", "--scheduler", scheduler, "--data-dir",
                            str(data_dir), "--store", str(store), "--no-progress"], capsys)
     assert code == 0, err
@@ -180,10 +181,10 @@ def test_fce_job_on_a_pool_and_show(scheduler, data_dir, tmp_path, capsys):
 
 def test_fce_job_with_a_consensus_coarser_than_the_pool(scheduler, data_dir, tmp_path,
                                                         capsys):
-    """D&S's base clusterings have 19 clusters: with --clusters 7 each is scored with its own
+    """D&S's base clusterings have 19 clusters: with --n-clusters 7 each is scored with its own
     19 (it failed with "labels must lie in [0, 6]" after the whole consensus had run)."""
     store = tmp_path / "ds.zarr"
-    code, _, err = _run(["fce", "--pool", "ds", "--runs", "3", "--clusters", "7",
+    code, _, err = _run(["fce", "--pool", "ds", "--n-runs", "3", "--n-clusters", "7",
                          "--max-iter", "2", "--scheduler", scheduler, "--data-dir",
                          str(data_dir), "--store", str(store), "--no-progress"], capsys)
     assert code == 0, err
@@ -216,7 +217,7 @@ def test_fce_job_from_a_csv_file(scheduler, tmp_path, capsys):
     logging.getLogger("distributed.scheduler").addHandler(handler)
     try:
         code, _, err = _run(["fce", "--input", str(tmp_path / "d.csv"), "--sensitive", "sex",
-                             "--label", "kind", "--clusters", "3", "--runs", "4",
+                             "--label", "kind", "--n-clusters", "3", "--n-runs", "4",
                              "--methods", "kmeans", "spectral", "--chunk-rows", "250",
                              "--scheduler", scheduler, "--store", str(store),
                              "--no-progress"], capsys)
@@ -234,7 +235,7 @@ def test_fce_job_from_a_csv_file(scheduler, tmp_path, capsys):
         balance(labels, sensitive_features=s))
     # without --label the report has no ACC/NMI
     code, _, err = _run(["fce", "--input", str(tmp_path / "d.csv"), "--sensitive", "sex",
-                         "--features", "a", "b", "c", "--clusters", "3", "--runs", "2",
+                         "--features", "a", "b", "c", "--n-clusters", "3", "--n-runs", "2",
                          "--scheduler", scheduler, "--store", str(tmp_path / "nolabel.zarr"),
                          "--no-progress"], capsys)
     assert code == 0, err
@@ -276,7 +277,7 @@ def test_fkr_on_a_table_with_text_columns(scheduler, tmp_path, capsys):
 
     _credit_like().to_csv(tmp_path / "credit.csv", index=False)
     code, out, err = _run(["fkr", "--input", str(tmp_path / "credit.csv"), "--label", "risk",
-                           "--sensitive", "sex", "--landmarks", "50", "--folds", "3",
+                           "--sensitive", "sex", "--n-landmarks", "50", "--cv", "3",
                            "--scheduler", scheduler, "--store", str(tmp_path / "c.zarr"),
                            "--no-progress"], capsys)
     assert code == 0, err
@@ -314,7 +315,7 @@ def test_fkr_on_a_parquet_directory_and_a_csv_glob_of_one_table(scheduler, tmp_p
     runs = {}
     for name, source in (("pq", tmp_path / "pq"), ("csv", str(tmp_path / "t-*.csv.gz"))):
         code, out, err = _run(["fkr", "--input", str(source), "--label", "risk", "--sensitive",
-                               "sex", "--landmarks", "80", "--folds", "3", "--chunk-rows",
+                               "sex", "--n-landmarks", "80", "--cv", "3", "--chunk-rows",
                                "256", "--scheduler", scheduler, "--store",
                                str(tmp_path / f"{name}.zarr"), "--no-progress"], capsys)
         assert code == 0, err

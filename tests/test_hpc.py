@@ -75,8 +75,8 @@ def test_a_job_runs_end_to_end_on_a_fake_batch_system(system, tmp_path, data_dir
     env.pop("DASK_SCHEDULER_ADDRESS", None)
     store = tmp_path / "yale.zarr"
     proc = subprocess.run(
-        [sys.executable, "-m", "daskfair.cli", "fce", "--pool", "yale", "--runs", "4",
-         "--clusters", "15", "--jobqueue", system, "--jobs", "2", "--jobqueue-config",
+        [sys.executable, "-m", "daskfair.cli", "fce", "--pool", "yale", "--n-runs", "4",
+         "--n-clusters", "15", "--jobqueue", system, "--jobs", "2", "--jobqueue-config",
          str(_config(tmp_path, system)), "--jobqueue-wait", "120", "--store", str(store),
          "--no-progress"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

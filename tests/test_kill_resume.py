@@ -79,12 +79,12 @@ def env(data_dir):
     ("safairkm", signal.SIGTERM)])
 def test_kill_the_client_then_resume_gives_the_uninterrupted_result(job, sig, env, tmp_path):
     if job == "safairkm":
-        args = ["safairkm", "--dataset", "safairkm_adult", "--rows", "1500", "--clusters",
-                "4", "--starts", "6", "--iterations", "60", "--checkpoint-every", "5",
-                "--vfairkm", "0", "300"]
-        kill_at, other = 15, ["--iterations", "61"]
+        args = ["safairkm", "--dataset", "safairkm_adult", "--rows", "1500", "--n-clusters",
+                "4", "--n-init", "6", "--max-iter", "60", "--checkpoint-every", "5",
+                "--vfairkm-fairness-weights", "0", "300"]
+        kill_at, other = 15, ["--max-iter", "61"]
     else:
-        args = ["fce", "--pool", "har", "--runs", "20", "--clusters", "6", "--tol", "0",
+        args = ["fce", "--pool", "har", "--n-runs", "20", "--n-clusters", "6", "--tol", "0",
                 "--max-iter", "30", "--chunk-rows", "2000"]
         kill_at, other = 3, ["--max-iter", "31"]
     args += ["--workers", "2", "--no-progress"]

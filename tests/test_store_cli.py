@@ -17,9 +17,9 @@ from daskfair.cli import main
 from daskfair.store import open_run
 from daskfair.store.lease import LEASE_NAME
 
-FCE_HAR = ["fce", "--pool", "har", "--runs", "10", "--clusters", "6", "--no-progress"]
+FCE_HAR = ["fce", "--pool", "har", "--n-runs", "10", "--n-clusters", "6", "--no-progress"]
 # the first job of the race (the test pauses it, SIGSTOP, while it holds the lease)
-FCE_HAR_LONG = ["fce", "--pool", "har", "--runs", "10", "--clusters", "6", "--tol", "0",
+FCE_HAR_LONG = ["fce", "--pool", "har", "--n-runs", "10", "--n-clusters", "6", "--tol", "0",
                 "--max-iter", "8", "--chunk-rows", "1000", "--workers", "1", "--no-progress"]
 
 
@@ -70,7 +70,7 @@ def test_a_second_job_on_a_store_being_written_is_refused(env, tmp_path):
     # paused while it holds the lease: alive, writing, and certain to be so while the second
     # job tries, however slow the machine (its workers and the lease's refresh wait)
     os.kill(first.pid, signal.SIGSTOP)
-    second = ["fce", "--pool", "ds", "--runs", "10", "--clusters", "7", "--no-progress",
+    second = ["fce", "--pool", "ds", "--n-runs", "10", "--n-clusters", "7", "--no-progress",
               "--workers", "1", "--store", str(store)]
     try:
         for extra, says in (([], "being written by another run"),
@@ -120,8 +120,8 @@ def test_show_calls_a_damaged_run_corrupt_and_prints_no_numbers(tmp_path, capsys
     assert "is corrupt" in capsys.readouterr().err
 
 
-SAFAIRKM_SMALL = ["safairkm", "--dataset", "safairkm_adult", "--rows", "300", "--iterations",
-                  "5", "--vfairkm", "0", "--no-progress"]
+SAFAIRKM_SMALL = ["safairkm", "--dataset", "safairkm_adult", "--rows", "300", "--max-iter",
+                  "5", "--vfairkm-fairness-weights", "0", "--no-progress"]
 
 
 def test_a_run_finished_by_another_job_while_the_data_load_is_not_replaced(

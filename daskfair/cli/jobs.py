@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import is_dask
+from ..fkr.frontier import GRID_OF
 from ..fkr.statistics import fold_of
 from ..metrics import (
     REPORT_COLUMNS,
@@ -249,7 +250,7 @@ def fkr_job(
             est = fkr.build(replace(settings, n_components=k))
             est.fit(Xtr, ytr, sensitive_features=s_tr)
             fitted.append((fkr.label(settings), k, est, time.perf_counter() - t0))
-            echo(f"  fitted {fitted[-1][0]}, k = {est.n_components_} ({fitted[-1][3]:.1f} s)")
+            echo(f"  fitted {fitted[-1][0]}, k = {est.n_fair_features_} ({fitted[-1][3]:.1f} s)")
         for method in baselines:
             t0 = time.perf_counter()
             fitted.append((method.label(settings), None,
@@ -268,11 +269,11 @@ def fkr_job(
     for i, (name, k, est, seconds) in enumerate(names):
         t0 = time.perf_counter()
         pred = preds[:, i]
-        row = {"method": name, "n_components": getattr(est, "n_components_", k),
+        row = {"method": name, "n_fair_features": getattr(est, "n_fair_features_", k),
                **score(pred, yte, s_te, classify=classify), "seconds": seconds}
         if hasattr(est, "frontier_"):
             chosen = est
-            row.update(validation_sd=est.best_disparity_, validation_error=est.best_error_)
+            row.update(validation_sd=est.best_disparity_, validation_error=_best_error(est))
         results.append(row)
         if i == 0:  # the first (fair) model is kept in the run
             _store_model(run, est, pred, test, classes, data, lo, span)
@@ -324,7 +325,7 @@ def _store_model(run: Run, est: Any, pred: Any, test: Any, classes: np.ndarray |
                          "intercept": float(est.intercept_),
                          "threshold": getattr(est, "threshold_", None),
                          "kernel": {k: v for k, v in est.feature_map_.params.items()},
-                         "n_components": getattr(est, "n_components_", None),
+                         "n_fair_features": getattr(est, "n_fair_features_", None),
                          "classes": None if classes is None else classes.tolist()})
 
 
@@ -336,11 +337,23 @@ def _store_frontier(run: Run, est: Any) -> dict[str, Any]:
     run.write_array("frontier/pareto", fr["pareto"].to_numpy().astype(np.int8))
     front = fr[fr["pareto"] | fr["selected"]].replace({np.nan: None})
     return {"n_candidates": int(est.n_candidates_), "folds": int(est.cv),
-            "disparity_bound": float(est.disparity_bound),
-            "best_params": {k: (v.item() if hasattr(v, "item") else v)
-                            for k, v in est.best_params_.items()},
-            "validation_sd": est.best_disparity_, "validation_error": est.best_error_,
+            "disparity_bound": float(est.disparity_bound_),
+            "best_params": _chosen(est),
+            "validation_sd": est.best_disparity_, "validation_error": _best_error(est),
             "front": front.to_dict(orient="records")}
+
+
+def _chosen(est: Any) -> dict[str, Any]:
+    """The chosen candidate's own parameters (and threshold), from the CV's grids."""
+    column = {grid: name for name, grid in GRID_OF.items()}
+    out = {column[grid]: value[0] for grid, value in est.best_params_.items()}
+    if hasattr(est, "best_threshold_"):
+        out["threshold"] = est.best_threshold_
+    return out
+
+
+def _best_error(est: Any) -> float:
+    return float(est.cv_results_["mean_test_error"][est.best_index_])
 
 
 def format_selection(selection: dict[str, Any]) -> str:
@@ -359,7 +372,7 @@ def format_fkr_results(summary: dict[str, Any]) -> str:
     err = "error" if summary["task"] == "classification" else "RMSE"
     lines = [f"{'method':<36}{'k':>5}{'SD':>9}{err:>9}{'seconds':>9}", "-" * 68]
     for r in summary["results"]:
-        lines.append(f"{r['method']:<36}{r['n_components'] or '-':>5}{r['sd']:>9.4f}"
+        lines.append(f"{r['method']:<36}{r['n_fair_features'] or '-':>5}{r['sd']:>9.4f}"
                      f"{r['error']:>9.4f}{r['seconds']:>9.1f}")
     if "selection" in summary:
         lines += ["", format_selection(summary["selection"])]
@@ -542,7 +555,7 @@ def fce_job(
             y, s = _numpy(data.y), _numpy(data.sensitive)
         c_base = base_clusters or n_clusters
         if c_base is None:
-            raise ValueError("clustering features needs --clusters (or --base-clusters).")
+            raise ValueError("clustering features needs --n-clusters (or --base-n-clusters).")
         if not (resume and run.attrs.get("base_done")):
             X = standard_scale(to_dask(data.X, chunk_rows))
             echo(f"{n_runs} base clusterings ({', '.join(methods)}, c = {c_base}) of "
@@ -567,7 +580,7 @@ def fce_job(
     c = fce.n_clusters_
     consensus = _report(y, fce.labels_, s, c)
     scored = base_np if pool is not None else base
-    # a base clustering with more clusters than the consensus (a pool's, --base-clusters) is
+    # a base clustering with more clusters than the consensus (a pool's, --base-n-clusters) is
     # scored with its own number of clusters
     own = np.maximum(c, np.asarray(dask.compute(scored.max(axis=0))[0]) + 1)
     base_reports = np.array([[_report(y, scored[:, j], s, int(own[j]))[k] for k in consensus]

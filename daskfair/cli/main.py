@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import __version__
+from .._deprecation import renamed_message
 from ..hpc import JOBQUEUE_SYSTEMS
 
 __all__ = ["build_parser", "main"]
@@ -48,14 +49,14 @@ within --disparity-bound, chosen by cross-validation over every candidate of the
 path (FairKernelClassifierCV: two passes over the training rows whatever the number of
 candidates), next to its baselines (FKRR, kernel ridge, the constant predictor); report
 statistical disparity (SD) and error on the test rows. The candidates' validation frontier
-is stored (`daskfair plot`). --components instead fits the seed's FKR-F²E for each k.
+is stored (`daskfair plot`). --fair-feature-counts instead fits the seed's FKR-F²E for each k.
 
 example:
   daskfair fkr --dataset adult --disparity-bound 0.01 --store adult.zarr
   daskfair fkr --input loans.parquet --label default --sensitive sex \\
-      --disparity-bound 0.02 --gamma 0.01 0.03 0.1 --store loans.zarr
+      --disparity-bound 0.02 --gammas 0.01 0.03 0.1 --store loans.zarr
   daskfair fkr --dataset ffe_credit --split 0 --kernel polynomial --degree 4 --coef0 0.1 \\
-      --components 5 20 60 --store credit.zarr
+      --fair-feature-counts 5 20 60 --store credit.zarr
 """
 
 _SAFAIRKM_HELP = """\
@@ -77,8 +78,8 @@ consensus (alternating SVD steps and a fair assignment sweep). Give features (--
 consensus checkpoints after every iteration; --resume continues an interrupted run.
 
 example:
-  daskfair fce --pool har --runs 10 --clusters 6 --store har.zarr
-  daskfair fce --dataset adult --clusters 2 --runs 20 --methods kmeans spectral --store a.zarr
+  daskfair fce --pool har --n-runs 10 --n-clusters 6 --store har.zarr
+  daskfair fce --dataset adult --n-clusters 2 --n-runs 20 --methods kmeans spectral --store a.zarr
 """
 
 _SHOW_HELP = """\
@@ -117,6 +118,33 @@ _NOT_PARAMS = {"command", "verbose", "scheduler", "workers", "jobqueue", "jobs",
 _NEW_OPTION_DEFAULTS = {"sync_every": 1, "init": "matched"}
 
 
+
+class _RenamedFlag(argparse.Action):
+    """An old flag name: stores like its new name, with a note on stderr."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kwargs: Any):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        old = option_string or self.option_strings[0]
+        print(f"daskfair: warning: {renamed_message(old, self.new)}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def _renamed(g: Any, new: str, old: str, **kwargs: Any) -> None:
+    """``new`` as the flag, ``old`` hidden beside it for one release (docs/vocabulary.md).
+
+    Both store into the old name's ``dest``: the parameters stored with a run keep their
+    keys, so a run stored before the rename still resumes.
+    """
+    dest = kwargs.pop("dest", old[2:].replace("-", "_"))
+    g.add_argument(new, dest=dest, **kwargs)
+    hidden = {k: v for k, v in kwargs.items() if k in ("type", "nargs", "choices", "metavar")}
+    g.add_argument(old, dest=dest, action=_RenamedFlag, new=new, help=argparse.SUPPRESS,
+                   default=argparse.SUPPRESS, **hidden)
+
 def _add_cluster_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("where it runs")
     g.add_argument("--scheduler", metavar="ADDRESS",
@@ -135,7 +163,7 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
                         "DASKFAIR_JOBQUEUE_CONFIG, else dask's own configuration)")
     g.add_argument("--jobqueue-wait", type=float, default=600.0, metavar="SECONDS",
                    help="how long to wait for the first worker of the jobs (default 600)")
-    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    _renamed(g, "--random-state", "--seed", type=int, default=0, help="random seed (default 0)")
     g.add_argument("--data-dir", metavar="PATH",
                    help="data directory (default: DASKFAIR_DATA, else ../shared/data)")
 
@@ -240,35 +268,35 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--disparity-bound", type=float, default=0.01, metavar="B",
                    help="largest validation disparity accepted (default 0.01): the SD of "
                         "predictions, or the gap of mean predictions for regression")
-    g.add_argument("--constraint", default="demographic_parity",
-                   choices=["demographic_parity", "equalized_odds"],
-                   help="what the bound limits (classification; default demographic parity)")
-    g.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    _renamed(g, "--constraints", "--constraint", default="demographic_parity",
+             choices=["demographic_parity", "equalized_odds"],
+             help="what the bound limits (classification; default demographic parity)")
+    _renamed(g, "--cv", "--folds", type=int, default=5, help="cross-validation folds (default 5)")
     g = fkr.add_argument_group("kernel")
     g.add_argument("--kernel", default="rbf",
                    choices=["linear", "polynomial", "sigmoid", "rbf"],
                    help="kernel (default rbf; the seed used polynomial on Credit and Crime)")
-    g.add_argument("--gamma", type=float, nargs="+", metavar="G",
-                   help="kernel coefficient (default 1/n_features); several values are "
-                        "searched by the cross-validation (two passes each)")
+    _renamed(g, "--gammas", "--gamma", type=float, nargs="+", metavar="G",
+             help="kernel coefficient (default 1/n_features); several values are "
+                  "searched by the cross-validation (two passes each)")
     g.add_argument("--degree", type=int, default=3, help="polynomial degree (default 3)")
     g.add_argument("--coef0", type=float, default=1.0, help="kernel constant c (default 1)")
-    g.add_argument("--landmarks", type=int, default=1000, metavar="M",
-                   help="Nyström landmarks; a training set this small is fitted exactly")
+    _renamed(g, "--n-landmarks", "--landmarks", type=int, default=1000, metavar="M",
+             help="Nyström landmarks; a training set this small is fitted exactly")
     g = fkr.add_argument_group("the seed's FKR-F²E (instead of the selection)")
-    g.add_argument("--components", type=int, nargs="+", metavar="K",
-                   help="fit FKR-F²E with k fair features for each K (the trade-off)")
+    _renamed(g, "--fair-feature-counts", "--components", type=int, nargs="+", metavar="K",
+             help="fit FKR-F²E with k fair features for each K (the trade-off)")
     g.add_argument("--objective", default="mean_discrepancy",
                    choices=["mean_discrepancy", "paper"],
                    help="eigenproblem (default: the literal mean discrepancy; 'paper' is the "
                         "seed's eq. 17/18, the constant predictor on the seed's data)")
-    g.add_argument("--fairness", type=float,
-                   help="scale-free trade-off γ of --objective mean_discrepancy "
-                        "(default: the exact constraint)")
-    g.add_argument("--alpha", type=float, default=1e-4,
-                   help="relative ridge penalty (default 1e-4; also the baselines')")
-    g.add_argument("--mu", type=float, default=1.0,
-                   help="FKRR's relative fairness penalty (default 1)")
+    _renamed(g, "--fairness-weight", "--fairness", type=float,
+             help="scale-free trade-off γ of --objective mean_discrepancy "
+                  "(default: the exact constraint)")
+    _renamed(g, "--relative-alpha", "--alpha", type=float, default=1e-4,
+             help="relative ridge penalty (default 1e-4; also the baselines')")
+    _renamed(g, "--fkrr-fairness-weight", "--mu", type=float, default=1.0,
+             help="FKRR's relative fairness penalty (default 1)")
     g = fkr.add_argument_group("data")
     g.add_argument("--task", default="auto", choices=["auto", "classification", "regression"],
                    help="default: classification for a binary label")
@@ -283,15 +311,17 @@ def build_parser() -> argparse.ArgumentParser:
     sa = _sub(sub, "safairkm", "the SAfairKM cost/balance Pareto front", _SAFAIRKM_HELP)
     _add_input_options(sa)
     g = sa.add_argument_group("SAfairKM")
-    g.add_argument("--clusters", type=int, default=10, metavar="K", help="K (default 10)")
-    g.add_argument("--starts", type=int, default=30,
-                   help="starting label vectors (default 30)")
-    g.add_argument("--iterations", type=int, default=500, help="iterations (default 500)")
+    _renamed(g, "--n-clusters", "--clusters", type=int, default=10, metavar="K",
+             help="K (default 10)")
+    _renamed(g, "--n-init", "--starts", type=int, default=30,
+             help="starting label vectors (default 30)")
+    _renamed(g, "--max-iter", "--iterations", type=int, default=500,
+             help="iterations (default 500)")
     g.add_argument("--budget", type=int, default=1500,
                    help="stop when the front holds this many points (default 1500)")
-    g.add_argument("--pairs", type=_pair, nargs="+", metavar="NA,NB",
-                   help="(k-means updates, swaps) per iteration (default: the authors' code's "
-                        "25,0 20,4 15,3 5,2)")
+    _renamed(g, "--update-pairs", "--pairs", type=_pair, nargs="+", metavar="NA,NB",
+             help="(k-means updates, swaps) per iteration (default: the authors' code's "
+                  "25,0 20,4 15,3 5,2)")
     g.add_argument("--target", default="local", choices=["local", "global"],
                    help="swap target: nearest center (eq. 5) or richest cluster (eq. 4)")
     g.add_argument("--dominance", default="weak", choices=["weak", "strict"],
@@ -305,8 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seeded subsample of N rows (the seed used 5000; default all)")
     g.add_argument("--scale", default="safairkm", choices=["safairkm", "standard", "none"],
                    help="preprocessing (default: the seed's z-scores and unit-length rows)")
-    g.add_argument("--vfairkm", type=float, nargs="*", default=[0.0, 200.0, 400.0, 800.0],
-                   metavar="MU", help="μ values of the VfairKM baseline (none to skip)")
+    _renamed(g, "--vfairkm-fairness-weights", "--vfairkm", type=float, nargs="*",
+             default=[0.0, 200.0, 400.0, 800.0],
+             metavar="MU", help="μ values of the VfairKM baseline (none to skip)")
     g.add_argument("--checkpoint-every", type=int, default=10, metavar="T",
                    help="checkpoint every T iterations (default 10)")
     _add_cluster_options(sa)
@@ -316,19 +347,20 @@ def build_parser() -> argparse.ArgumentParser:
                _FCE_HELP)
     _add_input_options(fce, pool=True)
     g = fce.add_argument_group("FCE")
-    g.add_argument("--clusters", type=int, metavar="C",
-                   help="consensus clusters c (default: chosen by silhouette)")
-    g.add_argument("--runs", type=int, default=20,
-                   help="base clusterings m (of a pool: the first m; default 20)")
+    _renamed(g, "--n-clusters", "--clusters", type=int, metavar="C",
+             help="consensus clusters c (default: chosen by silhouette)")
+    _renamed(g, "--n-runs", "--runs", type=int, default=20,
+             help="base clusterings m (of a pool: the first m; default 20)")
     g.add_argument("--methods", nargs="+", default=["kmeans"],
                    choices=["kmeans", "minibatch", "spectral", "agglomerative"],
                    help="base clustering methods, used in turn (default kmeans; spectral is "
                         "kernel PCA + k-means on a Nyström rbf embedding)")
-    g.add_argument("--base-clusters", type=int, metavar="C",
-                   help="clusters per base clustering (default: --clusters)")
-    g.add_argument("--fairness", type=_fairness, default="auto",
-                   help="λ2: a number or auto (default auto)")
-    g.add_argument("--lambda1", type=float, default=0.001, help="λ1 (default 0.001)")
+    _renamed(g, "--base-n-clusters", "--base-clusters", type=int, metavar="C",
+             help="clusters per base clustering (default: --n-clusters)")
+    _renamed(g, "--fairness-weight", "--fairness", type=_fairness, default="auto",
+             help="λ2: a number or auto (default auto)")
+    _renamed(g, "--consensus-weight", "--lambda1", type=float, default=0.001,
+             help="λ1 (default 0.001)")
     g.add_argument("--max-iter", type=int, default=50, help="iterations (default 50)")
     g.add_argument("--tol", type=float, default=1e-4,
                    help="stop at this relative change of the objective (default 1e-4)")

@@ -77,10 +77,10 @@ def plot_tradeoff(results: Sequence[Mapping[str, Any]], *, error_name: str = "er
         sd = [r["sd"] for r in rows]
         err = [r["error"] for r in rows]
         if method.startswith("FKR-F2E"):
-            order = np.argsort([r["n_components"] or 0 for r in rows])
+            order = np.argsort([r["n_fair_features"] or 0 for r in rows])
             ax.plot(np.take(err, order), np.take(sd, order), "o-", label=method)
             for r in rows:
-                ax.annotate(f"k={r['n_components']}", (r["error"], r["sd"]),
+                ax.annotate(f"k={r['n_fair_features']}", (r["error"], r["sd"]),
                             textcoords="offset points", xytext=(4, 4), fontsize=7)
         else:
             ax.plot(err, sd, next(markers, "o"), ms=8, mfc="none", label=method)

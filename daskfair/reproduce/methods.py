@@ -123,13 +123,13 @@ class Method:
 def _fkr(st: FitSettings) -> Any:
     if st.classify:
         # the paper thresholds the regression output at ½, the midpoint of the coded classes
-        return FairKernelClassifier(**st.kernel, n_components=st.n_components,
-                                    objective=st.objective, fairness=st.fairness,
-                                    alpha=st.alpha, threshold=RIDGE_THRESHOLD,
+        return FairKernelClassifier(**st.kernel, n_fair_features=st.n_components,
+                                    objective=st.objective, fairness_weight=st.fairness,
+                                    relative_alpha=st.alpha, threshold=RIDGE_THRESHOLD,
                                     **st.approximation)
-    return FairKernelRegressor(**st.kernel, n_components=st.n_components,
-                               objective=st.objective, fairness=st.fairness, alpha=st.alpha,
-                               **st.approximation)
+    return FairKernelRegressor(**st.kernel, n_fair_features=st.n_components,
+                               objective=st.objective, fairness_weight=st.fairness,
+                               relative_alpha=st.alpha, **st.approximation)
 
 
 def _cv_class(st: FitSettings) -> type:
@@ -137,14 +137,15 @@ def _cv_class(st: FitSettings) -> type:
 
 
 def _cv(st: FitSettings) -> Any:
-    extra = {"constraints": st.constraints} if st.classify else {}
-    return _cv_class(st)(**{**st.kernel, **st.cv_kernel}, disparity_bound=st.disparity_bound,
-                         cv=st.folds, **extra, **st.approximation)
+    kernel = {**st.kernel, **st.cv_kernel}
+    gammas = kernel.pop("gamma", None)  # the CV estimators search a grid of them
+    return _cv_class(st)(**kernel, gammas=gammas, disparity_bound=st.disparity_bound,
+                         constraints=st.constraints, cv=st.folds, **st.approximation)
 
 
 def _ridge(mu: Callable[[FitSettings], float]) -> Callable[[FitSettings], Any]:
     def build(st: FitSettings) -> Any:
-        return FairKernelRidge(mu(st), **st.kernel, alpha=st.alpha, **st.approximation)
+        return FairKernelRidge(mu(st), **st.kernel, relative_alpha=st.alpha, **st.approximation)
 
     return build
 
