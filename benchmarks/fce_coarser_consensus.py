@@ -38,7 +38,7 @@ def main() -> None:
             for sub in range(10):
                 b = base[:, sub * 10:(sub + 1) * 10]
                 lam2 = auto_fairness(len(g), c, len(np.unique(g)))
-                est = FairClusteringEnsemble(c, fairness=lam2, tol=0, max_iter=30,
+                est = FairClusteringEnsemble(c, fairness_weight=lam2, tol=0, max_iter=30,
                                              random_state=sub)
                 est.fit(b, sensitive_features=g)
                 d = np.diff(est.objective_)

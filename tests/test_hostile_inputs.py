@@ -216,7 +216,7 @@ def test_bad_input_is_refused_before_a_cluster_starts(entry, monkeypatch):
     call = {
         "pareto_front": lambda: daskfair.pareto_front(X, sensitive_features=s, n_clusters=2),
         "vfairkm_front": lambda: daskfair.vfairkm_front(X, sensitive_features=s, n_clusters=2,
-                                                        mus=[0.0]),
+                                                        fairness_weights=[0.0]),
         "base_clusterings": lambda: daskfair.base_clusterings(X, n_clusters=2),
     }[entry]
     with pytest.raises(ValueError, match="X contains NaN"):
