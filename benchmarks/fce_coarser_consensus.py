@@ -4,7 +4,7 @@ against daskfair's.
 For c_i > c the seed's R(i) = polar(Y(i)ᵀH) is not a minimiser and can raise the objective;
 daskfair's ``align_base`` is a majorisation–minimisation from the previous R(i). On the six
 FCE pools, 10 subsets of 10 base clusterings each, c = max(2, classes // 2), 30 iterations
-with tol = 0, ``fairness="auto"``: how many iterations raised the objective, the final
+with tol = 0, ``fairness_weight="auto"``: how many iterations raised the objective, the final
 objective, and ACC / NMI / Bal of the consensus (mean over subsets). The seed's step is
 restored in this process by replacing ``consensus.align_base`` with the polar factor.
 
