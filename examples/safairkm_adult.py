@@ -52,7 +52,8 @@ def main() -> None:
               f"share of group 1 per cluster {np.round(women / sizes, 2).tolist()}")
 
     fronts = {"SAfairKM": {"cost": front.cost, "balance": front.balance},
-              "VfairKM": {"cost": vf.cost, "balance": vf.balance, "mu": vf.params["mu"]}}
+              "VfairKM": {"cost": vf.cost, "balance": vf.balance,
+                          "mu": vf.params["fairness_weight"]}}
     try:
         ax = plot_fronts(fronts, best_balance=np.bincount(sex).min() / np.bincount(sex).max())
     except ImportError as exc:  # matplotlib is the optional `plot` extra
