@@ -4,7 +4,7 @@ against daskfair's.
 For c_i > c the seed's R(i) = polar(Y(i)ᵀH) is not a minimiser and can raise the objective;
 daskfair's ``align_base`` is a majorisation–minimisation from the previous R(i). On the six
 FCE pools, 10 subsets of 10 base clusterings each, c = max(2, classes // 2), 30 iterations
-with tol = 0, ``fairness="auto"``: how many iterations raised the objective, the final
+with tol = 0, ``fairness_weight="auto"``: how many iterations raised the objective, the final
 objective, and ACC / NMI / Bal of the consensus (mean over subsets). The seed's step is
 restored in this process by replacing ``consensus.align_base`` with the polar factor.
 
@@ -38,7 +38,7 @@ def main() -> None:
             for sub in range(10):
                 b = base[:, sub * 10:(sub + 1) * 10]
                 lam2 = auto_fairness(len(g), c, len(np.unique(g)))
-                est = FairClusteringEnsemble(c, fairness=lam2, tol=0, max_iter=30,
+                est = FairClusteringEnsemble(c, fairness_weight=lam2, tol=0, max_iter=30,
                                              random_state=sub)
                 est.fit(b, sensitive_features=g)
                 d = np.diff(est.objective_)

@@ -55,7 +55,7 @@ def main() -> None:
             curve = []
             for f in FACTORS:
                 t0 = time.perf_counter()
-                est = FairClusteringEnsemble(c, fairness=f * auto, random_state=0)
+                est = FairClusteringEnsemble(c, fairness_weight=f * auto, random_state=0)
                 labels = est.fit_predict(base, sensitive_features=s)
                 rep = clustering_report(y, labels, sensitive_features=s, n_clusters=c)
                 curve.append({"factor_of_auto": f, "lambda2": f * auto,

@@ -1,9 +1,10 @@
 """The FCE seed's tables from the authors' six base-clustering pools.
 
 For every pool, the 100 base clusterings are split into 10 disjoint subsets of 10; FCE
-(rotations, fairness="auto"), FCE-f (fairness = 0) and FCE-a (Hungarian alignment) find a
-consensus of each subset (one task per pool × variant × subset) and the seven FCE metrics are
-reported as mean ± sample std over the 10 subsets, next to the rows the data README prints.
+(rotations, fairness_weight="auto"), FCE-f (fairness_weight = 0) and FCE-a (Hungarian
+alignment) find a consensus of each subset (one task per pool × variant × subset) and the
+seven FCE metrics are reported as mean ± sample std over the 10 subsets, next to the rows the
+data README prints.
 The KM row (the base clusterings themselves) is included for reference, and "FCE paper
 start" is FCE from the seed's initialisation (``init="paper"``: R = R(i) = I, α = 1/m, H
 from Σ Y(i)) instead of daskfair's matched start.

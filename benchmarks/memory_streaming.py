@@ -132,14 +132,14 @@ def main() -> None:
         refusal = None
         if out["data_gb"] > out["cluster_memory_gb"] / args.workers:
             try:
-                pareto_front(X, sensitive_features=s, n_clusters=5, n_iter=2, client=client)
+                pareto_front(X, sensitive_features=s, n_clusters=5, max_iter=2, client=client)
             except ValueError as exc:
                 refusal = str(exc)
         sub = 200_000
 
         def safairkm():
             front = pareto_front(X[:sub], sensitive_features=s[:sub], n_clusters=5,
-                                 n_starts=4, n_iter=5, random_state=0, client=client)
+                                 n_init=4, max_iter=5, random_state=0, client=client)
             return {"subsample_rows": sub, "points": len(front)}
 
         res, stats = _measure(client, sampler, "SAfairKM", safairkm)

@@ -51,11 +51,11 @@ if setting == "adult10":
     from daskfair.datasets import load_dataset, preprocess_safairkm
     d = load_dataset("safairkm_adult")
     X, s = preprocess_safairkm(d.X, d.sensitive)
-    kw = dict(n_clusters=10, n_iter=100)
+    kw = dict(n_clusters=10, max_iter=100)
 else:
     from safairkm_synthetic import synthetic
     X, s = synthetic("equal_ds1")
-    kw = dict(n_clusters=2, n_iter=400)
+    kw = dict(n_clusters=2, max_iter=400)
 t_data = time.perf_counter()
 client = cluster = None
 if mode == "cluster":
@@ -64,7 +64,7 @@ if mode == "cluster":
                                        dashboard_address=None)
     client = distributed.Client(cluster)
 t_call = time.perf_counter()
-front = pareto_front(X, sensitive_features=s, n_starts=30, random_state=0,
+front = pareto_front(X, sensitive_features=s, n_init=30, random_state=0,
                      dominance=dominance, sync_every=int(sync_every), client=client, **kw)
 labels = front.labels
 t_front = time.perf_counter()

@@ -42,15 +42,15 @@ def data(name: str) -> tuple[np.ndarray, np.ndarray]:
 def _warm(client, X, s) -> None:
     """The numba caches warm, on a small subsample (not timed)."""
     step = max(1, len(X) // 2000)
-    pareto_front(X[::step], sensitive_features=s[::step], n_clusters=10, n_iter=2,
-                 n_starts=4, random_state=0, client=client)
+    pareto_front(X[::step], sensitive_features=s[::step], n_clusters=10, max_iter=2,
+                 n_init=4, random_state=0, client=client)
 
 
 def _timed_front(client, X, s, iterations: int):
     """The timed front and its labels."""
     t0 = time.perf_counter()
-    front = pareto_front(X, sensitive_features=s, n_clusters=10, n_starts=8,
-                         n_iter=iterations, random_state=0, client=client)
+    front = pareto_front(X, sensitive_features=s, n_clusters=10, n_init=8,
+                         max_iter=iterations, random_state=0, client=client)
     wall = time.perf_counter() - t0
     return front, wall, front.labels
 

@@ -59,7 +59,8 @@ def mu_max(X, s, k) -> float:
     """Double μ from 50 until the KL fairness error is < 0.01 or stops decreasing."""
     mu, best = 50.0, np.inf
     while mu < 1e6:
-        err = VFairKMeans(k, mu=mu, random_state=0).fit(X, sensitive_features=s).fairness_error_
+        err = VFairKMeans(k, fairness_weight=mu, random_state=0).fit(
+            X, sensitive_features=s).fairness_error_
         if err < 0.01:
             return mu
         if not err < best:
@@ -76,13 +77,13 @@ def one(client, name: str, k: int, minutes: float) -> dict:
            "seed_cpu_s_per_point": dict(zip(("safairkm", "vfairkm"),
                                             SEED_TABLE1[(name, k)], strict=True))}
     # warm the numba caches on every worker so that compilation is not timed
-    pareto_front(X, sensitive_features=s, n_clusters=k, n_iter=2, n_starts=4,
+    pareto_front(X, sensitive_features=s, n_clusters=k, max_iter=2, n_init=4,
                  random_state=0, client=client)
     fronts = {}
     for key, dominance in (("safairkm", "weak"), ("safairkm_strict", "strict")):
         (c0, w0), t0 = cpu_seconds(client), time.perf_counter()
-        front = pareto_front(X, sensitive_features=s, n_clusters=k, n_starts=30,
-                             n_iter=SEED_ITERATIONS[(name, k)], budget=1500, random_state=0,
+        front = pareto_front(X, sensitive_features=s, n_clusters=k, n_init=30,
+                             max_iter=SEED_ITERATIONS[(name, k)], budget=1500, random_state=0,
                              time_limit=60 * minutes, dominance=dominance, client=client)
         wall, (c1, w1) = time.perf_counter() - t0, cpu_seconds(client)
         cpu = (c1 - c0) + (w1 - w0)
@@ -98,7 +99,7 @@ def one(client, name: str, k: int, minutes: float) -> dict:
     (c0, w0), t0 = cpu_seconds(client), time.perf_counter()
     top = mu_max(X, s, k)
     mus = np.linspace(0, top, 20)
-    vf = vfairkm_front(X, sensitive_features=s, n_clusters=k, mus=mus, random_state=0,
+    vf = vfairkm_front(X, sensitive_features=s, n_clusters=k, fairness_weights=mus, random_state=0,
                        client=client)
     wall, (c1, w1) = time.perf_counter() - t0, cpu_seconds(client)
     cpu = (c1 - c0) + (w1 - w0)

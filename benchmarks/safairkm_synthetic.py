@@ -54,13 +54,14 @@ def main() -> None:
         for name in names:
             X, g = synthetic(name)
             t0 = time.perf_counter()
-            front = pareto_front(X, sensitive_features=g, n_clusters=2, pairs=PAIRS,
-                                 n_starts=10, n_iter=400, random_state=0, client=client)
+            front = pareto_front(X, sensitive_features=g, n_clusters=2, update_pairs=PAIRS,
+                                 n_init=10, max_iter=400, random_state=0, client=client)
             t_sa = time.perf_counter() - t0
             t0 = time.perf_counter()
             top = mu_max(X, g, 2)
             vf = vfairkm_front(X, sensitive_features=g, n_clusters=2,
-                               mus=np.linspace(0, top, 20), random_state=0, client=client)
+                               fairness_weights=np.linspace(0, top, 20), random_state=0,
+                               client=client)
             t_vf = time.perf_counter() - t0
             ref = (1.05 * max(front.cost.max(), vf.cost.max()), 0.0)
             runs.append({

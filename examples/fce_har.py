@@ -29,19 +29,20 @@ def main() -> None:
           f"{groups.max() + 1} groups")
     print(f"{'':<24}" + "".join(f"{c:>7}" for c in REPORT_COLUMNS))
     print(report_line("k-means (base 0)", y, pool[:, 0], groups))
-    plain = FairClusteringEnsemble(6, fairness=0.0, random_state=0)
+    plain = FairClusteringEnsemble(6, fairness_weight=0.0, random_state=0)
     print(report_line("FCE-f (no fairness)", y, plain.fit_predict(
         pool, sensitive_features=groups), groups))
     fce = FairClusteringEnsemble(6, random_state=0)
     labels = fce.fit_predict(pool, sensitive_features=groups)
     print(report_line("FCE (fairness='auto')", y, labels, groups))
-    print(f"\nauto λ2 = {fce.fairness_:.3g} (λ1·λ2 = {fce.lambda1 * fce.fairness_:.3g}); "
+    weight = fce.consensus_weight * fce.fairness_
+    print(f"\nauto λ2 = {fce.fairness_:.3g} (λ1·λ2 = {weight:.3g}); "
           f"{fce.n_iter_} iterations; objective {fce.objective_[0]:.6g} → "
           f"{fce.objective_[-1]:.6g}")
     print("\ntrade-off over the fairness weight (multiples of auto):")
     auto = auto_fairness(len(y), 6, int(groups.max()) + 1)
     for factor in (0.25, 0.5, 1, 2, 4):
-        est = FairClusteringEnsemble(6, fairness=factor * auto, random_state=0)
+        est = FairClusteringEnsemble(6, fairness_weight=factor * auto, random_state=0)
         out = est.fit_predict(pool, sensitive_features=groups)
         print(report_line(f"  {factor:g} × auto", y, out, groups))
     print(f"\ncluster sizes of FCE: {np.bincount(labels, minlength=6).tolist()}")

@@ -112,7 +112,7 @@ def main() -> None:
         hard.append((cost, bal))
         print(f"{r.n_a:>4}{r.n_b:>4}{problem.f_a(r.x):>12.4f}{-problem.f_b(r.x):>12.4f}"
               f"{cost:>10.4f}{bal:>12.3f}")
-    front = pareto_front(X, sensitive_features=sex, n_clusters=K, n_iter=200, random_state=0)
+    front = pareto_front(X, sensitive_features=sex, n_clusters=K, max_iter=200, random_state=0)
     print(f"SAfairKM front on the same rows: {len(front)} points, cost "
           f"{front.cost[0]:.4f}-{front.cost[-1]:.4f}, balance "
           f"{front.balance[0]:.3f}-{front.balance[-1]:.3f}")

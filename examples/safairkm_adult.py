@@ -30,10 +30,10 @@ def main() -> None:
     print(f"Adult: {len(X)} rows, groups {np.bincount(sex).tolist()}, best possible "
           f"balance {np.bincount(sex).min() / np.bincount(sex).max():.3f}")
 
-    front = pareto_front(X, sensitive_features=sex, n_clusters=10, n_starts=30,
-                         n_iter=args.iterations, random_state=0)
+    front = pareto_front(X, sensitive_features=sex, n_clusters=10, n_init=30,
+                         max_iter=args.iterations, random_state=0)
     vf = vfairkm_front(X, sensitive_features=sex, n_clusters=10,
-                       mus=np.linspace(0, 800, 9), random_state=0)
+                       fairness_weights=np.linspace(0, 800, 9), random_state=0)
     ref = (1.05 * max(front.cost.max(), vf.cost.max()), 0.0)
     for name, f in (("SAfairKM", front), ("VfairKM", vf)):
         print(f"{name:<9} {len(f):>4} points, cost {f.cost[0]:.4f} → {f.cost[-1]:.4f}, "
@@ -52,7 +52,8 @@ def main() -> None:
               f"share of group 1 per cluster {np.round(women / sizes, 2).tolist()}")
 
     fronts = {"SAfairKM": {"cost": front.cost, "balance": front.balance},
-              "VfairKM": {"cost": vf.cost, "balance": vf.balance, "mu": vf.params["mu"]}}
+              "VfairKM": {"cost": vf.cost, "balance": vf.balance,
+                          "mu": vf.params["fairness_weight"]}}
     try:
         ax = plot_fronts(fronts, best_balance=np.bincount(sex).min() / np.bincount(sex).max())
     except ImportError as exc:  # matplotlib is the optional `plot` extra

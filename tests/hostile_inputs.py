@@ -332,7 +332,7 @@ def _sa_predict(*, X: Any) -> np.ndarray:
 
 def _front(*, X: Any, sensitive_features: Any, client: Any, n_clusters: Any = 3,
            **params: Any) -> tuple[np.ndarray, ...]:
-    params = {"n_starts": 4, "n_iter": 3, "random_state": 0, **params}
+    params = {"n_init": 4, "max_iter": 3, "random_state": 0, **params}
     f = pareto_front(X, sensitive_features=sensitive_features, n_clusters=n_clusters,
                      client=client, **params)
     return f.cost, f.balance, f.labels
@@ -847,14 +847,14 @@ case("front-K-above-n", FR, "K > n", "n_clusters=13 with 12 rows",
      "use fewer clusters or more data")
 case("front-K-one", FR, "K > n", "n_clusters=1", lambda c: _xs(c, n_clusters=1),
      err(ValueError, r"n_clusters must be >= 2 for a balance trade-off"), "use K >= 2")
-case("front-bad-pairs", FR, "parameter out of range", "pairs=[(0, 0)]",
-     lambda c: _xs(c, pairs=[(0, 0)]),
-     err(ValueError, r"pairs must hold non-negative integers with n_a \+ n_b > 0"),
+case("front-bad-pairs", FR, "parameter out of range", "update_pairs=[(0, 0)]",
+     lambda c: _xs(c, update_pairs=[(0, 0)]),
+     err(ValueError, r"update_pairs must hold non-negative integers with n_a \+ n_b > 0"),
      "give pairs (n_a, n_b) with n_a + n_b > 0",
-     unknown=err(ValueError, r"pairs must hold non-negative integers"))
-case("front-no-iterations", FR, "parameter out of range", "n_iter=0",
-     lambda c: _xs(c, n_iter=0), err(ValueError, r"n_iter must be an integer >= 1, got 0"),
-     "use n_iter >= 1", unknown=err(ValueError, r"n_iter must be an integer >= 1"))
+     unknown=err(ValueError, r"update_pairs must hold non-negative integers"))
+case("front-no-iterations", FR, "parameter out of range", "max_iter=0",
+     lambda c: _xs(c, max_iter=0), err(ValueError, r"max_iter must be an integer >= 1, got 0"),
+     "use max_iter >= 1", unknown=err(ValueError, r"max_iter must be an integer >= 1"))
 case("front-resume-without-store", FR, "half-written store", "resume=True without store",
      lambda c: _xs(c, resume=True),
      err(ValueError, r"resume=True needs the store of the interrupted run"),
@@ -950,12 +950,13 @@ case("fce-c-zero", FCE, "K > n", "n_clusters=0", lambda c: _fce(c, n_clusters=0)
 case("fce-c-float", FCE, "K > n", "n_clusters=3.0", lambda c: _fce(c, n_clusters=3.0),
      err(TypeError, r"n_clusters must be an integer"), "give an integer")
 case("fce-auto-c-one-cluster", FCE, "K > n",
-     "n_clusters=None and one labeling with every row in one cluster",
-     lambda c: _fce(c, base=np.zeros((N, 1), dtype=np.int64), n_clusters=None),
+     "n_clusters=\"auto\" and one labeling with every row in one cluster",
+     lambda c: _fce(c, base=np.zeros((N, 1), dtype=np.int64), n_clusters="auto"),
      err(ValueError, r"n_clusters"),
      "give n_clusters")
-case("fce-auto-c-four-rows", FCE, "K > n", "n_clusters=None (silhouette search) on 4 rows",
-     lambda c: _fce(c, base=D["base"][:4], s=D["s"][:4], n_clusters=None), WORKS,
+case("fce-auto-c-four-rows", FCE, "K > n",
+     "n_clusters=\"auto\" (silhouette search) on 4 rows",
+     lambda c: _fce(c, base=D["base"][:4], s=D["s"][:4], n_clusters="auto"), WORKS,
      "the candidates are capped below the rows of the silhouette sample", n_out=4)
 
 case("fce-store-exists", FCE, "half-written store", "store= a path that holds a run",

@@ -42,7 +42,7 @@ def _fit_all(client, X, s, y, rows):
     base = base_clusterings(dX, n_clusters=4, n_runs=6, methods=("kmeans", "spectral"),
                             random_state=2, sample_size=2000, client=client)
     fce = FairClusteringEnsemble(4, random_state=3).fit(base, sensitive_features=ds)
-    front = pareto_front(dX, sensitive_features=ds, n_clusters=3, n_starts=6, n_iter=15,
+    front = pareto_front(dX, sensitive_features=ds, n_clusters=3, n_init=6, max_iter=15,
                          random_state=4, client=client)
     return {"FKR predictions": pred, "base clusterings": base.compute(),
             "FCE labels": fce.labels_.compute(), "FCE objective": fce.objective_,

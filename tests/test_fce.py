@@ -15,7 +15,7 @@ from daskfair.ensemble.consensus import (
     init_state,
     polar,
 )
-from daskfair.ensemble.estimator import check_base_labels, select_n_clusters
+from daskfair.ensemble.estimator import check_base_labels, hold_base_labels, select_n_clusters
 
 
 def _random_orthogonal(rng, a, b):
@@ -177,7 +177,7 @@ def pool():
 
 def test_objective_is_monotone_and_alpha_is_optimal(pool):
     base, groups, _, c = pool
-    est = FairClusteringEnsemble(c, fairness=auto_fairness(len(groups), c, 2), tol=0,
+    est = FairClusteringEnsemble(c, fairness_weight=auto_fairness(len(groups), c, 2), tol=0,
                                  max_iter=15, random_state=0)
     est.fit(base, sensitive_features=groups)
     obj = est.objective_
@@ -358,11 +358,15 @@ def test_dask_estimator_gives_dask_labels(pool):
     # check stands aside for the others
     with dask.config.set({"daskfair.block-rows": 300}):
         padded = da.from_array(base, chunks=((300, 300, 0), -1))
-        held, sizes = check_base_labels(padded, c)
+        held, sizes = hold_base_labels(padded, c)
+        checked, checked_sizes = check_base_labels(padded)
         empty = FairClusteringEnsemble(c, random_state=0).fit(
             padded, sensitive_features=da.from_array(groups, ((300, 300, 0),)))
     assert held.chunks[0] == (300, 300, 0)
     np.testing.assert_array_equal(sizes, base.max(axis=0) + 1)
+    # check_base_labels only checks: the same counts, the input's own blocks, nothing held
+    np.testing.assert_array_equal(checked_sizes, sizes)
+    assert checked.dtype == np.int32 and checked.chunks == padded.chunks
     np.testing.assert_array_equal(empty.labels_.compute(), ref.labels_)
 
 
@@ -373,7 +377,7 @@ def test_fair_balanced_input_stays_optimal():
     groups = np.tile(np.repeat([0, 1], 25), 4)
     base = np.column_stack([labels, (labels + 1) % 4, labels, (labels + 3) % 4])
     for fairness in (0.0, "auto", 1.0):
-        est = FairClusteringEnsemble(4, fairness=fairness, random_state=0)
+        est = FairClusteringEnsemble(4, fairness_weight=fairness, random_state=0)
         out = est.fit_predict(base, sensitive_features=groups)
         # the same partition (up to renaming the clusters)
         assert len(set(zip(out, labels, strict=True))) == 4
@@ -384,9 +388,9 @@ def test_fair_balanced_input_stays_optimal():
 
 def test_fairness_term_improves_balance(pool):
     base, groups, _, c = pool
-    plain = FairClusteringEnsemble(c, fairness=0.0, random_state=0).fit(
+    plain = FairClusteringEnsemble(c, fairness_weight=0.0, random_state=0).fit(
         base, sensitive_features=groups)
-    fair = FairClusteringEnsemble(c, fairness="auto", random_state=0).fit(
+    fair = FairClusteringEnsemble(c, fairness_weight="auto", random_state=0).fit(
         base, sensitive_features=groups)
 
     def balance(counts):
@@ -430,7 +434,7 @@ def test_select_n_clusters_finds_the_structure():
     base = np.column_stack([rng.permutation(5)[truth] for _ in range(6)])
     best, scores = select_n_clusters(base, range(2, 9), random_state=0)
     assert best == 5 and max(scores, key=scores.get) == 5
-    est = FairClusteringEnsemble(None, random_state=0).fit(base,
+    est = FairClusteringEnsemble("auto", random_state=0).fit(base,
                                                            sensitive_features=truth % 2)
     assert est.n_clusters_ == 5
 
@@ -451,8 +455,8 @@ def test_bad_inputs(pool):
         FairClusteringEnsemble(c).fit(base[:-1], sensitive_features=groups)
     with pytest.raises(TypeError, match="must be integers"):
         check_base_labels(np.array([["a", "b"]]))
-    with pytest.raises(ValueError, match="fairness must be 'auto' or a number >= 0"):
-        FairClusteringEnsemble(c, fairness=-1).fit(base, sensitive_features=groups)
+    with pytest.raises(ValueError, match="fairness_weight must be 'auto' or a number >= 0"):
+        FairClusteringEnsemble(c, fairness_weight=-1).fit(base, sensitive_features=groups)
     with pytest.raises(ValueError, match="alignment must be one of"):
         FairClusteringEnsemble(c, alignment="greedy").fit(base, sensitive_features=groups)
 
@@ -576,7 +580,7 @@ def test_objective_never_increases_for_base_clusterings_with_fewer_and_more_clus
     base = np.column_stack([np.where(rng.random(n) < 0.7, truth % k, rng.integers(0, k, n))
                             for k in (2, 3, 4, 5, 7, 7, 5, 4)])
     for seed in range(3):
-        est = FairClusteringEnsemble(c, fairness=auto_fairness(n, c, 2), tol=0, max_iter=25,
+        est = FairClusteringEnsemble(c, fairness_weight=auto_fairness(n, c, 2), tol=0, max_iter=25,
                                      alignment=alignment, random_state=seed)
         obj = est.fit(base, sensitive_features=groups).objective_
         assert np.all(np.diff(obj) <= 1e-12 * np.abs(obj[:-1])), np.diff(obj).max()

@@ -216,7 +216,7 @@ def test_bad_input_is_refused_before_a_cluster_starts(entry, monkeypatch):
     call = {
         "pareto_front": lambda: daskfair.pareto_front(X, sensitive_features=s, n_clusters=2),
         "vfairkm_front": lambda: daskfair.vfairkm_front(X, sensitive_features=s, n_clusters=2,
-                                                        mus=[0.0]),
+                                                        fairness_weights=[0.0]),
         "base_clusterings": lambda: daskfair.base_clusterings(X, n_clusters=2),
     }[entry]
     with pytest.raises(ValueError, match="X contains NaN"):
@@ -484,10 +484,10 @@ def fce_inputs(draw) -> dict[str, Any]:
     s = draw(groups(n, fault))
     base, s = draw(maybe_dask(base, s))
     c = n + 1 if fault == "c-above-n" else draw(
-        st.one_of(st.none(), st.integers(1, max(1, min(n, 5))), st.just(max(n, 1))))
+        st.one_of(st.just("auto"), st.integers(1, max(1, min(n, 5))), st.just(max(n, 1))))
     params = {
         "n_clusters": c,
-        "fairness": draw(st.sampled_from(["auto", 0.0, 1.0])),
+        "fairness_weight": draw(st.sampled_from(["auto", 0.0, 1.0])),
         "alignment": draw(st.sampled_from(["rotation", "hungarian"])),
         "max_iter": draw(st.integers(1, 3)),
         "random_state": 0,

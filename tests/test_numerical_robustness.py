@@ -542,7 +542,7 @@ def _safairkm_case(name):
 ])
 def test_safairkm_front_rescored_from_labels(client, name):
     X, g = _safairkm_case(name)
-    kw = dict(sensitive_features=g, n_clusters=3, n_starts=4, n_iter=30, random_state=0,
+    kw = dict(sensitive_features=g, n_clusters=3, n_init=4, max_iter=30, random_state=0,
               client=client)
     front = pareto_front(X, **kw)
     labels = front.labels
@@ -676,7 +676,7 @@ def test_fce_degenerate_pools_and_tiny_groups(kind, minority, fairness):
     n = len(base)
     rows = np.arange(0, n, 100) if minority.startswith("1%") else np.array([5, 200, 401])
     groups = np.isin(np.arange(n), rows).astype(int)
-    est = FairClusteringEnsemble(c, fairness=fairness, max_iter=30, tol=0, random_state=0)
+    est = FairClusteringEnsemble(c, fairness_weight=fairness, max_iter=30, tol=0, random_state=0)
     bal = _check_fce(est.fit(base, sensitive_features=groups), groups, c)
     if minority == "3 rows":
         assert bal == 0.0  # 3 minority rows cannot reach 4 clusters (pigeonhole)

@@ -154,6 +154,6 @@ def test_safairkm_refuses_data_that_cannot_fit_on_a_worker():
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as c:
         for fit in (pareto_front, vfairkm_front):
-            kw = {"mus": [0.0]} if fit is vfairkm_front else {}
+            kw = {"fairness_weights": [0.0]} if fit is vfairkm_front else {}
             with pytest.raises(ValueError, match=r"0\.19 GiB per worker.*0\.28 GiB.*--rows"):
                 fit(X, sensitive_features=s, n_clusters=3, client=c, **kw)

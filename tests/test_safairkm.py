@@ -120,7 +120,7 @@ def test_strict_filter_front(client):
     # the seed's filter: no point of the list is worse than another in both objectives, and
     # ties (equal cost or equal balance) may stay, which the weak filter removes
     X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
-    front = pareto_front(X, sensitive_features=g, n_clusters=3, n_starts=6, n_iter=20,
+    front = pareto_front(X, sensitive_features=g, n_clusters=3, n_init=6, max_iter=20,
                          random_state=1, client=client, dominance="strict")
     c, b = front.cost, front.balance
     assert np.all(np.diff(c) >= 0)
@@ -144,7 +144,7 @@ def _check_front(front, X, g, k):
 
 def test_front_is_exact_and_spans_the_trade_off(client):
     X, g = _data(n=400, groups=(0.4, 0.6))
-    front = pareto_front(X, sensitive_features=g, n_clusters=3, n_starts=6, n_iter=60,
+    front = pareto_front(X, sensitive_features=g, n_clusters=3, n_init=6, max_iter=60,
                          random_state=1, client=client)
     _check_front(front, X, g, 3)
     assert front.balance[0] < 0.2 and front.balance[-1] > 0.5  # from unfair to near-fair
@@ -156,7 +156,7 @@ def test_same_front_for_any_workers_and_batches(client):
     import distributed
 
     X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
-    kw = dict(sensitive_features=g, n_clusters=3, n_starts=4, n_iter=25, random_state=7)
+    kw = dict(sensitive_features=g, n_clusters=3, n_init=4, max_iter=25, random_state=7)
     a = pareto_front(X, client=client, n_batches=1, **kw)
     b = pareto_front(X, client=client, n_batches=5, **kw)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
@@ -180,7 +180,7 @@ def test_in_process_path_equals_the_cluster_path_bit_for_bit(client, monkeypatch
     from daskfair._inprocess import InProcessClient
 
     X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
-    kw = dict(sensitive_features=g, n_clusters=3, n_starts=4, n_iter=25, random_state=7)
+    kw = dict(sensitive_features=g, n_clusters=3, n_init=4, max_iter=25, random_state=7)
     monkeypatch.setattr(deploy, "_current_client", lambda: None)
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     assert isinstance(deploy.task_client(), InProcessClient)
@@ -193,9 +193,9 @@ def test_in_process_path_equals_the_cluster_path_bit_for_bit(client, monkeypatch
         np.testing.assert_array_equal(a.balance, b.balance)
         np.testing.assert_array_equal(a.labels, b.labels)
     mus = (0.0, 50.0, 200.0)
-    v_here = vfairkm_front(X, sensitive_features=g, n_clusters=3, mus=mus, random_state=0)
-    v_there = vfairkm_front(X, sensitive_features=g, n_clusters=3, mus=mus, random_state=0,
-                            client=client)
+    kw = dict(sensitive_features=g, n_clusters=3, fairness_weights=mus, random_state=0)
+    v_here = vfairkm_front(X, **kw)
+    v_there = vfairkm_front(X, **kw, client=client)
     np.testing.assert_array_equal(v_here.cost, v_there.cost)
     np.testing.assert_array_equal(v_here.labels, v_there.labels)
 
@@ -280,7 +280,7 @@ def test_sync_every_1_is_the_seeds_algorithm_3_exactly(client, dominance):
     X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
     ref = _algorithm3(X, g, 3, 4, 12, 7, DEFAULT_PAIRS, dominance == "strict")
     for n_batches in (1, 3):
-        front = pareto_front(X, sensitive_features=g, n_clusters=3, n_starts=4, n_iter=12,
+        front = pareto_front(X, sensitive_features=g, n_clusters=3, n_init=4, max_iter=12,
                              random_state=7, dominance=dominance, n_batches=n_batches,
                              budget=10_000, client=client)
         np.testing.assert_array_equal(front.cost, ref[1])
@@ -298,7 +298,7 @@ def test_sync_every_same_front_on_1_and_2_workers_and_in_process(client, tmp_pat
     from daskfair._inprocess import InProcessClient
 
     X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
-    kw = dict(sensitive_features=g, n_clusters=3, n_starts=4, n_iter=25, random_state=7,
+    kw = dict(sensitive_features=g, n_clusters=3, n_init=4, max_iter=25, random_state=7,
               sync_every=4, n_batches=2)
     two = pareto_front(X, client=client, **kw)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
@@ -336,7 +336,7 @@ class _Stop(Exception):
 
 def test_resume_after_interruption_gives_the_same_front(client, tmp_path):
     X, g = _data(n=300, groups=(0.4, 0.6), seed=2)
-    kw = dict(sensitive_features=g, n_clusters=3, n_starts=4, n_iter=24, random_state=3,
+    kw = dict(sensitive_features=g, n_clusters=3, n_init=4, max_iter=24, random_state=3,
               checkpoint_every=5, client=client)
     full = pareto_front(X, **kw)
 
@@ -369,7 +369,7 @@ def test_resume_after_interruption_gives_the_same_front(client, tmp_path):
 
 def test_front_stops_at_the_budget(client):
     X, g = _data(n=300, groups=(0.4, 0.6))
-    front = pareto_front(X, sensitive_features=g, n_clusters=3, n_starts=4, n_iter=200,
+    front = pareto_front(X, sensitive_features=g, n_clusters=3, n_init=4, max_iter=200,
                          budget=10, random_state=0, client=client)
     assert len(front) >= 10 and front.history[-1]["iteration"] < 200
 
@@ -379,10 +379,10 @@ def test_front_stops_at_the_budget(client):
     [
         ({"n_clusters": 700}, ValueError, "n_clusters"),
         ({"n_clusters": 1}, ValueError, ">= 2"),
-        ({"pairs": [(1, 2, 3)]}, ValueError, "pairs"),
-        ({"pairs": [(0, 0)]}, ValueError, "n_a \\+ n_b"),
+        ({"update_pairs": [(1, 2, 3)]}, ValueError, "pairs"),
+        ({"update_pairs": [(0, 0)]}, ValueError, "n_a \\+ n_b"),
         ({"target": "far"}, ValueError, "target"),
-        ({"n_iter": 0}, ValueError, "n_iter"),
+        ({"max_iter": 0}, ValueError, "max_iter"),
         ({"resume": True}, ValueError, "store"),
     ],
 )
@@ -435,7 +435,7 @@ def test_vfairkm_without_penalty_is_lloyd():
     from daskfair.safairkm.vfairkm import _init_centers
 
     X, g = _data(n=500)
-    est = VFairKMeans(4, mu=0.0, random_state=0).fit(X, sensitive_features=g)
+    est = VFairKMeans(4, fairness_weight=0.0, random_state=0).fit(X, sensitive_features=g)
     problem = make_problem(X, g, 4)
     centers = _init_centers(problem, 0) + problem.offset  # the problem is centered
     ref = KMeans(4, init=centers, n_init=1, algorithm="lloyd", tol=0, max_iter=100).fit(X)
@@ -471,7 +471,7 @@ def test_vfairkm_objective_never_rises_on_an_80_20_toy(mu):
     n = 400
     g = (rng.random(n) < 0.2).astype(int)  # 80/20 groups, each its own blob
     X = rng.normal(size=(n, 2)) * 0.5 + np.where(g[:, None] == 1, 3.0, 0.0)
-    est = VFairKMeans(2, mu=mu, random_state=0).fit(X, sensitive_features=g)
+    est = VFairKMeans(2, fairness_weight=mu, random_state=0).fit(X, sensitive_features=g)
     assert len(est.objective_) > 2 and _never_rises(est.objective_)
     # small μ keeps k-means' answer (each group its own cluster: infinite fairness error);
     # a large μ mixes the groups in both clusters
@@ -485,9 +485,9 @@ def test_vfairkm_objective_never_rises_in_the_seeds_adult_setting(data_dir):
 
     d = load_dataset("safairkm_adult", data_dir=data_dir)
     X, s = preprocess_safairkm(d.X, d.sensitive, n_samples=5000)
-    plain = VFairKMeans(10, mu=0.0, random_state=0).fit(X, sensitive_features=s)
+    plain = VFairKMeans(10, fairness_weight=0.0, random_state=0).fit(X, sensitive_features=s)
     for mu in (800.0, 3260.0):
-        est = VFairKMeans(10, mu=mu, random_state=0).fit(X, sensitive_features=s)
+        est = VFairKMeans(10, fairness_weight=mu, random_state=0).fit(X, sensitive_features=s)
         assert _never_rises(est.objective_)
         assert est.balance_ > plain.balance_ and est.fairness_error_ < plain.fairness_error_
         assert est.cost_ < 0.5  # not the one-group clustering (cost .98)
@@ -498,13 +498,13 @@ def test_vfairkm_penalty_buys_fairness(data_dir, client):
 
     d = load_dataset("safairkm_adult", data_dir=data_dir)
     X, s = preprocess_safairkm(d.X, d.sensitive, n_samples=2000)
-    plain = VFairKMeans(5, mu=0.0, random_state=0).fit(X, sensitive_features=s)
-    fair = VFairKMeans(5, mu=800.0, random_state=0).fit(X, sensitive_features=s)
+    plain = VFairKMeans(5, fairness_weight=0.0, random_state=0).fit(X, sensitive_features=s)
+    fair = VFairKMeans(5, fairness_weight=800.0, random_state=0).fit(X, sensitive_features=s)
     assert fair.fairness_error_ < 0.5 * plain.fairness_error_
     assert fair.balance_ > plain.balance_ and fair.cost_ > plain.cost_
-    front = vfairkm_front(X, sensitive_features=s, n_clusters=5, mus=[0, 200, 800],
+    front = vfairkm_front(X, sensitive_features=s, n_clusters=5, fairness_weights=[0, 200, 800],
                           random_state=0, client=client)
-    assert len(front) >= 2 and front.params["mu"][0] == 0
+    assert len(front) >= 2 and front.params["fairness_weight"][0] == 0
     _check_front(front, X, s, 5)
 
 
@@ -515,7 +515,7 @@ def test_resume_from_a_checkpoint_with_empty_batches(tmp_path):
     from daskfair._inprocess import InProcessClient
 
     X, g = _data(n=200, groups=(0.4, 0.6), seed=4)
-    kw = dict(sensitive_features=g, n_clusters=3, n_starts=4, n_batches=4, n_iter=12,
+    kw = dict(sensitive_features=g, n_clusters=3, n_init=4, n_batches=4, max_iter=12,
               random_state=3, checkpoint_every=2)
 
     def crash(t, cost, bal):

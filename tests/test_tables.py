@@ -268,7 +268,7 @@ def test_every_method_takes_dask_frames_and_gives_the_numpy_result(several_block
     np.testing.assert_array_equal(one.fit(Xd, sensitive_features=sd).labels_,
                                   SAFairKMeans(3, random_state=0).fit(
                                       X.to_numpy(), sensitive_features=s.to_numpy()).labels_)
-    kw = dict(n_clusters=3, n_starts=4, n_iter=6, random_state=0)
+    kw = dict(n_clusters=3, n_init=4, max_iter=6, random_state=0)
     np.testing.assert_array_equal(pareto_front(Xd, sensitive_features=sd, **kw).cost,
                                   pareto_front(X.to_numpy(), sensitive_features=s.to_numpy(),
                                                **kw).cost)

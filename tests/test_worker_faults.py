@@ -132,7 +132,7 @@ def test_fce_consensus_survives_workers_killed_between_iterations(cluster_client
 def test_safairkm_front_survives_workers_killed_between_iterations(cluster_client, every,
                                                                    checkpoint_every):
     X, s, _ = _data(n=3000)
-    kw = {"sensitive_features": s, "n_clusters": 3, "n_starts": 6, "n_iter": 20,
+    kw = {"sensitive_features": s, "n_clusters": 3, "n_init": 6, "max_iter": 20,
           "random_state": 4, "client": cluster_client, "checkpoint_every": checkpoint_every}
     ref = pareto_front(X, **kw)
     ref_labels = ref.labels

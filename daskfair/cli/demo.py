@@ -162,9 +162,10 @@ def safairkm_section(
     out = {}
     for name, make in (
         ("SAfairKM", lambda: pareto_front(X, sensitive_features=s, n_clusters=10,
-                                          n_iter=n_iter, random_state=0, client=client)),
-        ("VfairKM", lambda: vfairkm_front(X, sensitive_features=s, n_clusters=10, mus=mus,
-                                          random_state=0, client=client)),
+                                          max_iter=n_iter, random_state=0, client=client)),
+        ("VfairKM", lambda: vfairkm_front(X, sensitive_features=s, n_clusters=10,
+                                          fairness_weights=mus, random_state=0,
+                                          client=client)),
     ):
         t0 = time.perf_counter()
         front = make()

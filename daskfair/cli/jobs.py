@@ -434,8 +434,8 @@ def safairkm_job(
 
     t0 = time.perf_counter()
     front = pareto_front(
-        X, sensitive_features=s, n_clusters=n_clusters, pairs=pairs or DEFAULT_PAIRS,
-        n_starts=n_starts, n_iter=n_iter, budget=budget, target=target, dominance=dominance,
+        X, sensitive_features=s, n_clusters=n_clusters, update_pairs=pairs or DEFAULT_PAIRS,
+        n_init=n_starts, max_iter=n_iter, budget=budget, target=target, dominance=dominance,
         sync_every=sync_every, random_state=seed, store=run,
         checkpoint_every=checkpoint_every, resume=resume, client=client, callback=report)
     bar.close()
@@ -443,11 +443,11 @@ def safairkm_job(
                              "cost": front.cost.tolist(), "balance": front.balance.tolist()}}
     if vfairkm_mus:
         t0 = time.perf_counter()
-        base = vfairkm_front(X, sensitive_features=s, n_clusters=n_clusters, mus=vfairkm_mus,
-                             random_state=seed, client=client)
+        base = vfairkm_front(X, sensitive_features=s, n_clusters=n_clusters,
+                             fairness_weights=vfairkm_mus, random_state=seed, client=client)
         rows_out["VfairKM"] = {"points": len(base), "seconds": time.perf_counter() - t0,
                                "cost": base.cost.tolist(), "balance": base.balance.tolist(),
-                               "mu": base.params["mu"]}
+                               "mu": base.params["fairness_weight"]}
         run.write_array("vfairkm/cost", base.cost)
         run.write_array("vfairkm/balance", base.balance)
     ref = (1.05 * max(max(r["cost"]) for r in rows_out.values()), 0.0)
@@ -569,8 +569,9 @@ def fce_job(
         base = da.from_zarr(run.group["base_labels"])
     c = n_clusters
     bar = IterationBar(max_iter, "FCE iterations")
-    fce = FairClusteringEnsemble(c, fairness=fairness, lambda1=lambda1, max_iter=max_iter,
-                                 tol=tol, alignment=alignment, init=init, random_state=seed)
+    fce = FairClusteringEnsemble("auto" if c is None else c, fairness_weight=fairness,
+                                 consensus_weight=lambda1, max_iter=max_iter, tol=tol,
+                                 alignment=alignment, init=init, random_state=seed)
     t0 = time.perf_counter()
     fce.fit(base, sensitive_features=to_dask(s, chunk_rows), store=run,
             resume=resume,

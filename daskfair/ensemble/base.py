@@ -93,7 +93,7 @@ def _cluster_numbers(n_clusters: int, n_runs: int, n: int, random: bool,
 def base_clusterings(
     X: Any,
     *,
-    n_clusters: int,
+    n_clusters: int = 8,
     n_runs: int = 100,
     methods: Sequence[str] = ("kmeans",),
     random_cluster_numbers: bool = False,
@@ -106,7 +106,7 @@ def base_clusterings(
     Parameters
     ----------
     X : array-like or dask array of shape (n_samples, n_features)
-    n_clusters : int
+    n_clusters : int, default=8
         Clusters per run (the lower end when ``random_cluster_numbers``).
     n_runs : int
         m, the number of base clusterings.

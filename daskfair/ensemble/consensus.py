@@ -40,7 +40,8 @@ import scipy.linalg
 import scipy.optimize
 
 from .._blocks import align_rows, block_sum, row_blocks
-from .._recovery import LOST_WORK, count_recovery, wait_for_workers
+from .._iterative_run import Recoveries
+from .._recovery import LOST_WORK
 from .._validation import is_dask
 from ._kernels import hr_rows, sweep_block, sweep_hr, table_change, tables_block
 
@@ -393,7 +394,8 @@ def run_consensus(
     # depend on released labels of earlier iterations, so a copy of them is gathered to the
     # client, at most ~10% of the time (an iteration is copied once the iterations since
     # the last copy took 10 times as long as that copy did), and never after the last one.
-    safe, recoveries, copy_seconds, since_copy = state, 0, 0.0, 0.0
+    safe, copy_seconds, since_copy = state, 0.0, 0.0
+    recoveries = Recoveries("FCE consensus")
     while state.n_iter < max_iter and not _converged(state.objective, tol):
         try:
             start = time.perf_counter()
@@ -408,8 +410,7 @@ def run_consensus(
                 copy_seconds, since_copy = time.perf_counter() - start, 0.0
         except LOST_WORK as exc:
             # restart from the last copy (the same result: every step is deterministic)
-            recoveries = count_recovery(recoveries, exc, "FCE consensus")
-            wait_for_workers(distributed.get_client())
+            recoveries.lost(exc, distributed.get_client())
             state, since_copy = _on_cluster(safe, base), 0.0
             continue
         state = new

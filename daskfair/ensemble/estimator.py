@@ -6,6 +6,7 @@ import logging
 import os
 import warnings
 from collections.abc import Callable, Sequence
+from functools import partial
 from numbers import Real
 from typing import Any
 
@@ -16,16 +17,19 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .._blocks import align_rows, block_size
+from .._deprecation import DEPRECATED, REMOVED_IN, renamed_params
+from .._iterative_run import IterativeRun, check_resume
 from .._random import as_seed_sequence, child_rng
 from .._validation import (
     _check_known_chunks,
     as_array,
+    check_int,
     check_n_clusters,
     check_sensitive,
     is_dask,
 )
 from ..deploy import worker_memory_limits
-from ..store import Run, create_run, resume_run
+from ..store import Run
 from .checkpoint import load_state, save_state
 from .consensus import (
     ALIGNMENTS,
@@ -37,7 +41,8 @@ from .consensus import (
     run_consensus,
 )
 
-__all__ = ["FairClusteringEnsemble", "check_base_labels", "select_n_clusters"]
+__all__ = ["FairClusteringEnsemble", "check_base_labels", "hold_base_labels",
+           "select_n_clusters"]
 
 #: Starts of the consensus: "matched" (daskfair's) and "paper" (the FCE seed's).
 INITS = ("matched", "paper")
@@ -45,13 +50,27 @@ INITS = ("matched", "paper")
 logger = logging.getLogger(__name__)
 
 
-def check_base_labels(base_labels: Any, n_clusters: int | None = None
-                      ) -> tuple[Any, np.ndarray]:
+def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
     """Validate base labelings; return them as an (n, m) int32 array and every c_i.
 
     Accepts an (n, m) array (numpy, pandas or dask; columns = labelings) or a sequence of
     1-D labelings of equal length. Labels must be integers >= 0; c_i = max label + 1 (an
     unused label is an empty cluster).
+
+    Only checks: a dask input is read once for the checks and comes back as a lazy int32
+    array in its own blocks (each later use reads the source again).
+    :func:`hold_base_labels` checks and keeps the labels for the passes of a fit.
+    """
+    base = _label_matrix(base_labels)
+    checks = _label_checks(base)
+    if is_dask(base):
+        checks = _block_extremes(*dask.compute(*checks))
+    return base.astype(np.int32), _label_counts(base, checks)
+
+
+def hold_base_labels(base_labels: Any, n_clusters: int | None = None
+                     ) -> tuple[Any, np.ndarray]:
+    """:func:`check_base_labels`, and a dask input set up for the passes of a fit.
 
     A dask input is read once: the checks and the int32 copy (in the input's row blocks when
     they are of a reasonable size, see :func:`_row_chunks`) come from the same read, and
@@ -60,6 +79,22 @@ def check_base_labels(base_labels: Any, n_clusters: int | None = None
     (each pass reads the source). ``n_clusters`` (the consensus's c, when known) widens the
     rows that the size of the blocks is set for (:func:`_row_chunks`).
     """
+    base = _label_matrix(base_labels)
+    if not is_dask(base):
+        return check_base_labels(base)
+    # a block holds m labels and, in the sweep, c HR values per row
+    size = block_size(max(base.shape[1], n_clusters or 1), max_rows=MAX_BLOCK_ROWS)
+    base = align_rows(base, rows=_row_chunks(base.chunks[0], size))[0]
+    checks = _label_checks(base)
+    held = base.astype(np.int32)
+    if _fits_in_memory(held.nbytes):
+        held, *checks = dask.persist(held, *checks)  # one read for both
+    sizes = _label_counts(base, _block_extremes(*dask.compute(*checks)))
+    return held, sizes
+
+
+def _label_matrix(base_labels: Any) -> Any:
+    # the labelings as one (n, m) array of numbers, its shape and type checked
     if isinstance(base_labels, Sequence) and not isinstance(base_labels, str):
         cols = [as_array(b, "base_labels") for b in base_labels]
         lengths = {c.shape[0] for c in cols}
@@ -80,25 +115,32 @@ def check_base_labels(base_labels: Any, n_clusters: int | None = None
         raise ValueError(f"base_labels is empty (shape {base.shape}).")
     if base.dtype.kind not in "iuf":
         raise TypeError(f"base_labels must be integers, got dtype {base.dtype}.")
+    return base
+
+
+def _label_checks(base: Any) -> list[Any]:
+    """Every column's smallest and largest label (for a dask input: one task per block,
+    (1, 2, m) each), then for floats whether all are finite and whole; lazy for dask."""
     if is_dask(base):
-        # a block holds m labels and, in the sweep, c HR values per row
-        size = block_size(max(base.shape[1], n_clusters or 1), max_rows=MAX_BLOCK_ROWS)
-        base = align_rows(base, rows=_row_chunks(base.chunks[0], size))[0]
-        # every column's smallest and largest label in one task per block
         checks = [base.map_blocks(_column_range, new_axis=1, dtype=base.dtype,
                                   chunks=((1,) * base.numblocks[0], (2,), base.chunks[1]))]
         if base.dtype.kind == "f":
             checks += [da.isfinite(base).all(), (base % 1 == 0).all()]
-        held = base.astype(np.int32)
-        if _fits_in_memory(held.nbytes):
-            held, *checks = dask.persist(held, *checks)  # one read for both
-        checks = dask.compute(*checks)
-        checks = [checks[0][:, 0].min(axis=0), checks[0][:, 1].max(axis=0), *checks[1:]]
-    else:
-        checks = [base.min(axis=0), base.max(axis=0)]
-        if base.dtype.kind == "f":
-            checks += [np.isfinite(base).all(), (base % 1 == 0).all()]
-        held = None
+        return checks
+    checks = [base.min(axis=0), base.max(axis=0)]
+    if base.dtype.kind == "f":
+        checks += [np.isfinite(base).all(), (base % 1 == 0).all()]
+    return checks
+
+
+def _block_extremes(ranges: np.ndarray, *rest: Any) -> list[Any]:
+    # the computed checks of a dask input, with the blocks' extremes reduced to the columns'
+    return [ranges[:, 0].min(axis=0), ranges[:, 1].max(axis=0), *rest]
+
+
+def _label_counts(base: Any, checks: list[Any]) -> np.ndarray:
+    """c_i of every labeling, from the computed checks; raises on labels that are not
+    cluster indices."""
     if base.dtype.kind == "f":
         if not checks[2]:
             raise ValueError("base_labels contains NaN or inf; every row needs a cluster in "
@@ -119,8 +161,7 @@ def check_base_labels(base_labels: Any, n_clusters: int | None = None
             f"rows ({base.shape[0]}): it cannot be a cluster index. Re-encode each labeling "
             "as 0, 1, 2, ... (numpy.unique(labels, return_inverse=True)).")
     # labels < n_samples < 2³¹ (an int32 row count) fit in int32
-    base = held if held is not None else base.astype(np.int32)
-    return base, (hi.astype(np.int64) + 1)
+    return hi.astype(np.int64) + 1
 
 
 def _column_range(block: np.ndarray) -> np.ndarray:
@@ -185,7 +226,7 @@ def select_n_clusters(
     scores : dict
         Silhouette per candidate.
     """
-    base, sizes = check_base_labels(base_labels)
+    base, sizes = hold_base_labels(base_labels)
     return _select_n_clusters(base, sizes, candidates, sample_size, random_state)
 
 
@@ -193,7 +234,7 @@ def _select_n_clusters(
     base: Any, sizes: np.ndarray, candidates: Sequence[int], sample_size: int,
     random_state: Any,
 ) -> tuple[int, dict[int, float]]:
-    # select_n_clusters on labels that check_base_labels has already validated
+    # select_n_clusters on labels that hold_base_labels has already validated
     from sklearn.cluster import KMeans
     from sklearn.metrics import silhouette_score
 
@@ -259,17 +300,19 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int or None
-        c. ``None`` chooses it from ``range(2, 2·max c_i + 1)`` by
-        :func:`select_n_clusters` (the silhouette of the base indicator matrices).
-    fairness : float or "auto"
-        The paper's λ2: the weight on ‖GᵀY‖² is ``lambda1 * fairness``. Note: the authors'
-        code multiplies ‖GᵀY‖² by its λ2 alone — a factor λ1 apart — so their λ2 equals
-        ``lambda1 * fairness`` here. The useful value shrinks like n^{-3/2};
-        ``"auto"`` (default) uses :func:`~daskfair.ensemble.consensus.auto_fairness`, a
-        size-free choice. ``0`` is the seed's FCE-f ablation (no fairness term).
-    lambda1 : float
-        λ1, the weight of the consensus term.
+    n_clusters : int or "auto", default="auto"
+        c. ``"auto"`` chooses it from ``range(2, 2·max c_i + 1)`` by
+        :func:`select_n_clusters` (the silhouette of the base indicator matrices);
+        ``None`` still means ``"auto"``, with a FutureWarning.
+    fairness_weight : float or "auto", default="auto"
+        The paper's λ2: the weight on ‖GᵀY‖² is ``consensus_weight * fairness_weight``.
+        Note: the authors' code multiplies ‖GᵀY‖² by its λ2 alone — a factor λ1 apart — so
+        their λ2 equals ``consensus_weight * fairness_weight`` here. The useful value shrinks
+        like n^{-3/2}; ``"auto"`` uses :func:`~daskfair.ensemble.consensus.auto_fairness`, a
+        size-free choice. ``0`` is the seed's FCE-f ablation (no fairness term). Renamed
+        from ``fairness``.
+    consensus_weight : float, default=0.001
+        λ1, the weight of the consensus term. Renamed from ``lambda1``.
     max_iter : int
         Maximum number of iterations.
     tol : float
@@ -288,6 +331,9 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
     random_state : int, SeedSequence or None
         Chooses the starting base clustering among those with c clusters for
         ``init="matched"`` (and seeds the silhouette search).
+    fairness, lambda1 : deprecated
+        The old names of ``fairness_weight`` and ``consensus_weight``; they work until
+        daskfair 0.3, with a FutureWarning.
 
     Attributes
     ----------
@@ -314,43 +360,65 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
 
     def __init__(
         self,
-        n_clusters: int | None = None,
+        n_clusters: int | str | None = "auto",
         *,
-        fairness: float | str = "auto",
-        lambda1: float = 0.001,
+        fairness_weight: float | str = "auto",
+        consensus_weight: float = 0.001,
         max_iter: int = 50,
         tol: float = 1e-4,
         alignment: str = "rotation",
         init: str = "matched",
         random_state: Any = None,
+        fairness: Any = DEPRECATED,
+        lambda1: Any = DEPRECATED,
     ) -> None:
         self.n_clusters = n_clusters
-        self.fairness = fairness
-        self.lambda1 = lambda1
+        self.fairness_weight = fairness_weight
+        self.consensus_weight = consensus_weight
         self.max_iter = max_iter
         self.tol = tol
         self.alignment = alignment
         self.init = init
         self.random_state = random_state
+        self.fairness = fairness
+        self.lambda1 = lambda1
 
-    def _check_params(self) -> None:
+    def _resolved_params(self) -> dict[str, Any]:
+        """``n_clusters``, ``fairness_weight`` and ``consensus_weight``, from their old
+        names or spellings where those were given (with a FutureWarning), checked with the
+        others."""
+        params = renamed_params(self, {"fairness": "fairness_weight",
+                                       "lambda1": "consensus_weight"})
+        params["n_clusters"] = self.n_clusters
+        if self.n_clusters is None:
+            warnings.warn(
+                "FairClusteringEnsemble: n_clusters=None is spelled n_clusters=\"auto\" (same "
+                f"meaning); None will be removed in daskfair {REMOVED_IN}. Use "
+                "n_clusters=\"auto\" instead.", FutureWarning, stacklevel=3)
+            params["n_clusters"] = "auto"
+        elif isinstance(self.n_clusters, str) and self.n_clusters != "auto":
+            raise ValueError(
+                f"n_clusters must be an integer or 'auto', got {self.n_clusters!r}.")
         if self.alignment not in ALIGNMENTS:
             raise ValueError(f"alignment must be one of {ALIGNMENTS}, got {self.alignment!r}.")
         if self.init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {self.init!r}.")
-        if not (self.fairness == "auto" or (isinstance(self.fairness, Real)
-                                           and self.fairness >= 0)):
-            raise ValueError(f"fairness must be 'auto' or a number >= 0, got {self.fairness!r}.")
-        if self.lambda1 <= 0:
-            raise ValueError(f"lambda1 must be > 0, got {self.lambda1}.")
+        weight = params["fairness_weight"]
+        if not (weight == "auto" or (isinstance(weight, Real) and weight >= 0)):
+            raise ValueError(
+                f"fairness_weight must be 'auto' or a number >= 0, got {weight!r}.")
+        if params["consensus_weight"] <= 0:
+            raise ValueError(
+                f"consensus_weight must be > 0, got {params['consensus_weight']}.")
         if self.max_iter < 1:
             raise ValueError(f"max_iter must be >= 1, got {self.max_iter}.")
+        return params
 
     def _prepare(
-        self, base_labels: Any, sensitive_features: Any
+        self, base_labels: Any, sensitive_features: Any, params: dict[str, Any]
     ) -> tuple[Any, Any, np.ndarray, int, float]:
-        self._check_params()
-        base, sizes = check_base_labels(base_labels, self.n_clusters)
+        auto_c = params["n_clusters"] == "auto"
+        base, sizes = hold_base_labels(base_labels, None if auto_c else params["n_clusters"])
         n = base.shape[0]
         groups, self.groups_ = check_sensitive(sensitive_features, n)
         if is_dask(groups):
@@ -359,20 +427,21 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
             groups = align_rows(groups, rows=rows_of(base))[0].astype(np.int32)
             if _fits_in_memory(groups.nbytes):
                 groups = groups.persist()
-        if self.n_clusters is None:
+        if auto_c:
             # candidates 2 .. 2 max c_i, capped below the rows of the silhouette sample
             top = min(2 * int(sizes.max()), min(n, 3000) - 1)
             if top < 2:
                 raise ValueError(
-                    "n_clusters=None chooses c by the silhouette of the base labelings, which "
-                    f"needs labelings with 2 or more clusters and 3 or more rows (max c_i = "
-                    f"{int(sizes.max())}, {n} rows): give n_clusters.")
+                    "n_clusters='auto' chooses c by the silhouette of the base labelings, "
+                    "which needs labelings with 2 or more clusters and 3 or more rows (max "
+                    f"c_i = {int(sizes.max())}, {n} rows): give n_clusters.")
             c, _ = _select_n_clusters(base, sizes, range(2, top + 1), 3000,
                                       self.random_state)
         else:
-            c = check_n_clusters(self.n_clusters, n)
+            c = check_n_clusters(params["n_clusters"], n)
         T = len(self.groups_)
-        lambda2 = auto_fairness(n, c, T) if self.fairness == "auto" else float(self.fairness)
+        weight = params["fairness_weight"]
+        lambda2 = auto_fairness(n, c, T) if weight == "auto" else float(weight)
         return base, groups, sizes, c, lambda2
 
     def _initial_state(self, base: Any, groups: Any, sizes: np.ndarray, c: int) -> ConsensusState:
@@ -405,6 +474,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         sensitive_features: Any,
         store: str | os.PathLike[str] | Run | None = None,
         resume: bool = False,
+        checkpoint_every: int = 1,
         callback: Callable[[ConsensusState], None] | None = None,
     ) -> FairClusteringEnsemble:
         """Find the fair consensus of ``base_labels`` (n_samples, n_labelings).
@@ -418,61 +488,59 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
             Ignored (present for the scikit-learn API).
         sensitive_features : array-like of shape (n_samples,)
         store : path-like or Run, optional
-            zarr run that receives a checkpoint after every iteration and the final labels.
-            A path is created (kind "fce") and marked complete at the end; an open
-            :class:`~daskfair.store.Run` is left for its owner to complete.
+            zarr run that receives a checkpoint every ``checkpoint_every`` iterations and the
+            final labels. A path is created (kind "fce") and marked complete at the end; an
+            open :class:`~daskfair.store.Run` is left for its owner to complete.
         resume : bool
             Continue from the store's last checkpoint; the result equals an uninterrupted
             fit with the same parameters and data.
+        checkpoint_every : int, default=1
+            Iterations between checkpoints.
         callback : callable, optional
             ``callback(state)`` after every iteration (progress).
         """
-        if resume and store is None:
-            raise ValueError("resume=True needs the store of the interrupted fit.")
-        base, groups, sizes, c, lambda2 = self._prepare(base_labels, sensitive_features)
-        run, owns_run = self._open_store(store, resume, base.shape, c, lambda2)
+        check_resume(store, resume, "fit")
+        params = self._resolved_params()
+        check_int(checkpoint_every, "checkpoint_every")
+        base, groups, sizes, c, lambda2 = self._prepare(base_labels, sensitive_features,
+                                                        params)
+        stored = None if store is None or isinstance(store, Run) else self._stored_params(
+            params, base.shape, c, lambda2)
+        with IterativeRun.open(store, resume=resume, kind="fce", params=stored,
+                               checkpoint_every=checkpoint_every) as job:
 
-        def after_iteration(s: ConsensusState) -> None:
-            if run is not None:
-                save_state(run, s)
-            if callback is not None:
-                callback(s)
+            def after_iteration(s: ConsensusState) -> None:
+                job.save(s.n_iter, 1, False, checkpoint=partial(save_state, state=s))
+                if callback is not None:
+                    callback(s)
 
-        try:
-            state = load_state(run, base) if resume else None
+            state = load_state(job.run, base) if job.run is not None and resume else None
             if state is None:
                 state = self._initial_state(base, groups, sizes, c)
             state, converged = run_consensus(
-                base, groups, state, lambda1=self.lambda1, lambda2=lambda2,
+                base, groups, state, lambda1=params["consensus_weight"], lambda2=lambda2,
                 alignment=self.alignment, max_iter=self.max_iter, tol=self.tol,
                 callback=after_iteration,
             )
             self._store(state, converged, c, lambda2)
-            if run is not None:
-                run.write_array("labels", state.labels)
-                run.write_array("weights", state.alpha)
-                summary = {"objective": state.objective, "n_iter": state.n_iter,
-                           "converged": converged, "fairness_value": lambda2}
-                if owns_run:
-                    run.mark_complete(**summary)
-                else:
-                    run.set_attrs(**summary)
-            return self
-        finally:
-            if owns_run:
-                run.close()  # the lease: a fit that stopped writes nothing more
+            if job.run is not None:
+                job.run.write_array("labels", state.labels)
+                job.run.write_array("weights", state.alpha)
+            job.finish(objective=state.objective, n_iter=state.n_iter, converged=converged,
+                       fairness_value=lambda2)
+        return self
 
-    def _open_store(
-        self, store: Any, resume: bool, shape: tuple[int, int], c: int, lambda2: float
-    ) -> tuple[Run | None, bool]:
-        if store is None or isinstance(store, Run):
-            return store, False
-        params = {**self.get_params(), "random_state": _seed_json(self.random_state),
-                  "n_samples": shape[0], "n_labelings": shape[1], "n_clusters_used": c,
-                  "fairness_value": lambda2}
-        if resume:
-            return resume_run(store, kind="fce", params=params), True
-        return create_run(store, kind="fce", params=params), True
+    def _stored_params(self, params: dict[str, Any], shape: tuple[int, int], c: int,
+                       lambda2: float) -> dict[str, Any]:
+        """The parameters a store records and ``resume`` compares, under the keys (and the
+        ``None`` for ``"auto"`` c) of the first stores, so those still resume."""
+        return {"alignment": self.alignment, "fairness": params["fairness_weight"],
+                "init": self.init, "lambda1": params["consensus_weight"],
+                "max_iter": self.max_iter,
+                "n_clusters": None if params["n_clusters"] == "auto" else params["n_clusters"],
+                "random_state": _seed_json(self.random_state), "tol": self.tol,
+                "n_samples": shape[0], "n_labelings": shape[1], "n_clusters_used": c,
+                "fairness_value": lambda2}
 
     def _store(self, state: ConsensusState, converged: bool, c: int, lambda2: float) -> None:
         self.labels_ = state.labels

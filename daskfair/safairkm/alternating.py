@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import renamed_kwargs
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_int
 
@@ -159,6 +160,7 @@ def _run(args: tuple[Any, ...]) -> SA2GDResult:
     return sa2gd(grad_a, grad_b, x0, n_a=n_a, n_b=n_b, **kwargs)
 
 
+@renamed_kwargs(pairs="update_pairs")
 def sa2gd_front(
     grad_a: Gradient,
     grad_b: Gradient,
@@ -166,7 +168,7 @@ def sa2gd_front(
     *,
     n_total: int,
     n_iter: int,
-    pairs: Sequence[tuple[int, int]] | None = None,
+    update_pairs: Sequence[tuple[int, int]] | None = None,
     step: float | Callable[[int], float] | None = None,
     strong_convexity: float | None = None,
     random_state: Any = None,
@@ -176,12 +178,14 @@ def sa2gd_front(
     """SA2GD for every pair (n_a, n_total − n_a), n_a = 0 … n_total, one task per pair.
 
     Pair i uses the seed's child i, so results do not depend on where the tasks run.
-    ``pairs`` overrides the list. Returns the results in order of increasing λ.
+    ``update_pairs`` (renamed from ``pairs``) overrides the list. Returns the results in
+    order of increasing λ.
     """
     from ..deploy import task_client
 
     n_total = check_int(n_total, "n_total", 1)
-    pairs = [(a, n_total - a) for a in range(n_total + 1)] if pairs is None else list(pairs)
+    pairs = ([(a, n_total - a) for a in range(n_total + 1)] if update_pairs is None
+             else list(update_pairs))
     seed = as_seed_sequence(random_state)
     for n_a, n_b in pairs:  # fail here, not in a task
         check_int(n_a, "n_a", 0), check_int(n_b, "n_b", 0)

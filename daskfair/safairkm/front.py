@@ -23,22 +23,25 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import dask
 import dask.array as da
 import numpy as np
 
+from .._deprecation import renamed_kwargs
 from .._inprocess import InProcessClient
+from .._iterative_run import IterativeRun, Recoveries, check_resume, crossed
 from .._random import as_seed_sequence
-from .._recovery import LOST_WORK, count_recovery, wait_for_workers
+from .._recovery import LOST_WORK
 from .._validation import check_array, check_int
 from ..metrics import hypervolume_2d
-from ..store import Run, create_run, open_run, resume_run
+from ..store import Run, open_run
 from ._kernels import expand_batch, select_nondominated
 from .problem import Members, Problem, check_fits_workers, make_problem, start_members
 
-__all__ = ["DEFAULT_PAIRS", "ParetoFront", "nondominated", "pareto_front"]
+__all__ = ["DEFAULT_PAIRS", "FrontParams", "ParetoFront", "nondominated", "pareto_front"]
 
 logger = logging.getLogger(__name__)
 
@@ -275,21 +278,65 @@ def _balanced_pieces(
 def _check_pairs(pairs: Any) -> np.ndarray:
     arr = np.asarray(pairs)
     if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
-        raise ValueError(f"pairs must be a list of (n_a, n_b) pairs, got {pairs!r}.")
+        raise ValueError(f"update_pairs must be a list of (n_a, n_b) pairs, got {pairs!r}.")
     if arr.dtype.kind not in "iu" or (arr < 0).any() or (arr.sum(axis=1) == 0).any():
         raise ValueError(
-            f"pairs must hold non-negative integers with n_a + n_b > 0, got {pairs!r}.")
+            f"update_pairs must hold non-negative integers with n_a + n_b > 0, got {pairs!r}.")
     return arr.astype(np.int64)
 
 
+@dataclass(frozen=True)
+class FrontParams:
+    """The algorithm's parameters of a SAfairKM front (:func:`pareto_front` documents them),
+    checked when made; ``update_pairs`` becomes a tuple of int pairs."""
+
+    n_clusters: int
+    update_pairs: tuple[tuple[int, int], ...]
+    n_init: int
+    max_iter: int
+    budget: int
+    q: int
+    target: str
+    max_swap_candidates: int
+    dominance: str
+    sync_every: int
+
+    def __post_init__(self) -> None:
+        pairs = tuple((a, b) for a, b in _check_pairs(self.update_pairs).tolist())
+        object.__setattr__(self, "update_pairs", pairs)
+        for name in ("n_init", "max_iter", "budget", "q", "max_swap_candidates", "sync_every"):
+            check_int(getattr(self, name), name)
+        if self.target not in ("local", "global"):
+            raise ValueError(f"target must be 'local' or 'global', got {self.target!r}.")
+        _check_dominance(self.dominance)
+
+    def stored(self, seed: np.random.SeedSequence, problem: Problem) -> dict[str, Any]:
+        """The parameters a store records and ``resume`` compares. Their keys are the names
+        of the first stores ("pairs", "n_starts", "n_iter"), so those still resume."""
+        params = {
+            "n_clusters": self.n_clusters, "pairs": [list(p) for p in self.update_pairs],
+            "n_starts": self.n_init, "n_iter": self.max_iter, "budget": self.budget,
+            "q": self.q, "target": self.target,
+            "max_swap_candidates": self.max_swap_candidates,
+            "seed_entropy": str(seed.entropy), "seed_spawn_key": list(seed.spawn_key),
+        }
+        if self.dominance != "weak":  # stores of runs before the option resume as they were
+            params["dominance"] = self.dominance
+        if self.sync_every != 1:
+            params["sync_every"] = self.sync_every
+        params["n_samples"], params["n_groups"] = problem.n_samples, problem.n_groups
+        return params
+
+
+@renamed_kwargs(pairs="update_pairs", n_starts="n_init", n_iter="max_iter")
 def pareto_front(
     X: Any,
     *,
     sensitive_features: Any,
-    n_clusters: int,
-    pairs: Sequence[tuple[int, int]] = DEFAULT_PAIRS,
-    n_starts: int = 30,
-    n_iter: int = 500,
+    n_clusters: int = 8,
+    update_pairs: Sequence[tuple[int, int]] = DEFAULT_PAIRS,
+    n_init: int = 30,
+    max_iter: int = 500,
     budget: int = 1500,
     q: int = 1,
     target: str = "local",
@@ -314,15 +361,17 @@ def pareto_front(
         points at random, so every task needs all rows).
     sensitive_features : array-like of shape (n_samples,)
         Group of every row (J ≥ 2 groups).
-    n_clusters : int
+    n_clusters : int, default=8
         K ≥ 2.
-    pairs : sequence of (n_a, n_b)
+    update_pairs : sequence of (n_a, n_b)
         k-means updates and swap updates per iteration of Algorithm 2; each pair pulls the
-        front towards a different trade-off.
-    n_starts : int
-        Starting label vectors: the first half random, the second half k-means++.
-    n_iter : int
-        Iterations of Algorithm 3 (the seed used 2,500 for Adult, 8,000 for Bank).
+        front towards a different trade-off. Renamed from ``pairs``.
+    n_init : int, default=30
+        Starting label vectors: the first half random, the second half k-means++. Renamed
+        from ``n_starts``.
+    max_iter : int, default=500
+        Iterations of Algorithm 3 (the seed used 2,500 for Adult, 8,000 for Bank); fewer
+        when ``budget`` or ``time_limit`` stops the run. Renamed from ``n_iter``.
     budget : int
         Stop once the front holds this many points.
     q : int
@@ -354,6 +403,9 @@ def pareto_front(
         final front (``daskfair.open_run``); the run is marked complete at the end. An open
         :class:`~daskfair.store.Run` (a job that stores more results in the same run) gets
         the checkpoints and the front but is left for its owner to complete.
+    checkpoint_every : int
+        Iterations between checkpoints (without a store: between the copies of the list
+        kept on the client to recover from a lost worker).
     resume : bool
         Continue the run stored at ``store`` from its last checkpoint; it ends with the same
         front as an uninterrupted run with the same parameters. With a path, the stored
@@ -370,140 +422,136 @@ def pareto_front(
     Returns
     -------
     ParetoFront
+        Its ``params`` are the stored parameters (the first stores' keys: ``pairs``,
+        ``n_starts``, ``n_iter``).
     """
     from ..deploy import task_client
 
-    pairs_arr = _check_pairs(pairs)
-    for name, value in (("n_starts", n_starts), ("n_iter", n_iter), ("budget", budget),
-                        ("q", q), ("max_swap_candidates", max_swap_candidates),
-                        ("checkpoint_every", checkpoint_every), ("sync_every", sync_every)):
-        check_int(value, name)
-    if target not in ("local", "global"):
-        raise ValueError(f"target must be 'local' or 'global', got {target!r}.")
-    _check_dominance(dominance)
-    if resume and store is None:
-        raise ValueError("resume=True needs the store of the interrupted run.")
+    params = FrontParams(n_clusters, update_pairs, n_init, max_iter, budget, q, target,
+                         max_swap_candidates, dominance, sync_every)
+    check_int(checkpoint_every, "checkpoint_every")
+    check_resume(store, resume)
     seed = as_seed_sequence(random_state)
-    params = {
-        "n_clusters": n_clusters, "pairs": pairs_arr.tolist(), "n_starts": n_starts,
-        "n_iter": n_iter, "budget": budget, "q": q, "target": target,
-        "max_swap_candidates": max_swap_candidates, "seed_entropy": str(seed.entropy),
-        "seed_spawn_key": list(seed.spawn_key),
-    }
-    if dominance != "weak":  # stores of runs before the option resume with their parameters
-        params["dominance"] = dominance
-    if sync_every != 1:
-        params["sync_every"] = sync_every
     X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
     client = task_client(client)
     check_fits_workers(X, client, "SAfairKM")
     problem = make_problem(X, sensitive_features, n_clusters)
-    params["n_samples"], params["n_groups"] = problem.n_samples, problem.n_groups
-    nthreads = client.nthreads()
     if n_batches is None:
-        n_batches = max(1, sum(nthreads.values()))
-    # batch j lives on worker j mod W: without this the scheduler's data locality piles all
-    # batches onto the worker that happened to create them. allow_other_workers keeps the
-    # run going if a worker leaves.
-    slots = _worker_slots(nthreads)
-    n_batches = check_int(n_batches, "n_batches")
-    base_seed = int(seed.generate_state(1, np.uint64)[0])
+        n_batches = max(1, sum(client.nthreads().values()))
+    search = _FrontSearch(client, problem, params, seed, check_int(n_batches, "n_batches"),
+                          callback)
+    stored = params.stored(seed, problem)
+    with IterativeRun.open(store, resume=resume, kind="safairkm", params=stored,
+                           checkpoint_every=checkpoint_every) as job:
+        return search.run(job, time_limit, stored)
 
-    run = None
-    problem_f = client.scatter(problem, broadcast=True, hash=False)
-    owns_run = store is not None and not isinstance(store, Run)
-    if isinstance(store, Run):
-        run = store
-    elif resume:
-        run = resume_run(store, kind="safairkm", params=params)
-    elif store is not None:
-        run = create_run(store, kind="safairkm", params=params)
 
-    def starting_point() -> tuple[int, list, list[dict[str, Any]]]:
-        # iteration 0's members, or the store's last checkpoint (with the history up to it)
-        # when there is one to use
-        if run is not None and (resume or run.checkpoint):
-            t_ckpt, members, past = _resume(run, client)
+class _FrontSearch:
+    """Algorithm 3's list, spread over the cluster in batches, iterated over a run."""
+
+    def __init__(self, client: Any, problem: Problem, params: FrontParams,
+                 seed: np.random.SeedSequence, n_batches: int,
+                 callback: Callable[[int, np.ndarray, np.ndarray], None] | None) -> None:
+        self.client, self.problem, self.params = client, problem, params
+        self.seed, self.n_batches, self.callback = seed, n_batches, callback
+        self.pairs = np.asarray(params.update_pairs, dtype=np.int64)
+        self.base_seed = int(seed.generate_state(1, np.uint64)[0])
+        self.place()
+
+    def place(self) -> None:
+        """Where the batches go, and the problem on every worker (again after a loss)."""
+        # batch j lives on worker j mod W: without this the scheduler's data locality piles
+        # all batches onto the worker that happened to create them. allow_other_workers
+        # keeps the run going if a worker leaves.
+        self.slots = _worker_slots(self.client.nthreads())
+        self.problem_f = self.client.scatter(self.problem, broadcast=True, hash=False)
+
+    def start(self, job: IterativeRun) -> tuple[int, list, list[dict[str, Any]]]:
+        """Iteration 0's members, or the store's last checkpoint (with the history up to
+        it) when there is one to use."""
+        if job.run is not None and (job.resume or job.has_checkpoint):
+            t_ckpt, members, past = _resume(job.run, self.client)
             if members is not None:
                 return t_ckpt, members, past
-        per = math.ceil(n_starts / n_batches)
+        n_init = self.params.n_init
+        per = math.ceil(n_init / self.n_batches)
         members = []
-        for lo in range(0, n_starts, per):
-            starts = list(range(lo, min(n_starts, lo + per)))
-            fut = client.submit(start_members, problem_f, starts, n_starts, seed, pure=False,
-                                workers=_slot(slots, len(members)),
-                                allow_other_workers=True)
+        for lo in range(0, n_init, per):
+            starts = list(range(lo, min(n_init, lo + per)))
+            fut = self.client.submit(start_members, self.problem_f, starts, n_init, self.seed,
+                                     pure=False, workers=_slot(self.slots, len(members)),
+                                     allow_other_workers=True)
             members.append((fut, np.arange(len(starts)), np.asarray(starts)))
         return 0, members, []
 
-    try:
-        t, survivors, history = starting_point()
+    def restore(self, job: IterativeRun) -> tuple[int, list]:
+        """After a loss: the copy kept on the client, else the store's checkpoint (or the
+        start)."""
+        if job.run is None and job.recovery_point is not None:
+            t, copy = job.recovery_point
+            futures = self.client.scatter([m for m, _ in copy], hash=False)
+            return t, [(f, np.arange(len(m)), r)
+                       for f, (m, r) in zip(futures, copy, strict=True)]
+        t, survivors, _ = self.start(job)
+        return t, survivors
+
+    def run(self, job: IterativeRun, time_limit: float | None,
+            stored: dict[str, Any]) -> ParetoFront:
+        """Iterate to the end (resuming from the run's checkpoint, restarting from the
+        recovery point after a loss), store the front and finish the run."""
+        t, survivors, history = self.start(job)
         # a resumed run's seconds continue from its checkpoint (the time between is not counted)
         start = time.perf_counter() - (history[-1]["seconds"] if history else 0.0)
-        # Recovery point without a store: every checkpoint_every iterations the members are
-        # copied to the client (with a store, its checkpoint is the recovery point).
-        safe: tuple[int, list] | None = None
-        recoveries = 0
+        recoveries = Recoveries("SAfairKM front")
         while True:
             try:
-                done = t >= n_iter or (run is not None
-                                       and bool((run.checkpoint or {}).get("done")))
-                while not done:
-                    step = min(sync_every, n_iter - t)
-                    survivors, n_keep = _iteration(
-                        client, problem_f, survivors, n_batches, slots, pairs_arr, q, t,
-                        target, max_swap_candidates, base_seed, callback, dominance == "strict",
-                        step)
-                    t += step
-                    history.append({"iteration": t, "n_points": n_keep,
-                                    "seconds": time.perf_counter() - start})
-                    if _crossed(t, step, max(1, n_iter // 10)):
-                        logger.info("SAfairKM front: iteration %d/%d, %d points", t, n_iter,
-                                    n_keep)
-                    done = t >= n_iter or n_keep >= budget or (
-                        time_limit is not None and time.perf_counter() - start > time_limit)
-                    if run is not None and (done or _crossed(t, step, checkpoint_every)):
-                        _checkpoint(client, run, survivors, t, done, history)
-                    elif run is None and _crossed(t, step, checkpoint_every):
-                        safe = (t, _copy_members(client, survivors))
-                f1, f2 = _front_objectives(client, survivors)
-                labels = _front_labels(client, survivors, problem)
-                if run is not None:
-                    run.write_array("labels", labels, chunks=(min(64, len(f1)), problem.n_samples))
+                t, survivors = self.iterate(job, t, survivors, history, start, time_limit)
+                f1, f2 = _front_objectives(self.client, survivors)
+                labels = _front_labels(self.client, survivors, self.problem)
+                if job.run is not None:
+                    job.run.write_array("labels", labels,
+                                        chunks=(min(64, len(f1)), self.problem.n_samples))
                 break
             except LOST_WORK as exc:
-                recoveries = count_recovery(recoveries, exc, "SAfairKM front")
-                wait_for_workers(client)
-                slots = _worker_slots(client.nthreads())
-                problem_f = client.scatter(problem, broadcast=True, hash=False)
-                if run is None and safe is not None:
-                    t = safe[0]
-                    futures = client.scatter([m for m, _ in safe[1]], hash=False)
-                    survivors = [(f, np.arange(len(m)), r)
-                                 for f, (m, r) in zip(futures, safe[1], strict=True)]
-                else:
-                    t, survivors, _ = starting_point()
-                history = [h for h in history if h["iteration"] <= t]
-        front = ParetoFront(f1, f2, history, params, labels,
-                            client if isinstance(labels, da.Array) else None)
-        if run is not None:
-            run.write_array("cost", f1)
-            run.write_array("balance", f2)
-            summary = {"n_points": len(f1), "n_iter_done": t, "history": history}
-            if owns_run:
-                run.mark_complete(**summary)
-            else:
-                run.set_attrs(**summary)
+                recoveries.lost(exc, self.client)
+                self.place()
+                t, survivors = self.restore(job)
+                history[:] = [h for h in history if h["iteration"] <= t]
+        front = ParetoFront(f1, f2, history, stored, labels,
+                            self.client if isinstance(labels, da.Array) else None)
+        if job.run is not None:
+            job.run.write_array("cost", f1)
+            job.run.write_array("balance", f2)
+        job.finish(n_points=len(f1), n_iter_done=t, history=history)
         return front
-    finally:
-        if owns_run:
-            run.close()  # the lease: a run that stopped writes nothing more
 
-
-def _crossed(t: int, step: int, every: int) -> bool:
-    """A round that ended at iteration t after ``step`` iterations passed a multiple of
-    ``every``."""
-    return t // every > (t - step) // every
+    def iterate(self, job: IterativeRun, t: int, survivors: list,
+                history: list[dict[str, Any]], start: float,
+                time_limit: float | None) -> tuple[int, list]:
+        """Rounds of ``sync_every`` iterations from iteration ``t`` until the run is done,
+        saved as :meth:`IterativeRun.save` says; returns the last iteration and list."""
+        p = self.params
+        done = t >= p.max_iter or (job.run is not None
+                                   and bool((job.run.checkpoint or {}).get("done")))
+        while not done:
+            step = min(p.sync_every, p.max_iter - t)
+            survivors, n_keep = _iteration(
+                self.client, self.problem_f, survivors, self.n_batches, self.slots,
+                self.pairs, p.q, t, p.target, p.max_swap_candidates, self.base_seed,
+                self.callback, p.dominance == "strict", step)
+            t += step
+            history.append({"iteration": t, "n_points": n_keep,
+                            "seconds": time.perf_counter() - start})
+            if crossed(t, step, max(1, p.max_iter // 10)):
+                logger.info("SAfairKM front: iteration %d/%d, %d points", t, p.max_iter,
+                            n_keep)
+            done = t >= p.max_iter or n_keep >= p.budget or (
+                time_limit is not None and time.perf_counter() - start > time_limit)
+            job.save(t, step, done,
+                     checkpoint=partial(_checkpoint, self.client, survivors=survivors, t=t,
+                                        done=done, history=history),
+                     copy=partial(_copy_members, self.client, survivors))
+        return t, survivors
 
 
 def _iteration(

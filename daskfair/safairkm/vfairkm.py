@@ -39,6 +39,7 @@ import numpy as np
 from scipy.special import rel_entr, softmax
 from sklearn.base import BaseEstimator, ClusterMixin
 
+from .._deprecation import DEPRECATED, renamed_kwargs, renamed_params
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_array, check_int
 from ..metrics import balance as balance_metric
@@ -145,9 +146,9 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
     Parameters
     ----------
     n_clusters : int, default=8
-    mu : float, default=0.0
-        Fairness penalty μ ≥ 0; 0 is plain k-means (Lloyd). The SAfairKM seed swept μ up to
-        3,260 (Adult) and 2,440 (Bank) on 5,000 L2-normalised rows.
+    fairness_weight : float, default=0.0
+        The fairness penalty μ ≥ 0; 0 is plain k-means (Lloyd). The SAfairKM seed swept μ up
+        to 3,260 (Adult) and 2,440 (Bank) on 5,000 L2-normalised rows. Renamed from ``mu``.
     max_iter : int, default=100
         Outer iterations (centers, then assignments).
     max_bound_iter : int, default=50
@@ -157,6 +158,8 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
         longer change, the fit).
     random_state : int, SeedSequence or None
         Seeds the k-means++ starting centers.
+    mu : deprecated
+        The old name of ``fairness_weight``; works until daskfair 0.3, with a FutureWarning.
 
     Attributes
     ----------
@@ -167,10 +170,11 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
         (non-increasing).
     """
 
-    def __init__(self, n_clusters: int = 8, *, mu: float = 0.0, max_iter: int = 100,
-                 max_bound_iter: int = 50, tol: float = 1e-6,
-                 random_state: Any = None) -> None:
+    def __init__(self, n_clusters: int = 8, *, fairness_weight: float = 0.0,
+                 max_iter: int = 100, max_bound_iter: int = 50, tol: float = 1e-6,
+                 random_state: Any = None, mu: Any = DEPRECATED) -> None:
         self.n_clusters = n_clusters
+        self.fairness_weight = fairness_weight
         self.mu = mu
         self.max_iter = max_iter
         self.max_bound_iter = max_bound_iter
@@ -179,19 +183,21 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any) -> VFairKMeans:
         """Fit on ``X`` with the groups ``sensitive_features``."""
-        if isinstance(self.mu, bool) or not isinstance(self.mu, Real) or not (
-                np.isfinite(self.mu) and self.mu >= 0):
-            raise ValueError(f"mu must be a finite number >= 0, got {self.mu!r}.")
+        weight = renamed_params(self, {"mu": "fairness_weight"})["fairness_weight"]
+        if isinstance(weight, bool) or not isinstance(weight, Real) or not (
+                np.isfinite(weight) and weight >= 0):
+            raise ValueError(f"fairness_weight must be a finite number >= 0, got {weight!r}.")
         for name in ("max_iter", "max_bound_iter"):
             check_int(getattr(self, name), name)
         problem = make_problem(X, sensitive_features, self.n_clusters)
-        self._fit_problem(problem, _init_centers(problem, self.random_state))
+        self._fit_problem(problem, _init_centers(problem, self.random_state), weight)
         return self
 
-    def _fit_problem(self, problem: Problem, centers: np.ndarray) -> VFairKMeans:
+    def _fit_problem(self, problem: Problem, centers: np.ndarray,
+                     fairness_weight: float) -> VFairKMeans:
         from ..metrics import kmeans_cost
 
-        labels, centers, n_iter, history = _fit(problem, float(self.mu), centers,
+        labels, centers, n_iter, history = _fit(problem, float(fairness_weight), centers,
                                                 self.max_iter, self.max_bound_iter, self.tol)
         self.objective_ = np.asarray(history)
         k = problem.n_clusters
@@ -221,16 +227,18 @@ def _init_centers(problem: Problem, random_state: Any) -> np.ndarray:
 
 def _fit_task(problem: Problem, mu: float, centers: np.ndarray,
               kwargs: dict[str, Any]) -> tuple[np.ndarray, float, float, int]:
-    est = VFairKMeans(problem.n_clusters, mu=mu, **kwargs)._fit_problem(problem, centers)
+    est = VFairKMeans(problem.n_clusters, fairness_weight=mu, **kwargs)._fit_problem(
+        problem, centers, mu)
     return est.labels_.astype(problem.label_dtype), est.cost_, est.balance_, est.n_iter_
 
 
+@renamed_kwargs(mus="fairness_weights")
 def vfairkm_front(
     X: Any,
     *,
     sensitive_features: Any,
-    n_clusters: int,
-    mus: Sequence[float],
+    n_clusters: int = 8,
+    fairness_weights: Sequence[float],
     random_state: Any = None,
     client: Any = None,
     **kwargs: Any,
@@ -238,16 +246,31 @@ def vfairkm_front(
     """VfairKM over a sweep of μ, one task per μ, dominated points removed (the seed's
     comparison). Every fit starts from the same k-means++ centers.
 
+    Parameters
+    ----------
+    X : array-like or dask array of shape (n_samples, n_features)
+    sensitive_features : array-like of shape (n_samples,)
+    n_clusters : int, default=8
+    fairness_weights : sequence of float
+        The μ of the sweep (:class:`VFairKMeans`'s ``fairness_weight``), each >= 0.
+        Renamed from ``mus``.
+    random_state : int, SeedSequence or None
+    client : distributed.Client, optional
+    **kwargs
+        Other parameters of :class:`VFairKMeans`.
+
     Returns
     -------
     ParetoFront
-        ``params["mu"]`` gives the μ of every point of the front.
+        ``params["fairness_weight"]`` gives the μ of every point of the front
+        (``params["mu"]`` too, the old key, until daskfair 0.3).
     """
     from ..deploy import task_client
 
-    mus_arr = np.asarray(mus, dtype=np.float64).ravel()
+    mus_arr = np.asarray(fairness_weights, dtype=np.float64).ravel()
     if mus_arr.size == 0 or not np.isfinite(mus_arr).all() or (mus_arr < 0).any():
-        raise ValueError(f"mus must be a non-empty list of finite values >= 0, got {mus!r}.")
+        raise ValueError("fairness_weights must be a non-empty list of finite values >= 0, "
+                         f"got {fairness_weights!r}.")
     X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
     client = task_client(client)
     check_fits_workers(X, client, "VfairKM")
@@ -262,6 +285,8 @@ def vfairkm_front(
     bal = np.array([r[2] for r in results])
     keep = nondominated(cost, bal)
     labels = np.stack([results[i][0] for i in keep])
-    params = {"n_clusters": n_clusters, "mus": mus_arr.tolist(),
-              "mu": mus_arr[keep].tolist(), "n_iter": [int(results[i][3]) for i in keep]}
+    params = {"n_clusters": n_clusters, "fairness_weights": mus_arr.tolist(),
+              "fairness_weight": mus_arr[keep].tolist(),
+              "n_iter": [int(results[i][3]) for i in keep],
+              "mus": mus_arr.tolist(), "mu": mus_arr[keep].tolist()}  # the old keys
     return ParetoFront(cost[keep], bal[keep], [], params, labels)

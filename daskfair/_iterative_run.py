@@ -1,0 +1,138 @@
+"""The stored run of an iterative method (SAfairKM's front, FCE's consensus), in one place.
+
+Both methods take the same execution arguments (``store``, ``resume``, ``checkpoint_every``)
+and do the same with them: open a new run or resume one at ``store`` (its stored parameters
+must equal the call's), or write into an open :class:`~daskfair.store.Run` that a job handed
+over and completes itself; checkpoint every ``checkpoint_every`` iterations (and at the end);
+without a store, keep a copy on the client as the point to recover from; restart from the
+recovery point when the cluster loses work; complete the run they own and release its lease
+whatever happens. What a checkpoint holds stays the method's own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._recovery import count_recovery, wait_for_workers
+from ._validation import check_int
+from .store import Run, create_run, resume_run
+
+__all__ = ["IterativeRun", "Recoveries", "check_resume", "crossed"]
+
+
+def check_resume(store: Any, resume: bool, what: str = "run") -> None:
+    """Refuse ``resume=True`` without a store (before any work starts)."""
+    if resume and store is None:
+        raise ValueError(f"resume=True needs the store of the interrupted {what}.")
+
+
+def crossed(t: int, step: int, every: int) -> bool:
+    """Whether a round that ended at iteration ``t`` after ``step`` iterations passed a
+    multiple of ``every``."""
+    return t // every > (t - step) // every
+
+
+class Recoveries:
+    """Counts the cluster's losses of work in one run and waits for workers after each
+    (at most ``daskfair.max-recoveries`` of them, see :mod:`daskfair._recovery`)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.count = 0
+
+    def lost(self, exc: BaseException, client: Any) -> None:
+        """Record a loss (raise once too many were made), then wait until a worker is back."""
+        self.count = count_recovery(self.count, exc, self.where)
+        wait_for_workers(client)
+
+
+class IterativeRun:
+    """Where an iterative method keeps its checkpoints and result, and who completes it.
+
+    Use :meth:`open`, as a context manager: leaving it releases the lease of a run this call
+    owns (a run that stopped writes nothing more), done or not.
+
+    Attributes
+    ----------
+    run : Run or None
+        None without a store.
+    owns : bool
+        The run was opened here (from a path): :meth:`finish` marks it complete. A handed
+        :class:`~daskfair.store.Run` only gets attributes; its owner completes it.
+    resume : bool
+        The call asked to continue the stored run.
+    checkpoint_every : int
+    recovery_point : tuple or None
+        Without a store: ``(iteration, copy)``, the last copy kept by :meth:`save`.
+    """
+
+    def __init__(self, run: Run | None, *, owns: bool = False, resume: bool = False,
+                 checkpoint_every: int = 1) -> None:
+        self.run = run
+        self.owns = owns
+        self.resume = resume
+        self.checkpoint_every = check_int(checkpoint_every, "checkpoint_every")
+        self.recovery_point: tuple[int, Any] | None = None
+
+    @classmethod
+    def open(
+        cls,
+        store: str | os.PathLike[str] | Run | None,
+        *,
+        resume: bool,
+        kind: str,
+        params: Mapping[str, Any],
+        checkpoint_every: int = 1,
+    ) -> IterativeRun:
+        """A new run of ``kind`` at the path ``store``, the interrupted one there
+        (``resume``; its stored parameters must equal ``params``), the handed open run, or
+        none (``store=None``)."""
+        if isinstance(store, Run):
+            return cls(store, resume=resume, checkpoint_every=checkpoint_every)
+        if store is None:
+            check_resume(store, resume)
+            return cls(None, checkpoint_every=checkpoint_every)
+        opened = (resume_run(store, kind=kind, params=params) if resume
+                  else create_run(store, kind=kind, params=params))
+        return cls(opened, owns=True, resume=resume, checkpoint_every=checkpoint_every)
+
+    @property
+    def has_checkpoint(self) -> bool:
+        """The store holds a checkpoint (of an interrupted run, or written by this call)."""
+        return self.run is not None and bool(self.run.checkpoint)
+
+    def save(self, t: int, step: int, done: bool, *, checkpoint: Callable[[Run], None],
+             copy: Callable[[], Any] | None = None) -> None:
+        """After the round that ended at iteration ``t`` (``step`` iterations): with a
+        store, ``checkpoint(run)`` when it passed a multiple of ``checkpoint_every`` or is
+        the last (``done``); without one, keep ``copy()`` as the recovery point when it
+        passed a multiple."""
+        due = crossed(t, step, self.checkpoint_every)
+        if self.run is not None:
+            if done or due:
+                checkpoint(self.run)
+        elif copy is not None and due:
+            self.recovery_point = (t, copy())
+
+    def finish(self, **summary: Any) -> None:
+        """Record ``summary``; mark the run complete when this call owns it."""
+        if self.run is None:
+            return
+        if self.owns:
+            self.run.mark_complete(**summary)
+        else:
+            self.run.set_attrs(**summary)
+
+    def close(self) -> None:
+        """Release the lease of an owned run (idempotent; an unfinished run stays
+        resumable)."""
+        if self.owns and self.run is not None:
+            self.run.close()
+
+    def __enter__(self) -> IterativeRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
