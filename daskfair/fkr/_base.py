@@ -281,8 +281,11 @@ class KernelModelMixin:
         _check_moments(raw.total, data)
         return FoldedMoments(tuple(m.change_basis(fmap.whitening) for m in raw.folds)), data
 
-    def _check_X(self, X: Any, attribute: str = "dual_coef_") -> Any:
+    def _check_model(self, attribute: str) -> None:
         check_is_fitted(self, attribute)
+
+    def _check_X(self, X: Any, attribute: str = "dual_coef_") -> Any:
+        self._check_model(attribute)
         check_feature_names(self, X)
         X = check_array(X, "X")
         if X.shape[1] != self.n_features_in_:
@@ -316,7 +319,7 @@ class CalibratedClassifierMixin:
     def decision_function(self, X: Any) -> Any:
         """a·(f(x) − threshold_), the calibrated log-odds of ``classes_[1]``: positive means
         ``classes_[1]``; lazy for dask input."""
-        check_is_fitted(self, "calibration_")
+        self._check_model("calibration_")
         return self.calibration_[0] * (self._kernel_output(X) - self.threshold_)
 
     def predict_proba(self, X: Any) -> Any:

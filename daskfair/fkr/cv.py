@@ -275,13 +275,13 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
         "best_error_", "best_score_",
         lambda self, v: 1.0 - v if self._task == "classification" else -v)
 
-    def _check_X(self, X: Any, attribute: str = "dual_coef_") -> Any:
+    def _check_model(self, attribute: str) -> None:
         if not self.refit and hasattr(self, "cv_results_"):
             raise NotFittedError(
                 f"{type(self).__name__} was fitted with refit=False: it keeps the search "
                 "(cv_results_, best_params_) but no model. Fit with refit=True, or "
                 "set_params(**best_params_) and fit to refit the chosen candidate alone.")
-        return super()._check_X(X, attribute)
+        super()._check_model(attribute)
 
 
 def _check_bound(bound: Any) -> None:

@@ -1,0 +1,135 @@
+"""The CV estimators' scikit-learn contract: best_params_ usable with set_params, cv as a
+splitter, refit=False, choose() leaving the constructor parameters, fairlearn's constraint
+objects, and random_state as scikit-learn accepts it."""
+
+from __future__ import annotations
+
+import dask
+import dask.array as da
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import KFold, ShuffleSplit
+
+from daskfair import FairKernelClassifierCV, FairKernelRegressor, FairKernelRegressorCV
+from daskfair.fkr.statistics import fold_of
+
+SMALL = {"relative_alphas": (1e-4, 1e-2), "strengths": (0.0, 0.5, 1.0),
+         "fair_feature_counts": (3,), "fairness_weights": (None, 1.0), "n_landmarks": 60}
+
+
+def _data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 4)) + 0.8 * s[:, None]
+    y = (X[:, 0] + X[:, 1] * s + 0.5 * rng.normal(size=n) > 0.6).astype(int)
+    return X, y, s
+
+
+@pytest.mark.parametrize("cls", [FairKernelClassifierCV, FairKernelRegressorCV])
+def test_best_params_refit_alone_gives_the_chosen_model(cls):
+    X, y, s = _data()
+    target = y if cls is FairKernelClassifierCV else X[:, 0] + s
+    cv = cls(cv=3, disparity_bound=0.05, random_state=0, **SMALL).fit(
+        X, target, sensitive_features=s)
+    assert len(cv.cv_results_["params"]) == len(cv.frontier_)
+    alone = clone(cv).set_params(**cv.best_params_).fit(X, target, sensitive_features=s)
+    assert alone.n_candidates_ == 1
+    np.testing.assert_allclose(alone.dual_coef_, cv.dual_coef_, rtol=1e-9, atol=1e-12)
+    assert alone.intercept_ == pytest.approx(cv.intercept_, rel=1e-9, abs=1e-12)
+    assert alone.best_disparity_ == pytest.approx(cv.best_disparity_, abs=1e-9)
+    assert alone.best_score_ == pytest.approx(cv.best_score_, abs=1e-9)
+    if cls is FairKernelClassifierCV:
+        assert alone.best_threshold_ == pytest.approx(cv.best_threshold_, rel=1e-9)
+    # the results table and its frontier view agree
+    fr = cv.frontier_
+    np.testing.assert_array_equal(fr["error"], cv.cv_results_["mean_test_error"])
+    assert cv.cv_results_["rank_test_score"][cv.best_index_] == 1
+    assert fr["selected"].sum() == 1
+
+
+def test_a_kfold_splitter_equals_the_same_folds_given_as_pairs_and_as_dask():
+    X, y, s = _data()
+    folds = fold_of(np.arange(len(X)), 3, 11)
+    pairs = [(np.flatnonzero(folds != f), np.flatnonzero(folds == f)) for f in range(3)]
+    with dask.config.set({"daskfair.block-rows": 64}):
+        a = FairKernelClassifierCV(cv=pairs, random_state=0, **SMALL).fit(
+            X, y, sensitive_features=s)
+        b = FairKernelClassifierCV(cv=iter(pairs), random_state=0, **SMALL).fit(
+            da.from_array(X, chunks=97), da.from_array(y, chunks=97), sensitive_features=s)
+    np.testing.assert_allclose(a.cv_error_, b.cv_error_, atol=1e-12)
+    np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, rtol=1e-9, atol=1e-12)
+    # a KFold splitter: its validation folds, and a result other than the hashed folds'
+    k = FairKernelClassifierCV(cv=KFold(3), random_state=0, **SMALL).fit(
+        X, y, sensitive_features=s)
+    blocks = np.array_split(np.arange(len(X)), 3)  # KFold's folds: contiguous, in order
+    c = FairKernelClassifierCV(
+        cv=[(np.setdiff1d(np.arange(len(X)), t), t) for t in blocks], random_state=0,
+        **SMALL).fit(X, y, sensitive_features=s)
+    np.testing.assert_array_equal(k.cv_error_, c.cv_error_)
+    assert not np.array_equal(k.cv_error_, a.cv_error_)
+
+
+@pytest.mark.parametrize("cv, message", [
+    (ShuffleSplit(3, test_size=0.5, random_state=0), "exactly one validation fold"),
+    ([(np.arange(200), np.arange(200, 400))] * 2, "exactly one validation fold"),
+    ([(np.arange(100), np.arange(200, 400)), (np.arange(200, 400), np.arange(200))],
+     "complement"),
+    (1, "integer in \\[2, 50\\]"),
+    ("five", "integer in \\[2, 50\\]"),
+])
+def test_splitters_the_folds_cannot_use_are_refused(cv, message):
+    X, y, s = _data()
+    with pytest.raises(ValueError, match=message):
+        FairKernelClassifierCV(cv=cv, **SMALL).fit(X, y, sensitive_features=s)
+
+
+def test_refit_false_keeps_the_search_and_refuses_to_predict():
+    X, y, s = _data()
+    cv = FairKernelClassifierCV(cv=3, refit=False, random_state=0, **SMALL).fit(
+        X, y, sensitive_features=s)
+    assert cv.best_params_ and len(cv.cv_results_["params"]) > 1
+    assert not hasattr(cv, "dual_coef_") and not hasattr(cv, "feature_map_")
+    with pytest.raises(NotFittedError, match="refit=False"):
+        cv.predict(X)
+
+
+def test_choose_leaves_the_constructor_parameter_and_clone_keeps_it():
+    X, y, s = _data()
+    cv = FairKernelClassifierCV(cv=3, disparity_bound=0.1, random_state=0, **SMALL).fit(
+        X, y, sensitive_features=s)
+    cv.choose(0.0)
+    assert cv.disparity_bound == 0.1 and cv.disparity_bound_ == 0.0
+    assert clone(cv).get_params()["disparity_bound"] == 0.1
+
+
+def test_fairlearn_constraint_objects_are_their_strings():
+    fairlearn = pytest.importorskip("fairlearn.reductions")
+    X, y, s = _data()
+    for obj, name in ((fairlearn.DemographicParity(), "demographic_parity"),
+                      (fairlearn.EqualizedOdds(), "equalized_odds")):
+        a = FairKernelClassifierCV(cv=3, constraints=obj, random_state=0, **SMALL).fit(
+            X, y, sensitive_features=s)
+        b = FairKernelClassifierCV(cv=3, constraints=name, random_state=0, **SMALL).fit(
+            X, y, sensitive_features=s)
+        np.testing.assert_array_equal(a.cv_disparity_, b.cv_disparity_)
+    with pytest.raises(ValueError, match="constraints must be one of"):
+        FairKernelRegressorCV(constraints="equalized_odds").fit(X, y + 0.0,
+                                                                sensitive_features=s)
+
+
+def test_random_state_accepts_a_numpy_randomstate_as_scikit_learn_does():
+    X, y, s = _data()
+    a = FairKernelRegressor(n_landmarks=30, random_state=np.random.RandomState(5)).fit(
+        X, y + 0.0, sensitive_features=s)
+    b = FairKernelRegressor(n_landmarks=30, random_state=np.random.RandomState(5)).fit(
+        X, y + 0.0, sensitive_features=s)
+    np.testing.assert_array_equal(a.feature_map_.landmarks, b.feature_map_.landmarks)
+    shared = np.random.RandomState(5)
+    c = FairKernelRegressor(n_landmarks=30, random_state=shared).fit(X, y + 0.0,
+                                                                     sensitive_features=s)
+    d = FairKernelRegressor(n_landmarks=30, random_state=shared).fit(X, y + 0.0,
+                                                                     sensitive_features=s)
+    # one instance drawn from twice: two streams, as in scikit-learn
+    assert not np.array_equal(c.feature_map_.landmarks, d.feature_map_.landmarks)
