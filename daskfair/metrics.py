@@ -213,6 +213,16 @@ def error_rate(y_true: Any, y_pred: Any) -> float:
     return float(wrong.compute() if is_dask(wrong) else wrong) / n
 
 
+def _true_pred_groups(y_true: Any, y_pred: Any, sensitive_features: Any) -> tuple[Any, ...]:
+    """Two non-empty 1-D columns of one length and the groups' column (shape checks only)."""
+    y_true, y_pred = as_array(y_true, "y_true"), as_array(y_pred, "y_pred")
+    if y_true.ndim != 1 or y_pred.ndim != 1 or y_true.shape[0] == 0:
+        raise ValueError(f"y_true and y_pred must be non-empty and 1-D, got shapes "
+                         f"{y_true.shape} and {y_pred.shape}.")
+    n = check_consistent_length(("y_true", y_true), ("y_pred", y_pred))
+    return y_true, y_pred, sensitive_column(sensitive_features, n)
+
+
 def equalized_odds_difference(
     y_true: Any, y_pred: Any, *, sensitive_features: Any, positive_label: Any = 1
 ) -> float:
@@ -232,12 +242,7 @@ def equalized_odds_difference(
     positive_label : scalar
         The favourable outcome.
     """
-    y_true, y_pred = as_array(y_true, "y_true"), as_array(y_pred, "y_pred")
-    if y_true.ndim != 1 or y_pred.ndim != 1 or y_true.shape[0] == 0:
-        raise ValueError(f"y_true and y_pred must be non-empty and 1-D, got shapes "
-                         f"{y_true.shape} and {y_pred.shape}.")
-    n = check_consistent_length(("y_true", y_true), ("y_pred", y_pred))
-    s = sensitive_column(sensitive_features, n)
+    y_true, y_pred, s = _true_pred_groups(y_true, y_pred, sensitive_features)
     truth = (y_true == positive_label).astype(np.int64)
     pred = (y_pred == positive_label).astype(np.int64)
     table, (names, _, _) = _count_table(  # [group, true, pred]
@@ -276,12 +281,7 @@ def regression_report(y_true: Any, y_pred: Any, *, sensitive_features: Any) -> d
     -------
     dict with keys ``"mean_prediction_gap"`` and ``"rmse"``.
     """
-    y_true, y_pred = as_array(y_true, "y_true"), as_array(y_pred, "y_pred")
-    if y_true.ndim != 1 or y_pred.ndim != 1 or y_true.shape[0] == 0:
-        raise ValueError(f"y_true and y_pred must be non-empty and 1-D, got shapes "
-                         f"{y_true.shape} and {y_pred.shape}.")
-    n = check_consistent_length(("y_true", y_true), ("y_pred", y_pred))
-    s = sensitive_column(sensitive_features, n)
+    y_true, y_pred, s = _true_pred_groups(y_true, y_pred, sensitive_features)
     keyed = block_sum(_group_sum_block, s, y_pred.astype(np.float64),
                       y_true.astype(np.float64), combine=merge)
     groups = sorted_groups(column_values(keyed.keys, 0), s.dtype)

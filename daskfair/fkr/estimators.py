@@ -334,23 +334,13 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
         n_components: Any = DEPRECATED,
         fairness: Any = DEPRECATED,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_fair_features = n_fair_features
-        self.relative_alpha = relative_alpha
-        self.fit_intercept = fit_intercept
-        self.objective = objective
-        self.fairness_weight = fairness_weight
-        self.approximation = approximation
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.rcond = rcond
-        self.random_state = random_state
-        self.alpha = alpha
-        self.n_components = n_components
-        self.fairness = fairness
+        super().__init__(
+            kernel, gamma=gamma, degree=degree, coef0=coef0, n_fair_features=n_fair_features,
+            relative_alpha=relative_alpha, fit_intercept=fit_intercept, objective=objective,
+            fairness_weight=fairness_weight, approximation=approximation,
+            n_landmarks=n_landmarks, landmarks=landmarks, rcond=rcond,
+            random_state=random_state, alpha=alpha, n_components=n_components,
+            fairness=fairness)
         self.loss = loss
         self.threshold = threshold
         self.max_iter = max_iter
