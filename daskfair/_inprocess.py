@@ -5,7 +5,7 @@ Those methods hold all rows in every task (points move one at a time), so for da
 in this process a cluster adds only its costs: starting worker processes, a scheduler round
 trip per iteration, pickling every member list. Without a running client they run here
 instead: the same task functions on the same inputs (each a pure function of its arguments,
-the numba kernels release the GIL), so the results are the cluster's bit for bit. A client
+the numba block functions release the GIL), so the results are the cluster's bit for bit. A client
 (or ``--scheduler``) still spreads the work over a cluster.
 """
 

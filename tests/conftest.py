@@ -21,7 +21,10 @@ def data_dir() -> Path:
 
 @pytest.fixture
 def client():
-    """A function-scoped in-process cluster (DESIGN §6: session scope breaks gen_cluster)."""
+    """A function-scoped in-process cluster.
+
+    docs/design.md §6: session scope breaks gen_cluster.
+    """
     import distributed
 
     with distributed.LocalCluster(

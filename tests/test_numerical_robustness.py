@@ -9,8 +9,8 @@ nearest-center formula, SAfairKM's cost, a spectral base clustering crashing on 
 an unchecked rcond); the fixes made them pass.
 
 Conditioning note for FKR-F²E with ``objective="paper"``: the k least eigenvectors of S tend
-to live in the near-null part of the kept kernel spectrum (DESIGN §2), so predictions can move
-by up to ~eps/rcond relative under an input perturbation of one rounding error. The
+to live in the near-null part of the kept kernel spectrum (docs/design.md §2.5), so predictions can
+move by up to ~eps/rcond relative under an input perturbation of one rounding error. The
 comparisons against the dense reference below therefore use data whose kernel rank is
 unambiguous (a clean gap between the kept spectrum and rounding noise), or an explicit
 ``rcond`` shared by both implementations.

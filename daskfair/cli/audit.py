@@ -1,6 +1,6 @@
 """Audit a pool of clusterings: every labeling's FCE report as a task on the cluster.
 
-The FCE seed's "KM" rows summarise a pool of base clusterings: the seven metrics of
+The FCE paper's "KM" rows summarise a pool of base clusterings: the seven metrics of
 :func:`daskfair.metrics.clustering_report` for each labeling, averaged within 10 disjoint
 subsets of 10 labelings, then mean ± sample standard deviation over the subsets.
 """

@@ -6,8 +6,8 @@ Part 1 audits the FCE authors' six base-clustering pools: the seven FCE metrics 
 (10 subsets of 10 base clusterings, one task each) and sets its row against the KM row.
 Part 3 runs FairKernelClassifierCV (bound .01), FKR-F²E and its baselines on the FKR-F²E
 authors' Credit Default split, each method a task. Part 4 builds the SAfairKM cost/balance
-Pareto front of the seed's Adult setting on the cluster and sets VfairKM's μ sweep (one task
-per μ) against it.
+Pareto front of the SAfairKM paper's Adult setting on the cluster and sets VfairKM's μ sweep
+(one task per μ) against it.
 """
 
 from __future__ import annotations
@@ -151,7 +151,8 @@ def safairkm_section(
     n_iter: int = 150,
     mus: Sequence[float] = (0.0, 200.0, 400.0, 800.0),
 ) -> dict[str, dict[str, Any]]:
-    """SAfairKM front and VfairKM sweep on the seed's Adult setting (5,000 rows, K = 10)."""
+    """SAfairKM front and VfairKM sweep on the SAfairKM paper's Adult setting (5,000 rows, K = 10).
+    """
     import numpy as np
 
     from ..datasets import preprocess_safairkm

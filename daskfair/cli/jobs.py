@@ -126,8 +126,9 @@ def _classes(data: JobData, task: str) -> tuple[str, np.ndarray | None]:
 
 
 def _scale(X: Any, data: JobData, train: Any) -> tuple[Any, np.ndarray, np.ndarray]:
-    """The paper's min-max scaling: on the training rows' range, or a table's range from its
-    pass (every row: no pass of its own), with constant columns 0."""
+    """The FKR-F²E protocol's min-max scaling (docs/design.md §2.7): on the training rows'
+    range, or a table's range from its pass (every row: no pass of its own), with constant
+    columns 0."""
     if data.encoder is not None:
         enc, cols = data.encoder, data.summary.columns
         lo = np.array([cols[c].low for c in enc.numeric_columns_]
@@ -177,12 +178,12 @@ def fkr_job(
     ``mu``) and unconstrained kernel ridge, are solved from the moments its first pass
     summed (:meth:`~daskfair.FairKernelRidge.fit_moments`), the constant predictor from the
     class counts: two passes over the training rows in all. With ``components``: FKR-F²E
-    for every k (the seed's method), the baselines fitted each with a pass of their own.
+    for every k (the paper's method), the baselines fitted each with a pass of their own.
     Every model is then scored in one pass over the test rows. Features are min-max scaled
-    (DESIGN §2): on the training rows' range, or for a table on its range from the pass
+    (docs/design.md §2.7): on the training rows' range, or for a table on its range from the pass
     that read it.
 
-    In-memory data are split as the seed did (seeded, stratified by group and class, or the
+    In-memory data are split as the paper did (seeded, stratified by group and class, or the
     published split); a table or a zarr array, which is never brought into this process,
     by a seeded hash of the row number (about ``test_size`` of every group and class).
     """
@@ -404,8 +405,8 @@ def safairkm_job(
 ) -> dict[str, Any]:
     """The SAfairKM cost/balance front (checkpointed in ``run``) and VfairKM's μ sweep.
 
-    ``scale="safairkm"`` is the seed's preprocessing (z-scored columns, unit-length rows);
-    ``rows`` subsamples (seeded) as the seed did (5,000 rows).
+    ``scale="safairkm"`` is the SAfairKM paper's preprocessing (z-scored columns, unit-length
+    rows); ``rows`` subsamples (seeded) as the paper did (5,000 rows).
     """
     from ..datasets import preprocess_safairkm, standard_scale
     from ..safairkm import DEFAULT_PAIRS, pareto_front, vfairkm_front

@@ -44,7 +44,7 @@ from .consensus import (
 __all__ = ["FairClusteringEnsemble", "check_base_labels", "hold_base_labels",
            "select_n_clusters"]
 
-#: Starts of the consensus: "matched" (daskfair's) and "paper" (the FCE seed's).
+#: Starts of the consensus: "matched" (daskfair's) and "paper" (the FCE paper's).
 INITS = ("matched", "paper")
 
 logger = logging.getLogger(__name__)
@@ -214,7 +214,7 @@ def select_n_clusters(
     sample_size: int = 3000,
     random_state: Any = None,
 ) -> tuple[int, dict[int, float]]:
-    """Choose c by the silhouette of the concatenated base indicator matrices (the FCE seed).
+    """Choose c by the silhouette of the concatenated base indicator matrices (the FCE paper).
 
     The rows of [Y(1), …, Y(m)] (one-hot, n × Σ c_i) are clustered by k-means for every
     candidate c and the silhouette of each result is computed (on a seeded subsample of at
@@ -279,7 +279,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
     """Fair clustering ensemble with equal cluster capacity (FCE; Zhou et al., TPAMI 2025).
 
     Finds a consensus of m base clusterings that is fair towards the protected groups and has
-    clusters of equal capacity, by minimising (the seed's eq. 10)::
+    clusters of equal capacity, by minimising (the paper's eq. 10)::
 
         Σ αᵢ² ‖H − Y(i)R(i)‖² + λ1 ‖Y − HR‖² + λ1 λ2 ‖GᵀY‖²
 
@@ -309,7 +309,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         Note: the authors' code multiplies ‖GᵀY‖² by its λ2 alone — a factor λ1 apart — so
         their λ2 equals ``consensus_weight * fairness_weight`` here. The useful value shrinks
         like n^{-3/2}; ``"auto"`` uses :func:`~daskfair.ensemble.consensus.auto_fairness`, a
-        size-free choice. ``0`` is the seed's FCE-f ablation (no fairness term). Renamed
+        size-free choice. ``0`` is the paper's FCE-f ablation (no fairness term). Renamed
         from ``fairness``.
     consensus_weight : float, default=0.001
         λ1, the weight of the consensus term. Renamed from ``lambda1``.
@@ -319,15 +319,14 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         Stop when the relative change of the objective is below ``tol``.
     alignment : {"rotation", "hungarian"}
         R(i) and R as orthogonal matrices (FCE) or as permutations found by the Hungarian
-        method (the seed's FCE-a ablation).
+        method (the paper's FCE-a ablation).
     init : {"matched", "paper"}
-        "matched" (default; a deviation from the seed): Y starts as one base clustering
-        (chosen by ``random_state``), every R(i) is its Hungarian matching to it, R = I and
-        α = 1/m. "paper": the seed's start, R = R(i) = I, α = 1/m and H from Σ Y(i)
+        "matched" (default; a deviation from the paper, docs/design.md §4.2): Y starts as one base
+        clustering (chosen by ``random_state``), every R(i) is its Hungarian matching to it,
+        R = I and α = 1/m. "paper": the paper's start, R = R(i) = I, α = 1/m and H from Σ Y(i)
         (:func:`~daskfair.ensemble.consensus.paper_state`). With R(i) = I the base
         clusterings' arbitrary label orders are summed unaligned, which the matching avoids;
-        on the seed's six pools the two starts are compared in ``benchmarks/fce_tables.py``
-        (its "FCE paper start" rows) and the README.
+        the two starts on the paper's six pools: docs/findings.md F3.3.
     random_state : int, SeedSequence or None
         Chooses the starting base clustering among those with c clusters for
         ``init="matched"`` (and seeds the silhouette search).
@@ -445,7 +444,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         return base, groups, sizes, c, lambda2
 
     def _initial_state(self, base: Any, groups: Any, sizes: np.ndarray, c: int) -> ConsensusState:
-        """The seed's start (``init="paper"``), or a base clustering with c clusters (chosen
+        """The paper's start (``init="paper"``), or a base clustering with c clusters (chosen
         by ``random_state``).
 
         When no base clustering has c clusters, the one with the closest number is folded

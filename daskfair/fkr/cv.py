@@ -335,8 +335,8 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
         Kernel coefficients (None: 1/n_features): each is searched with its own two passes
         and competes with the others (the chosen one is in ``best_params_``).
     disparity_bound : float
-        The largest validation disparity accepted: demographic parity difference (the seed's
-        statistical disparity; largest gap in positive rate between groups) or equalized
+        The largest validation disparity accepted: demographic parity difference (the FKR-F²E
+        paper's statistical disparity; largest gap in positive rate between groups) or equalized
         odds difference (largest gap in true- or false-positive rate).
     constraints : {"demographic_parity", "equalized_odds"} or a fairlearn moment
         fairlearn's ``DemographicParity()`` and ``EqualizedOdds()`` are accepted too (their

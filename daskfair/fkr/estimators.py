@@ -167,7 +167,7 @@ class FairKernelRegressor(
     """Fair kernel regression via fair feature embedding (FKR-F²E).
 
     Learns the k directions η in kernel space whose group means differ least, embeds the data
-    on them (the seed's eq. 10–12) and fits ridge regression on the embedding (eq. 13). Fits
+    on them (the paper's eq. 10–12) and fits ridge regression on the embedding (eq. 13). Fits
     in one pass over the row blocks of X, y and the groups, which also lists the groups (plus
     the landmark draw from 8 blocks of X); predicts lazily for dask input.
 
@@ -179,7 +179,7 @@ class FairKernelRegressor(
     degree : int
         Degree of the polynomial kernel.
     coef0 : float
-        Additive constant of the polynomial and sigmoid kernels (the seed's c).
+        Additive constant of the polynomial and sigmoid kernels (the paper's c).
     n_fair_features : int, optional
         Number of fair features k; default ``max(1, n_samples // 250)`` as in the paper,
         capped at the rank of the feature map (minus the constrained directions for the exact
@@ -192,20 +192,19 @@ class FairKernelRegressor(
         for any number of rows and any kernel scale. It acts between about 1e-8 (almost no
         penalty) and 1e-1 (close to the mean predictor).
     fit_intercept : bool
-        Fit an unpenalised intercept (the seed's eq. 13 has none).
+        Fit an unpenalised intercept (the paper's eq. 13 has none).
     objective : {"mean_discrepancy", "paper"}
         "mean_discrepancy" (default): the literal mean discrepancy of eq. (3) — the
         largest-variance directions on which every sensitive group has the same mean (kernel
-        PCA in the mean-matched subspace), for any number of groups. "paper": the seed's
+        PCA in the mean-matched subspace), for any number of groups. "paper": the paper's
         eq. (17)/(18) with its cross term symmetrised (two groups only). Its least
-        eigenvectors follow the data's dominant direction, and on the seed's own data it
-        gives exactly the constant majority-class predictor (Credit, Crime, COMPAS and Adult:
-        see the README's FKR section); it is kept to reproduce the seed.
+        eigenvectors follow the data's dominant direction (docs/design.md §2.3; what it gives
+        on the paper's data: docs/findings.md F1.1); it is kept to reproduce the paper.
     fairness_weight : float, optional
         Only for ``objective="mean_discrepancy"``: a scale-free penalty γ on the group-mean
-        gaps instead of the exact constraint (``None``, the default); 0 is plain kernel PCA,
-        the gaps shrink by orders of magnitude between γ ≈ 0.1 and γ ≈ 10
-        (:func:`~daskfair.fkr.embedding.mean_discrepancy_directions`).
+        gaps instead of the exact constraint (``None``, the default); 0 is plain kernel PCA
+        (:func:`~daskfair.fkr.embedding.mean_discrepancy_directions`; how fast the gaps shrink
+        with γ: docs/findings.md F1.3).
     approximation : {"nystroem", "exact"}
         "exact" uses every training row as a landmark (n × n statistics: small data only).
     n_landmarks : int
@@ -276,11 +275,11 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
     """FKR-F²E for binary classification, with a threshold and probabilities.
 
     The fair features are learned as in :class:`FairKernelRegressor`; on them the classifier
-    fits either least squares on the 0/1-coded label (``loss="squared"``, the seed's) or
+    fits either least squares on the 0/1-coded label (``loss="squared"``, the paper's) or
     logistic regression (``loss="logistic"``, Newton's method, one pass per step). Least
     squares scores are then calibrated by Platt's logistic fit on the training scores (a
     second pass), which also places the threshold at probability 1/2 unless ``threshold``
-    fixes it (the seed thresholds at 0.5, the midpoint of the coded classes).
+    fixes it (the paper thresholds at 0.5, the midpoint of the coded classes).
 
     Parameters
     ----------
@@ -392,13 +391,13 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
 class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
     """FKRR baseline: kernel ridge with a penalty on the prediction–group covariance.
 
-    Pérez-Suay et al. (2017), the FKR-F²E seed's main comparison (its eq. 1). In explicit
-    features Z (DESIGN §2)::
+    Pérez-Suay et al. (2017), the FKR-F²E paper's main comparison (its eq. 1). In explicit
+    features Z (docs/design.md §2.8)::
 
         w = (ZᵀHZ + α·tr(ZᵀHZ)·I + μ_eff Σ_g v_g v_gᵀ)⁻¹ ZᵀHy,   v_g = ZᵀH 1_g,
 
     H the centering operator and 1_g the indicator of group g; the penalty is the squared
-    covariance between the predictions and each group (two groups: the seed's binary
+    covariance between the predictions and each group (two groups: the paper's binary
     penalty). μ is scale-free (:func:`~daskfair.fkr.ridge.fkrr_penalty`): μ = 1 halves the
     covariance's pull, μ ≥ 100 all but removes it; ``fairness_weight=0`` is plain (Nyström)
     kernel ridge.

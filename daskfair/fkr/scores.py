@@ -1,4 +1,4 @@
-"""Decision-level quantities of many linear score functions in one pass (DESIGN §7).
+"""Decision-level quantities of many linear score functions in one pass (docs/design.md §7.3).
 
 Error rates and disparities of thresholded predictions are not functions of the moments: they
 need every row's score. One pass evaluates the kernel block C = k(X, L) once per row block
@@ -83,7 +83,7 @@ def _block_histograms(
     n_cells: int,
     fold_seed: int,
 ) -> np.ndarray:
-    # Pure per-block kernel: the kernel block once, then each fold's rows scored by that
+    # Pure block function: the kernel block once, then each fold's rows scored by that
     # fold's candidates (two small products) and counted per (candidate, cell, bin) in one
     # numba loop over the score matrix.
     K, B = model.n_candidates, model.n_bins

@@ -4,8 +4,8 @@ One trial: min-max scale the features on the training rows, fit a method on them
 test rows, report statistical disparity (SD, eq. 16) and error. Methods (:data:`METHODS`, each
 an entry of :data:`daskfair.reproduce.methods.REGISTRY`): FKR-F²E with the paper objective or
 the mean-discrepancy objective, FKRR (Pérez-Suay et al.), unconstrained kernel ridge (FKRR
-with μ = 0) and the constant majority-class predictor — always reported, since on the paper's
-data it has SD = 0 and an error close to the fair regressor's (DESIGN §2).
+with μ = 0) and the constant majority-class predictor — always reported, since it has SD = 0 by
+definition (docs/design.md §2.7; its error on the paper's data: docs/findings.md F1.1).
 The ridge penalty is grid-searched on the training rows as the paper did (``alpha="grid"``:
 its γ of eq. (13) over :data:`PAPER_RIDGE_PENALTIES`, 1e-3 … 1e2, each fitted on 80 % of the
 training rows and scored by the error on the other 20 %, the best refitted on all of them); a

@@ -1,4 +1,4 @@
-"""``SAFairKMeans``: one trade-off point of SAfairKM (the seed's Algorithm 2) as an estimator."""
+"""``SAFairKMeans``: one trade-off point of SAfairKM (the paper's Algorithm 2) as an estimator."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
     between the k-means cost f1 and the balance f2; :func:`daskfair.pareto_front` traces all
     of it.
 
-    The centers are always the exact means of the current assignment (the seed's eq. 2), so
+    The centers are always the exact means of the current assignment (the paper's eq. 2), so
     ``cost_`` and ``balance_`` are exact. A cluster's last point never leaves, and a swap is
     made only when it raises the balance of the least balanced cluster without pushing the
     target cluster below the current overall balance, so f2 never falls during swaps.

@@ -1,4 +1,4 @@
-"""The SAfairKM Pareto front (the seed's Algorithm 3) with its list spread over the cluster.
+"""The SAfairKM Pareto front (the paper's Algorithm 3) with its list spread over the cluster.
 
 The list of label vectors lives on the workers in batches (futures of :class:`Members`). An
 iteration submits one task per batch that keeps the batch's survivors and adds, for every
@@ -50,7 +50,7 @@ logger = logging.getLogger(__name__)
 #: W = {(n_a, n_b): n_a + n_b = n_total} (Algorithm 3) their sums differ (25, 24, 18, 7). One
 #: swap update here exchanges two points (one of each group between the least balanced
 #: cluster and its target, as the paper's Section 3 describes); the authors' code moves one
-#: point per swap update, so n_b here does about twice their swap work.
+#: point per swap update, so n_b here does about twice their swap work (docs/findings.md F2.1).
 DEFAULT_PAIRS = ((25, 0), (20, 4), (15, 3), (5, 2))
 DOMINANCE = ("weak", "strict")
 
@@ -59,7 +59,7 @@ def nondominated(cost: Any, balance: Any, dominance: str = "weak") -> np.ndarray
 
     ``dominance="weak"`` (default) drops a point when another is at least as good in both
     objectives and better in one; of points with equal (cost, balance) the first one stays.
-    ``"strict"`` is the seed's Algorithm 3: a point is dropped only when another is better
+    ``"strict"`` is the paper's Algorithm 3: a point is dropped only when another is better
     in both, so ties and duplicates stay (a larger front).
     """
     f1 = np.asarray(cost, dtype=np.float64).ravel()
@@ -352,7 +352,7 @@ def pareto_front(
     client: Any = None,
     callback: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
 ) -> ParetoFront:
-    """Cost/balance Pareto front of fair k-means by SAfairKM (the seed's Algorithm 3).
+    """Cost/balance Pareto front of fair k-means by SAfairKM (the paper's Algorithm 3).
 
     Parameters
     ----------
@@ -370,25 +370,26 @@ def pareto_front(
         Starting label vectors: the first half random, the second half k-means++. Renamed
         from ``n_starts``.
     max_iter : int, default=500
-        Iterations of Algorithm 3 (the seed used 2,500 for Adult, 8,000 for Bank); fewer
+        Iterations of Algorithm 3 (the paper used 2,500 for Adult, 8,000 for Bank); fewer
         when ``budget`` or ``time_limit`` stops the run. Renamed from ``n_iter``.
     budget : int
         Stop once the front holds this many points.
     q : int
-        Iterations of Algorithm 2 per member, pair and iteration (the seed: 1).
+        Iterations of Algorithm 2 per member, pair and iteration (the paper: 1).
     target : {"local", "global"}
         Target cluster of a swap: the nearest center (eq. 5) or the cluster richest in the
         scarce group (eq. 4).
     max_swap_candidates : int
         Cap of the growing candidate batch of the swap step (1 + ⌊√t⌋ at iteration t).
     dominance : {"weak", "strict"}
-        The filter after every iteration. "weak" (default; a deviation from the seed) drops
-        weakly dominated points and duplicates: the list holds one clustering per distinct
-        non-dominated (cost, balance). "strict" is the seed's Algorithm 3, line 8: only points
-        worse in both objectives are dropped, so ties and duplicates stay. The choice changes
+        The filter after every iteration. "weak" (default; a deviation from the paper,
+        docs/design.md §3.4) drops weakly dominated points and duplicates: the list holds one
+        clustering per distinct non-dominated (cost, balance). "strict" is the paper's
+        Algorithm 3, line 8: only points worse in both objectives are dropped, so ties and
+        duplicates stay. The choice changes
         the list size and so the front's size — the denominator of "seconds per point".
     sync_every : int
-        Iterations per round trip (default 1: the seed's Algorithm 3 exactly). With s > 1
+        Iterations per round trip (default 1: the paper's Algorithm 3 exactly). With s > 1
         each batch runs s iterations on its own list, filtering it between them, and the
         global filter runs once per round: far fewer round trips on a cluster, a different
         (equally valid) front, still the same for any number of workers when ``n_batches``

@@ -1,5 +1,5 @@
 """VfairKM: variational fair k-means (Ziko et al., "Variational fair clustering"), the baseline
-the SAfairKM seed compares with (its Appendix C, eq. 7).
+the SAfairKM paper compares with (its Appendix C, eq. 7).
 
 Objective for a penalty μ ≥ 0, with soft assignments s_p on the simplex, the target group
 proportions U and the cluster proportions P_k(j) = v_jᵀ s_k / 1ᵀ s_k:
@@ -147,7 +147,7 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
     ----------
     n_clusters : int, default=8
     fairness_weight : float, default=0.0
-        The fairness penalty μ ≥ 0; 0 is plain k-means (Lloyd). The SAfairKM seed swept μ up
+        The fairness penalty μ ≥ 0; 0 is plain k-means (Lloyd). The SAfairKM paper swept μ up
         to 3,260 (Adult) and 2,440 (Bank) on 5,000 L2-normalised rows. Renamed from ``mu``.
     max_iter : int, default=100
         Outer iterations (centers, then assignments).
@@ -243,7 +243,7 @@ def vfairkm_front(
     client: Any = None,
     **kwargs: Any,
 ) -> ParetoFront:
-    """VfairKM over a sweep of μ, one task per μ, dominated points removed (the seed's
+    """VfairKM over a sweep of μ, one task per μ, dominated points removed (the paper's
     comparison). Every fit starts from the same k-means++ centers.
 
     Parameters

@@ -1,4 +1,4 @@
-"""Runs stored as zarr v3 groups (DESIGN §5).
+"""Runs stored as zarr v3 groups (docs/design.md §5.2).
 
 One group per run: fitted arrays and results as arrays, parameters, metrics and package versions
 as group attributes, and a completion marker written last. Only the client writes group
