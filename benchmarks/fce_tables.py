@@ -53,7 +53,7 @@ def main() -> None:
             km[name] = audit_labelings(base, y, sensitive_features=groups, n_clusters=c,
                                        client=client)
             results[name] = pool_rows(client, base, y, groups, variants=ROWS,
-                                      fairness=fairness, key=name)
+                                      fairness_weight=fairness, key=name)
             if args.tune and name in PAPER:
                 tuned[name] = tune(client, name, base, y, groups)
     table = {}

@@ -24,8 +24,9 @@ REMOVED_IN = "0.3"
 
 def renamed_message(old: str, new: str) -> str:
     """What a renamed name says: its replacement and when it goes."""
+    use = new if new.startswith("-") else f"{new}=..."
     return (f"'{old}' is renamed '{new}' (same meaning); '{old}' will be removed in "
-            f"daskfair {REMOVED_IN}. Use {new} instead.")
+            f"daskfair {REMOVED_IN}. Use {use} instead.")
 
 
 def warn_renamed(owner: str, old: str, new: str, stacklevel: int = 3) -> None:
@@ -40,15 +41,19 @@ def renamed_params(estimator: Any, renames: Mapping[str, str], *, stacklevel: in
 
     Warns once per old name given (``stacklevel`` counts from this function's caller's
     caller: the default points at the user's ``est.fit(...)`` through ``fit`` → a checking
-    method → here). An old name that is given wins over the new one (code written for the
-    old name keeps its meaning, also when a tool such as scikit-learn's estimator checks
-    sets it with ``set_params``).
+    method → here). Giving both names is an error (which one was meant is unknown), unless
+    the new one still has its default.
     """
     out = {}
+    defaults = _init_defaults(type(estimator))
     for old, new in renames.items():
         value = getattr(estimator, new)
         old_value = getattr(estimator, old)
         if not (isinstance(old_value, str) and old_value == DEPRECATED):
+            if not _same(value, defaults.get(new, value)):
+                raise ValueError(
+                    f"{type(estimator).__name__}: both '{old}' (renamed) and '{new}' are "
+                    f"given; give only {new}=... .")
             warn_renamed(type(estimator).__name__, old, new, stacklevel=stacklevel)
             value = old_value
         out[new] = value
@@ -86,3 +91,17 @@ def renamed_attribute(old: str, new: str, convert: Callable[[Any], Any] | None =
         return value if convert is None else convert(self, value)
 
     return property(get, doc=doc or f"Renamed '{new}'; warns with a FutureWarning.")
+
+
+def _init_defaults(cls: type) -> dict[str, Any]:
+    import inspect
+
+    return {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a is b or a == b)
+    except (TypeError, ValueError):
+        return False

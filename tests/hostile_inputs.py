@@ -663,27 +663,29 @@ for name, p in (("FairKernelRegressor", "fkr"), ("FairKernelClassifier", "fkc"),
 
 for p, cls in (("fkr", "FairKernelRegressor"), ("fkc", "FairKernelClassifier")):
     fit = f"{cls}.fit"
-    case(f"{p}-k-above-rank", fit, "k > rank", "n_components=50 with 12 rows, "
-         "objective='paper'", lambda c, n=cls: _fkr(n, c, n_components=50, objective="paper"),
-         err(ValueError, r"n_components=50 is larger than the rank of the kernel feature map "
+    case(f"{p}-k-above-rank", fit, "k > rank", "n_fair_features=50 with 12 rows, "
+         "objective='paper'",
+         lambda c, n=cls: _fkr(n, c, n_fair_features=50, objective="paper"),
+         err(ValueError, r"n_fair_features=50 is larger than the rank of the kernel feature map "
                          r"\(12\).*Use at most 12"), "use at most r components")
 case("fkr-k-above-rank-mean-discrepancy", "FairKernelRegressor.fit", "k > rank",
-     "n_components=12 with 12 rows, objective='mean_discrepancy' (the default)",
-     lambda c: _fkr("FairKernelRegressor", c, n_components=12, objective="mean_discrepancy"),
-     err(ValueError, r"n_components=12 is larger than the rank of the feature map minus the "
+     "n_fair_features=12 with 12 rows, objective='mean_discrepancy' (the default)",
+     lambda c: _fkr("FairKernelRegressor", c, n_fair_features=12,
+                    objective="mean_discrepancy"),
+     err(ValueError, r"n_fair_features=12 is larger than the rank of the feature map minus the "
                      r"constrained directions \(11\)"), "use at most r - 1 components")
 case("fkr-three-groups-paper", "FairKernelRegressor.fit", "one group",
      "three groups, objective='paper'",
      lambda c: _fkr("FairKernelRegressor", c, s=_groups("three"), objective="paper"),
      err(ValueError, r"defined for two groups, got 3.*objective='mean_discrepancy'"),
      "use the mean-discrepancy objective (any number of groups)")
-case("fkr-k-zero", "FairKernelRegressor.fit", "parameter out of range", "n_components=0",
-     lambda c: _fkr("FairKernelRegressor", c, n_components=0),
-     err(ValueError, r"n_components must be >= 1, got 0"), "use k >= 1")
+case("fkr-k-zero", "FairKernelRegressor.fit", "parameter out of range", "n_fair_features=0",
+     lambda c: _fkr("FairKernelRegressor", c, n_fair_features=0),
+     err(ValueError, r"n_fair_features must be >= 1, got 0"), "use k >= 1")
 case("fkr-default-k-rank-one", "FairKernelRegressor.fit", "k > rank",
-     "one feature, linear kernel (rank 1), objective='mean_discrepancy', default n_components",
+     "one feature, linear kernel (rank 1), objective='mean_discrepancy', default n_fair_features",
      lambda c: _fkr("FairKernelRegressor", c, X=D["X"][:, :1], kernel="linear",
-                    n_components=None, objective="mean_discrepancy"),
+                    n_fair_features=None, objective="mean_discrepancy"),
      err(ValueError, r"rank"),
      "use a kernel of higher rank or objective='paper'")
 case("fkr-object-X", "FairKernelRegressor.fit", "non-numeric columns",
@@ -692,11 +694,11 @@ case("fkr-object-X", "FairKernelRegressor.fit", "non-numeric columns",
      "works: numbers in an object array are numbers (same result as float64)",
      same_as=lambda c: _fkr("FairKernelRegressor", c))
 case("fkr-constant-X", "FairKernelRegressor.fit", "k > rank",
-     "constant X (rbf kernel of rank 1), n_components=2",
+     "constant X (rbf kernel of rank 1), n_fair_features=2",
      lambda c: _fkr("FairKernelRegressor", c, X=np.ones((N, 3))),
-     err(ValueError, r"n_components=2 is larger than the rank of the feature map minus the "
+     err(ValueError, r"n_fair_features=2 is larger than the rank of the feature map minus the "
                      r"constrained directions \(1\)"),
-     "use fewer components or a kernel of higher rank")
+     "use fewer fair features or a kernel of higher rank")
 case("fkr-zero-X-linear", "FairKernelRegressor.fit", "k > rank",
      "X all zeros with the linear kernel (rank 0)",
      lambda c: _fkr("FairKernelRegressor", c, X=np.zeros((N, 3)), kernel="linear"),
@@ -719,9 +721,11 @@ case("fkc-classes-str", "FairKernelClassifier.fit", "labels out of range",
                                                y=np.where(D["yc"] == 1, "yes", "no")),
      WORKS, "works: any two class labels (classes_[1] is the positive one)",
      same_as=lambda c: _fkr("FairKernelClassifier", c))
-case("fkrr-negative-mu", "FairKernelRidge.fit", "parameter out of range", "mu=-1",
-     lambda c: _fkr("FairKernelRidge", c, mu=-1.0), err(ValueError, r"mu must be >= 0"),
-     "use mu >= 0", unknown=err(ValueError, r"mu must be >= 0"))
+case("fkrr-negative-mu", "FairKernelRidge.fit", "parameter out of range",
+     "fairness_weight=-1",
+     lambda c: _fkr("FairKernelRidge", c, fairness_weight=-1.0),
+     err(ValueError, r"fairness_weight must be >= 0"), "use fairness_weight >= 0",
+     unknown=err(ValueError, r"fairness_weight must be >= 0"))
 PREDICT = "FairKernelRegressor.predict"
 case("fkr-predict-wrong-features", PREDICT, "mismatched lengths", "X with 2 of 3 features",
      lambda c: {"X": c.w(D["X"][:, :2])},

@@ -290,7 +290,7 @@ def test_default_k_is_capped_at_the_rank():
         # three groups constrain two directions: nothing is left of a rank-2 map
         FairKernelRegressor("linear", n_landmarks=100).fit(
             X, X[:, 0], sensitive_features=rng.integers(0, 3, 3000))
-    with pytest.raises(ValueError, match="n_components=12 is larger than the rank"):
+    with pytest.raises(ValueError, match="n_fair_features=12 is larger than the rank"):
         FairKernelRegressor("linear", n_fair_features=12, n_landmarks=100).fit(
             X, X[:, 0], sensitive_features=s)
 
@@ -313,12 +313,13 @@ def test_bad_inputs(data):
         est.fit(Xnan, y, sensitive_features=s)
     with pytest.raises(ValueError, match="NaN or infinite"):
         est.fit(X, np.where(np.arange(len(y)) == 3, np.inf, y), sensitive_features=s)
-    with pytest.raises(ValueError, match="n_components=60 is larger than the rank"):
+    with pytest.raises(ValueError, match="n_fair_features=60 is larger than the rank"):
         FairKernelRegressor("linear", n_fair_features=60, n_landmarks=50).fit(
             X, y, sensitive_features=s)
     with pytest.raises(ValueError, match="objective must be one of"):
         FairKernelRegressor(objective="mmd").fit(X, y, sensitive_features=s)
-    with pytest.raises(ValueError, match="fairness applies to objective='mean_discrepancy'"):
+    with pytest.raises(ValueError,
+                       match="fairness_weight applies to objective='mean_discrepancy'"):
         FairKernelRegressor(objective="paper", fairness_weight=1.0, n_landmarks=50).fit(
             X, y, sensitive_features=s)
     with pytest.raises(ValueError, match="approximation must be one of"):

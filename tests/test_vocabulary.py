@@ -177,3 +177,14 @@ def test_renamed_attributes_warn_and_convert():
                                        random_state=0).fit(X, y, sensitive_features=s)
     with pytest.warns(FutureWarning, match="'n_components_' is renamed 'n_fair_features_'"):
         assert est.n_components_ == 2
+
+
+def test_an_old_and_a_new_name_together_are_refused():
+    X, y, s = _fkr_data()
+    with pytest.raises(ValueError, match="both 'alpha' \\(renamed\\) and 'relative_alpha'"):
+        daskfair.FairKernelRegressor(alpha=1e-3, relative_alpha=1e-2).fit(
+            X, y, sensitive_features=s)
+    # the new name at its default: the old one is taken (with its warning)
+    with pytest.warns(FutureWarning, match="'alpha' is renamed"):
+        daskfair.FairKernelRegressor(alpha=1e-3, n_landmarks=40).fit(
+            X, y, sensitive_features=s)

@@ -58,11 +58,11 @@ def between_groups(stats: Moments) -> np.ndarray:
 
 def _check_k(k: int, available: int, what: str) -> None:
     if k < 1:
-        raise ValueError(f"n_components must be >= 1, got {k}.")
+        raise ValueError(f"n_fair_features must be >= 1, got {k}.")
     if k > available:
         raise ValueError(
-            f"n_components={k} is larger than the {what} ({available}). Use at most "
-            f"{available} components, or more landmarks / a kernel of higher rank."
+            f"n_fair_features={k} is larger than the {what} ({available}). Use at most "
+            f"{available} fair features, or more landmarks / a kernel of higher rank."
         )
 
 
@@ -150,8 +150,8 @@ def fair_directions(
     if objective == "paper":
         if fairness is not None:
             raise ValueError(
-                "fairness applies to objective='mean_discrepancy' only; the paper objective "
-                "has no trade-off parameter (vary n_components instead)."
+                "fairness_weight applies to objective='mean_discrepancy' only; the paper "
+                "objective has no trade-off parameter (vary n_fair_features instead)."
             )
         return paper_directions(stats, k)
     if objective == "mean_discrepancy":

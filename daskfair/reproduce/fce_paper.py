@@ -20,7 +20,7 @@ __all__ = ["VARIANTS", "pool_rows", "subset_report"]
 #: The paper's FCE and its two ablations.
 VARIANTS: dict[str, dict[str, Any]] = {
     "FCE": {"alignment": "rotation"},
-    "FCE-f": {"alignment": "rotation", "fairness": 0.0},
+    "FCE-f": {"alignment": "rotation", "fairness_weight": 0.0},
     "FCE-a": {"alignment": "hungarian"},
 }
 
@@ -57,7 +57,7 @@ def pool_rows(
     groups: np.ndarray,
     *,
     variants: dict[str, dict[str, Any]] = VARIANTS,
-    fairness: float | str = "auto",
+    fairness_weight: float | str = "auto",
     n_subsets: int = 10,
     key: str = "pool",
 ) -> dict[str, np.ndarray]:
@@ -72,7 +72,7 @@ def pool_rows(
     futures = {
         (variant, s): client.submit(
             subset_report, *pool, s, n_subsets=n_subsets,
-            **{"fairness": fairness, **params},
+            **{"fairness_weight": fairness_weight, **params},
             key=f"daskfair-fce-{key}-{variant}-{s}-{pool[0].key}",
         )
         for variant, params in variants.items()
