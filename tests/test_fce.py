@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from daskfair.ensemble import FairClusteringEnsemble, auto_fairness, base_clusterings
-from daskfair.ensemble._kernels import code_groups, sweep_block, tables_block
+from daskfair.ensemble._block_functions import code_groups, sweep_block, tables_block
 from daskfair.ensemble.consensus import (
     ConsensusState,
     _statistics,
@@ -338,7 +338,7 @@ def test_blockwise_sweep_check_fails_without_the_carry(pool, monkeypatch):
     base, groups, _, c = pool
     state0 = init_state(base, groups, base[:, 0], c, base.max(axis=0) + 1, 2)
     ref = consensus_step(base, groups, state0, lambda1=1e-3, lambda2=1e-3)
-    from daskfair.ensemble._kernels import sweep_hr
+    from daskfair.ensemble._block_functions import sweep_hr
 
     monkeypatch.setattr(consensus, "sweep_hr", lambda hr, g, lab, counts, *rest: sweep_hr(
         hr, g, lab, state0.counts, *rest))

@@ -137,7 +137,7 @@ def test_fkr_mean_discrepancy_is_invariant_to_duplicating_every_row(kname):
     X, y, s, _ = _duplicated("every row twice")
     ours, _ = KERNELS[kname]
     for k in (1, 3, 8):
-        kw = dict(**ours, n_components=k, objective="mean_discrepancy", approximation="exact")
+        kw = dict(**ours, n_fair_features=k, objective="mean_discrepancy", approximation="exact")
         dup = FairKernelRegressor(**kw, relative_alpha=0.5).fit(X, y, sensitive_features=s)
         one = FairKernelRegressor(**kw, relative_alpha=0.5).fit(X0, y0, sensitive_features=s0)
         # 1e-9: only rounding differs (sums over 120 vs 60 rows; observed ≤ 1e-14); the
@@ -277,7 +277,7 @@ def test_minmax_scaling_removes_extreme_scales(scale, kname, objective, tol):
     scaled = minmax_scale(A * SCALES[scale], train)
     # min-max scaling undoes the column scale up to a few roundings of values in [0, 1]
     assert np.abs(scaled - base).max() <= 4 * EPS
-    kw = dict(**KERNELS4[kname], n_components=4, alpha=0.5, objective=objective,
+    kw = dict(**KERNELS4[kname], n_fair_features=4, relative_alpha=0.5, objective=objective,
               approximation="exact")
     on_scaled = FairKernelRegressor(**kw).fit(scaled[:200], y, sensitive_features=s)
     on_base = FairKernelRegressor(**kw).fit(base[:200], y, sensitive_features=s)
@@ -293,7 +293,7 @@ def test_fkr_with_a_constant_column():
     assert (with_const[:, -1] == 0).all()  # min-max maps a constant column to zeros
     without = minmax_scale(A, train)
     for kw in KERNELS4.values():
-        fit = dict(**kw, n_components=4, alpha=0.5, approximation="exact")
+        fit = dict(**kw, n_fair_features=4, relative_alpha=0.5, approximation="exact")
         a = FairKernelRegressor(**fit).fit(with_const[:200], y, sensitive_features=s)
         b = FairKernelRegressor(**fit).fit(without[:200], y, sensitive_features=s)
         pa = a.predict(with_const[200:])
@@ -307,7 +307,7 @@ def test_fkr_with_a_constant_column():
     X, Xt = A[:200], A[200:]
     const = np.column_stack([X, np.full(200, 7.0)])
     const_t = np.column_stack([Xt, np.full(50, 7.0)])
-    fit = dict(kernel="rbf", gamma=0.25, n_components=4, alpha=0.5,
+    fit = dict(kernel="rbf", gamma=0.25, n_fair_features=4, relative_alpha=0.5,
                objective="mean_discrepancy", approximation="exact")
     a = FairKernelRegressor(**fit).fit(const, y, sensitive_features=s).predict(const_t)
     b = FairKernelRegressor(**fit).fit(X, y, sensitive_features=s).predict(Xt)
@@ -351,7 +351,7 @@ def test_rbf_kernel_is_translation_invariant_with_a_large_constant_column():
     # absolute on entries in [0, 1])
     np.testing.assert_allclose(kernel_block(const_t, const, params5),
                                kernel_block(Xt, X, params4), rtol=0, atol=1e-12)
-    fit = dict(kernel="rbf", gamma=0.25, n_components=4, alpha=0.5,
+    fit = dict(kernel="rbf", gamma=0.25, n_fair_features=4, relative_alpha=0.5,
                objective="mean_discrepancy", approximation="exact")
     a = FairKernelRegressor(**fit).fit(const, y, sensitive_features=s).predict(const_t)
     b = FairKernelRegressor(**fit).fit(X, y, sensitive_features=s).predict(Xt)
@@ -369,7 +369,7 @@ def test_fkr_float32_input_is_computed_in_float64(kname, objective):
     X32, y32, Xt32 = (a.astype(np.float32) for a in (X, y, Xt))
     ours = KERNELS4[kname]
     for approx in ({"approximation": "exact"}, {"n_landmarks": 60, "random_state": 0}):
-        kw = dict(**ours, n_components=4, alpha=0.5, objective=objective, **approx)
+        kw = dict(**ours, n_fair_features=4, relative_alpha=0.5, objective=objective, **approx)
         e32 = FairKernelRegressor(**kw).fit(X32, y32, sensitive_features=s)
         up = FairKernelRegressor(**kw).fit(X32.astype(np.float64), y32.astype(np.float64),
                                            sensitive_features=s)
@@ -391,7 +391,7 @@ def test_fkr_float32_dask_input(client):
 
     X, y, s, Xt = _fkr_data(seed=2, n=200, d=4, n_test=50)
     X32 = X.astype(np.float32)
-    kw = dict(**POLY[0], n_components=4, alpha=0.5, n_landmarks=200, random_state=0)
+    kw = dict(**POLY[0], n_fair_features=4, relative_alpha=0.5, n_landmarks=200, random_state=0)
     lazy = FairKernelRegressor(**kw).fit(da.from_array(X32, chunks=(37, 4)), y,
                                          sensitive_features=s)
     ref = FairKernelRegressor(**kw).fit(X32.astype(np.float64), y, sensitive_features=s)
@@ -479,7 +479,7 @@ def test_fkr_imbalanced_groups_match_dense_reference(minority, code):
 def test_fkr_imbalanced_groups_coding_symmetry_and_nystroem(minority):
     n, rows = MINORITIES[minority]
     X, y, s, Xt, st = _imbalanced(n, rows, 1, seed=11)
-    kw = dict(**KERNELS4["poly"], n_components=6, alpha=0.5, approximation="exact")
+    kw = dict(**KERNELS4["poly"], n_fair_features=6, relative_alpha=0.5, approximation="exact")
     a = FairKernelRegressor(**kw).fit(X, y, sensitive_features=s).predict(Xt)
     b = FairKernelRegressor(**kw).fit(X, y, sensitive_features=1 - s).predict(Xt)
     # S (eq. 17/18, cross term symmetrised) is symmetric in the two groups: swapping which

@@ -7,7 +7,7 @@ import pytest
 
 from daskfair import ParetoFront, SAFairKMeans, VFairKMeans, pareto_front, vfairkm_front
 from daskfair.metrics import balance, kmeans_cost
-from daskfair.safairkm import _kernels as kk
+from daskfair.safairkm import _block_functions as kk
 from daskfair.safairkm.front import nondominated
 from daskfair.safairkm.problem import make_problem, members_from_labels, start_labels
 from daskfair.store import IncompleteRunError, open_run

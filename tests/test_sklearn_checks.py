@@ -9,6 +9,7 @@ training-score thresholds are not applied to them, and the classifiers declare
 """
 
 import numpy as np
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from daskfair.fkr import (
@@ -73,5 +74,6 @@ _WEIGHTS = {"check_sample_weight_equivalence_on_dense_data":
     ],
     expected_failed_checks=lambda est: _WEIGHTS,
 )
+@pytest.mark.filterwarnings("ignore:.*'n_components' is renamed:FutureWarning")
 def test_sklearn_compatible(estimator, check):
     check(estimator)

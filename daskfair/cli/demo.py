@@ -246,28 +246,7 @@ def run_demo(
     client = client or get_client()
     params = {"pools": list(pools)}
     with create_run(store, kind="demo", params=params, overwrite="demo") as run:
-        rows: dict[str, dict[str, tuple[float, float]]] = {}
-        t0 = time.perf_counter()
-        for pool in pools:
-            base, y, groups = load_fce_pool(pool, data_dir)
-            echo(f"{FCE_POOL_NAMES[pool]}: {base.shape[0]} rows, {base.shape[1]} base clusterings")
-            reports = audit_labelings(
-                base, y, sensitive_features=groups, client=client, progress=progress
-            )
-            if progress:
-                echo("")
-            mean, std = subset_summary(reports)
-            rows[pool] = {c: (float(m), float(s)) for c, m, s in zip(REPORT_COLUMNS, mean, std,
-                                                                     strict=True)}
-            run.write_array(f"km/{pool}/reports", reports)
-        elapsed = time.perf_counter() - t0
-        run.set_attrs(km_table={p: {c: list(v) for c, v in r.items()} for p, r in rows.items()},
-                      columns=list(REPORT_COLUMNS), km_seconds=elapsed)
-        echo("")
-        echo("KM rows of the FCE paper: metrics of the 100 k-means base clusterings of each pool,")
-        echo("mean ± sample std over 10 disjoint subsets of 10 (the paper's printed means below).")
-        echo(format_table(rows))
-        echo(f"\n{len(pools) * 100} labelings audited in {elapsed:.1f} s")
+        rows = _km_section(run, client, pools, data_dir, progress, echo)
         fce_rows: dict[str, dict[str, tuple[float, float]]] = {}
         if fce_pools:
             t0 = time.perf_counter()
@@ -275,7 +254,8 @@ def run_demo(
             run.set_attrs(fce_table={p: {c: list(v) for c, v in r.items()}
                                      for p, r in fce_rows.items()},
                           fce_seconds=time.perf_counter() - t0)
-            echo("\nFCE consensus (fairness='auto') of 10 subsets of 10 base clusterings per pool")
+            echo("\nFCE consensus (fairness_weight='auto') of 10 subsets of 10 base clusterings "
+                 "per pool")
             echo("against the base clusterings (KM), mean ± sample std over the subsets:")
             echo(format_fce_table(rows, fce_rows))
         fkr_rows: dict[str, dict[str, float]] = {}
@@ -301,3 +281,31 @@ def run_demo(
         run.mark_complete()
     echo(f"\nwritten to {run.path}")
     return {"km": rows, "fce": fce_rows, "fkr": fkr_rows, "safairkm": sa_rows}
+
+
+def _km_section(run: Any, client: Any, pools: Sequence[str], data_dir: Any, progress: bool,
+                echo: Callable[[str], Any]) -> dict[str, dict[str, tuple[float, float]]]:
+    """Part 1: every pool's base clusterings audited on the cluster; the KM table."""
+    rows: dict[str, dict[str, tuple[float, float]]] = {}
+    t0 = time.perf_counter()
+    for pool in pools:
+        base, y, groups = load_fce_pool(pool, data_dir)
+        echo(f"{FCE_POOL_NAMES[pool]}: {base.shape[0]} rows, {base.shape[1]} base clusterings")
+        reports = audit_labelings(
+            base, y, sensitive_features=groups, client=client, progress=progress
+        )
+        if progress:
+            echo("")
+        mean, std = subset_summary(reports)
+        rows[pool] = {c: (float(m), float(s)) for c, m, s in zip(REPORT_COLUMNS, mean, std,
+                                                                 strict=True)}
+        run.write_array(f"km/{pool}/reports", reports)
+    elapsed = time.perf_counter() - t0
+    run.set_attrs(km_table={p: {c: list(v) for c, v in r.items()} for p, r in rows.items()},
+                  columns=list(REPORT_COLUMNS), km_seconds=elapsed)
+    echo("")
+    echo("KM rows of the FCE paper: metrics of the 100 k-means base clusterings of each pool,")
+    echo("mean ± sample std over 10 disjoint subsets of 10 (the paper's printed means below).")
+    echo(format_table(rows))
+    echo(f"\n{len(pools) * 100} labelings audited in {elapsed:.1f} s")
+    return rows

@@ -12,7 +12,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import dask
@@ -191,9 +191,72 @@ def fkr_job(
         raise ValueError("FKR-F²E needs a label: give --label COLUMN.")
     task, classes = _classes(data, task)
     classify = task == "classification"
-    streamed = is_dask(data.X) and data.splits is None
+    rows = _train_test(data, classes, classify, task, split, test_size, seed, chunk_rows)
+    n_train, n_test, X = rows.n_train, rows.n_test, rows.X
+    echo(f"FKR-F²E ({task}): {n_train:,} training and {n_test:,} test rows, "
+         f"{X.shape[1]} features; {rows.split_text}")
+    gammas = [None] if gamma is None else list(np.atleast_1d(gamma))
+    settings = FitSettings(
+        kernel={"kernel": kernel, "degree": degree, "coef0": coef0, "gamma": gammas[0]},
+        approximation=({"approximation": "exact"} if n_train <= n_landmarks
+                       else {"n_landmarks": n_landmarks, "random_state": seed}),
+        classify=classify, alpha=alpha, mu=mu, objective=objective, fairness=fairness,
+        disparity_bound=disparity_bound, constraints=constraint, folds=folds,
+        cv_kernel={"gamma": gammas if len(gammas) > 1 else gammas[0]})
+    fitted, constant = _fit_models(settings, components, rows, classify, echo)
+    # every model's predictions in one pass over the test rows (kept in the cluster's memory
+    # for the scores)
+    t0 = time.perf_counter()
+    preds = _predict_all([est for _, _, est, _ in fitted], rows.Xte, classify, constant)
+    yte, s_te = rows.yte, rows.s_te
+    if rows.streamed:
+        preds, yte, s_te = dask.persist(preds, yte, s_te)
+    score_seconds = time.perf_counter() - t0
+    results, chosen = [], None
+    names = [*fitted, (REGISTRY["constant"].label(settings), None, None, 0.0)]
+    for i, (name, k, est, seconds) in enumerate(names):
+        pred = preds[:, i]
+        row = {"method": name, "n_fair_features": getattr(est, "n_fair_features_", k),
+               **score(pred, yte, s_te, classify=classify), "seconds": seconds}
+        if hasattr(est, "frontier_"):
+            chosen = est
+            row.update(validation_sd=est.best_disparity_, validation_error=_best_error(est))
+        results.append(row)
+        if i == 0:  # the first (fair) model is kept in the run
+            _store_model(run, est, pred, rows.test, classes, data, rows.lo, rows.span)
+    summary = {"task": task, "split": rows.split_text, "n_train": int(n_train),
+               "n_test": int(n_test), "results": results, "test_pass_seconds": score_seconds}
+    if chosen is not None:
+        summary["selection"] = _store_frontier(run, chosen)
+    run.set_attrs(**summary)
+    return summary
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The fkr job's training and test rows, scaled (dask), and how they were split."""
+
+    X: Any
+    Xtr: Any
+    ytr: Any
+    s_tr: Any
+    Xte: Any
+    yte: Any
+    s_te: Any
+    test: Any          # the test rows' numbers
+    lo: np.ndarray     # the min-max scaling
+    span: np.ndarray
+    n_train: int
+    n_test: int
+    split_text: str
+    streamed: bool     # a table or zarr array never brought into this process
+
+
+def _train_test(data: JobData, classes: Any, classify: bool, task: str, split: int | None,
+                test_size: float, seed: int, chunk_rows: int) -> _Rows:
+    """Split and scale: in-memory data as the paper did, streamed data by a row hash."""
     n = data.X.shape[0]
-    if streamed:
+    if is_dask(data.X) and data.splits is None:
         _check_test_size(test_size)
         y = (data.y == classes[1]).astype(np.int64) if classify else data.y.astype(np.float64)
         s = data.sensitive
@@ -206,84 +269,56 @@ def fkr_job(
         X, lo, span = _scale(X, data, lambda a: part(a, False))
         Xtr, ytr, s_tr = (part(a, False) for a in (X, y, s))
         Xte, yte, s_te = (part(a, True) for a in (X, y, s))
-        test = part(da.arange(n, chunks=X.chunks[0]), True)
-        n_train, n_test = Xtr.shape[0], Xte.shape[0]
-        split_text = (f"random {1 - test_size:.0%}/{test_size:.0%} split (seed {seed}, by a "
-                      "hash of the row number)")
-    else:
-        y_raw, s = _numpy(data.y), _numpy(data.sensitive)
-        y = (y_raw == classes[1]).astype(np.int64) if classify else y_raw.astype(np.float64)
-        train, test, split_text = _split(n, data, split, test_size, seed, y, s, task)
-        X, lo, span = _scale(to_dask(data.X, chunk_rows), data, train)
-        Xtr, ytr, s_tr, Xte, yte, s_te = X[train], y[train], s[train], X[test], y[test], s[test]
-        n_train, n_test = len(train), len(test)
-    echo(f"FKR-F²E ({task}): {n_train:,} training and {n_test:,} test rows, "
-         f"{X.shape[1]} features; {split_text}")
-    gammas = [None] if gamma is None else list(np.atleast_1d(gamma))
-    settings = FitSettings(
-        kernel={"kernel": kernel, "degree": degree, "coef0": coef0, "gamma": gammas[0]},
-        approximation=({"approximation": "exact"} if n_train <= n_landmarks
-                       else {"n_landmarks": n_landmarks, "random_state": seed}),
-        classify=classify, alpha=alpha, mu=mu, objective=objective, fairness=fairness,
-        disparity_bound=disparity_bound, constraints=constraint, folds=folds,
-        cv_kernel={"gamma": gammas if len(gammas) > 1 else gammas[0]})
-    baselines = [m for m in REGISTRY.values() if m.baseline and m.build is not None]
+        return _Rows(X, Xtr, ytr, s_tr, Xte, yte, s_te,
+                     part(da.arange(n, chunks=X.chunks[0]), True), lo, span, Xtr.shape[0],
+                     Xte.shape[0], f"random {1 - test_size:.0%}/{test_size:.0%} split (seed "
+                     f"{seed}, by a hash of the row number)", True)
+    y_raw, s = _numpy(data.y), _numpy(data.sensitive)
+    y = (y_raw == classes[1]).astype(np.int64) if classify else y_raw.astype(np.float64)
+    train, test, split_text = _split(n, data, split, test_size, seed, y, s, task)
+    X, lo, span = _scale(to_dask(data.X, chunk_rows), data, train)
+    return _Rows(X, X[train], y[train], s[train], X[test], y[test], s[test], test, lo, span,
+                 len(train), len(test), split_text, False)
 
-    fitted: list[tuple[str, int | None, Any, float]] = []  # name, k, model, seconds
+
+def _fit_models(settings: FitSettings, components: Sequence[int | None] | None, rows: _Rows,
+                classify: bool, echo: Echo) -> tuple[list[tuple[str, int | None, Any, float]],
+                                                     float]:
+    """The fair model(s) and the baselines: (name, k, model, seconds) each, and the constant.
+
+    Without ``components`` the CV selection, its baselines solved from the moments of its
+    first pass (no pass of their own); with them FKR-F²E for every k and the baselines each
+    fitted.
+    """
+    Xtr, ytr, s_tr = rows.Xtr, rows.ytr, rows.s_tr
+    baselines = [m for m in REGISTRY.values() if m.baseline and m.build is not None]
+    fitted: list[tuple[str, int | None, Any, float]] = []
     if components is None:
         cv = REGISTRY["CV"]
         t0 = time.perf_counter()
         est = cv.build(settings).fit(Xtr, ytr, sensitive_features=s_tr)
         fitted.append((cv.label(settings), None, est, time.perf_counter() - t0))
         echo(f"  fitted {fitted[-1][0]} ({fitted[-1][3]:.1f} s)")
-        # the baselines from the moments of the selection's first pass: no pass of their own
         total, fmap = est.moments_[0], est.feature_maps_[0]
         for method in baselines:
             t0 = time.perf_counter()
             fitted.append((method.label(settings), None,
                            method.build(settings).fit_moments(total, fmap),
                            time.perf_counter() - t0))
-        constant = constant_from_moments(total, classify=classify)
-    else:
-        fkr = REGISTRY["FKR-F2E"]
-        for k in components:
-            t0 = time.perf_counter()
-            est = fkr.build(replace(settings, n_components=k))
-            est.fit(Xtr, ytr, sensitive_features=s_tr)
-            fitted.append((fkr.label(settings), k, est, time.perf_counter() - t0))
-            echo(f"  fitted {fitted[-1][0]}, k = {est.n_fair_features_} ({fitted[-1][3]:.1f} s)")
-        for method in baselines:
-            t0 = time.perf_counter()
-            fitted.append((method.label(settings), None,
-                           method.build(settings).fit(Xtr, ytr, sensitive_features=s_tr),
-                           time.perf_counter() - t0))
-        constant = constant_from_labels(dask.compute(ytr)[0], classify=classify)
-    # every model's predictions in one pass over the test rows (kept in the cluster's memory
-    # for the scores)
-    t0 = time.perf_counter()
-    preds = _predict_all([est for _, _, est, _ in fitted], Xte, classify, constant)
-    if streamed:
-        preds, yte, s_te = dask.persist(preds, yte, s_te)
-    score_seconds = time.perf_counter() - t0
-    results, chosen = [], None
-    names = [*fitted, (REGISTRY["constant"].label(settings), None, None, 0.0)]
-    for i, (name, k, est, seconds) in enumerate(names):
+        return fitted, constant_from_moments(total, classify=classify)
+    fkr = REGISTRY["FKR-F2E"]
+    for k in components:
         t0 = time.perf_counter()
-        pred = preds[:, i]
-        row = {"method": name, "n_fair_features": getattr(est, "n_fair_features_", k),
-               **score(pred, yte, s_te, classify=classify), "seconds": seconds}
-        if hasattr(est, "frontier_"):
-            chosen = est
-            row.update(validation_sd=est.best_disparity_, validation_error=_best_error(est))
-        results.append(row)
-        if i == 0:  # the first (fair) model is kept in the run
-            _store_model(run, est, pred, test, classes, data, lo, span)
-    summary = {"task": task, "split": split_text, "n_train": int(n_train),
-               "n_test": int(n_test), "results": results, "test_pass_seconds": score_seconds}
-    if chosen is not None:
-        summary["selection"] = _store_frontier(run, chosen)
-    run.set_attrs(**summary)
-    return summary
+        est = fkr.build(replace(settings, n_components=k))
+        est.fit(Xtr, ytr, sensitive_features=s_tr)
+        fitted.append((fkr.label(settings), k, est, time.perf_counter() - t0))
+        echo(f"  fitted {fitted[-1][0]}, k = {est.n_fair_features_} ({fitted[-1][3]:.1f} s)")
+    for method in baselines:
+        t0 = time.perf_counter()
+        fitted.append((method.label(settings), None,
+                       method.build(settings).fit(Xtr, ytr, sensitive_features=s_tr),
+                       time.perf_counter() - t0))
+    return fitted, constant_from_labels(dask.compute(ytr)[0], classify=classify)
 
 
 def _predict_all(models: list[Any], X: Any, classify: bool, constant: float) -> Any:

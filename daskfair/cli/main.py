@@ -49,7 +49,7 @@ within --disparity-bound, chosen by cross-validation over every candidate of the
 path (FairKernelClassifierCV: two passes over the training rows whatever the number of
 candidates), next to its baselines (FKRR, kernel ridge, the constant predictor); report
 statistical disparity (SD) and error on the test rows. The candidates' validation frontier
-is stored (`daskfair plot`). --fair-feature-counts instead fits the seed's FKR-F²E for each k.
+is stored (`daskfair plot`). --fair-feature-counts instead fits the paper's FKR-F²E for each k.
 
 example:
   daskfair fkr --dataset adult --disparity-bound 0.01 --store adult.zarr
@@ -60,7 +60,7 @@ example:
 """
 
 _SAFAIRKM_HELP = """\
-Build the SAfairKM cost/balance Pareto front (the seed's Algorithm 3): a list of label
+Build the SAfairKM cost/balance Pareto front (the paper's Algorithm 3): a list of label
 vectors spread over the workers; every iteration each member runs Algorithm 2 for every pair
 (n_a k-means updates, n_b swaps) and dominated points are dropped. VfairKM's μ sweep is the
 baseline. The run checkpoints every --checkpoint-every iterations; an interrupted run
@@ -246,6 +246,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+    for add in (_add_demo, _add_fkr, _add_safairkm, _add_fce, _add_store_and_data):
+        add(sub)
+    return parser
+
+
+def _add_demo(sub: Any) -> None:
+    """The ``demo`` command."""
     demo = _sub(sub, "demo", "audit the FCE pools, FCE, FKR-F²E and SAfairKM (the main job)",
                 _DEMO_HELP)
     _add_cluster_options(demo)
@@ -262,6 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-fkr", action="store_true", help="skip the FKR-F²E part")
     demo.add_argument("--no-safairkm", action="store_true", help="skip the SAfairKM part")
 
+
+def _add_fkr(sub: Any) -> None:
+    """The ``fkr`` command: FKR-F²E and its baselines."""
     fkr = _sub(sub, "fkr", "FKR-F²E and its baselines: SD and error", _FKR_HELP)
     _add_input_options(fkr)
     g = fkr.add_argument_group("fairness and model selection")
@@ -275,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = fkr.add_argument_group("kernel")
     g.add_argument("--kernel", default="rbf",
                    choices=["linear", "polynomial", "sigmoid", "rbf"],
-                   help="kernel (default rbf; the seed used polynomial on Credit and Crime)")
+                   help="kernel (default rbf; the paper used polynomial on Credit and Crime)")
     _renamed(g, "--gammas", "--gamma", type=float, nargs="+", metavar="G",
              help="kernel coefficient (default 1/n_features); several values are "
                   "searched by the cross-validation (two passes each)")
@@ -283,13 +293,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--coef0", type=float, default=1.0, help="kernel constant c (default 1)")
     _renamed(g, "--n-landmarks", "--landmarks", type=int, default=1000, metavar="M",
              help="Nyström landmarks; a training set this small is fitted exactly")
-    g = fkr.add_argument_group("the seed's FKR-F²E (instead of the selection)")
+    g = fkr.add_argument_group("the paper's FKR-F²E (instead of the selection)")
     _renamed(g, "--fair-feature-counts", "--components", type=int, nargs="+", metavar="K",
              help="fit FKR-F²E with k fair features for each K (the trade-off)")
     g.add_argument("--objective", default="mean_discrepancy",
                    choices=["mean_discrepancy", "paper"],
                    help="eigenproblem (default: the literal mean discrepancy; 'paper' is the "
-                        "seed's eq. 17/18, the constant predictor on the seed's data)")
+                        "paper's eq. 17/18, the constant predictor on the paper's data)")
     _renamed(g, "--fairness-weight", "--fairness", type=float,
              help="scale-free trade-off γ of --objective mean_discrepancy "
                   "(default: the exact constraint)")
@@ -308,6 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_options(fkr)
     _add_run_options(fkr, "fkr", resume=False)
 
+
+def _add_safairkm(sub: Any) -> None:
+    """The ``safairkm`` command: the Pareto front and VfairKM's."""
     sa = _sub(sub, "safairkm", "the SAfairKM cost/balance Pareto front", _SAFAIRKM_HELP)
     _add_input_options(sa)
     g = sa.add_argument_group("SAfairKM")
@@ -326,15 +339,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="swap target: nearest center (eq. 5) or richest cluster (eq. 4)")
     g.add_argument("--dominance", default="weak", choices=["weak", "strict"],
                    help="filter after every iteration: weak (default; drops ties and "
-                        "duplicates) or strict (the seed's Algorithm 3)")
+                        "duplicates) or strict (the paper's Algorithm 3)")
     g.add_argument("--sync-every", type=int, default=1, metavar="S",
-                   help="iterations per round trip to the cluster (default 1: the seed's "
+                   help="iterations per round trip to the cluster (default 1: the paper's "
                         "Algorithm 3 exactly; larger S: batches filter their own lists in "
                         "between, fewer round trips)")
     g.add_argument("--rows", type=int, metavar="N",
-                   help="seeded subsample of N rows (the seed used 5000; default all)")
+                   help="seeded subsample of N rows (the paper used 5000; default all)")
     g.add_argument("--scale", default="safairkm", choices=["safairkm", "standard", "none"],
-                   help="preprocessing (default: the seed's z-scores and unit-length rows)")
+                   help="preprocessing (default: the paper's z-scores and unit-length rows)")
     _renamed(g, "--vfairkm-fairness-weights", "--vfairkm", type=float, nargs="*",
              default=[0.0, 200.0, 400.0, 800.0],
              metavar="MU", help="μ values of the VfairKM baseline (none to skip)")
@@ -343,6 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_options(sa)
     _add_run_options(sa, "safairkm", resume=True)
 
+
+def _add_fce(sub: Any) -> None:
+    """The ``fce`` command: base clusterings and the consensus."""
     fce = _sub(sub, "fce", "fair clustering ensemble: base clusterings and consensus",
                _FCE_HELP)
     _add_input_options(fce, pool=True)
@@ -372,6 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_options(fce)
     _add_run_options(fce, "fce", resume=True)
 
+
+def _add_store_and_data(sub: Any) -> None:
+    """The ``show``, ``plot`` and ``datasets`` commands."""
     show = _sub(sub, "show", "summary of a stored run", _SHOW_HELP)
     show.add_argument("store", metavar="STORE", help="path of the run's zarr store")
 
@@ -385,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="data directory (default: DASKFAIR_DATA, else ../shared/data)")
     ds.add_argument("--verify", action="store_true",
                     help="check every file's SHA-256 against SHA256SUMS")
-    return parser
+
 
 
 def _print_dashboard(client: Any) -> None:

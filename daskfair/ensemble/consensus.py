@@ -13,7 +13,7 @@ increases:
 
 1. H = polar(B), B = Σ αᵢ² Y(i)R(i) + λ1 Y Rᵀ: BᵀB, Y(i)ᵀB and YᵀB follow exactly from
    the integer tables C = ZᵀZ (the base clusterings' co-association, one pass at the
-   start), K = ZᵀY and the cluster sizes (:mod:`._kernels`), with no pass over the rows;
+   start), K = ZᵀY and the cluster sizes (:mod:`._block_functions`), with no pass over the rows;
    H = B Q with Q = (BᵀB)^{-1/2} is never stored.
 2. R(i) from M = Y(i)ᵀH = Y(i)ᵀB Q (:func:`align_base`); R = polar(HᵀY) (or Hungarian
    permutations).
@@ -43,7 +43,7 @@ from .._blocks import align_rows, block_sum, row_blocks
 from .._iterative_run import Recoveries
 from .._recovery import LOST_WORK
 from .._validation import is_dask
-from ._kernels import hr_rows, sweep_block, sweep_hr, table_change, tables_block
+from ._block_functions import hr_rows, sweep_block, sweep_hr, table_change, tables_block
 
 __all__ = ["ALIGNMENTS", "ConsensusState", "align_base", "auto_fairness", "consensus_step",
            "init_state", "paper_state", "polar", "run_consensus"]

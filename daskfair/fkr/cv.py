@@ -36,7 +36,8 @@ from .candidates import CONSTRAINTS, FAMILIES, Search
 from .candidates import embedding_components as _components
 from .folds import FoldPlan, check_cv, fold_plan
 from .frontier import choose, cv_results, frontier_table, plot_frontier
-from .search import KernelSearch, fold_candidates, regression_validation, validate_scores
+from .scores import regression_validation
+from .search import KernelSearch, fold_candidates, validate_scores
 from .statistics import FoldedMoments, Moments
 
 __all__ = ["FairKernelClassifierCV", "FairKernelRegressorCV", "constraint_name"]

@@ -37,7 +37,7 @@ def paper_matrix(stats: Moments) -> np.ndarray:
     """S of eq. (17)/(18) in the feature basis, cross term symmetrised (two groups only)."""
     if stats.n_groups != 2:
         raise ValueError(
-            f"objective='paper' (the seed's eq. 17/18) is defined for two groups, got "
+            f"objective='paper' (the paper's eq. 17/18) is defined for two groups, got "
             f"{stats.n_groups}. Use objective='mean_discrepancy', which takes any number.")
     nu, npr = stats.group_counts
     grams = stats.group_grams

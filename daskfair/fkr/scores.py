@@ -10,23 +10,31 @@ and returns, per candidate and cell, a histogram of the scores on fixed bins. Ev
 of every candidate is then scored on the client: the predicted-positive count of a cell at a
 threshold is a reverse cumulative sum of its histogram. The bins are the same for every fold,
 so the validation rows of all folds pool into one histogram per candidate.
+
+A regressor's validation scores need no pass: its squared error and the groups' mean
+predictions on a fold are polynomials in that fold's moments
+(:func:`regression_validation`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._blocks import block_sum
 from ..kernels import kernel_block
 from ._binning import bin_scores
-from .statistics import block_folds, row_index
+from .statistics import FoldedMoments, block_folds, row_index
+
+if TYPE_CHECKING:
+    from .candidates import Linear
 
 __all__ = [
     "ScoreModel",
     "ThresholdTable",
+    "regression_validation",
     "score_histograms",
     "threshold_table",
 ]
@@ -178,3 +186,25 @@ def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.nda
         eo = np.nanmax(np.nanmax(cell_rate, axis=1) - np.nanmin(cell_rate, axis=1), axis=1)
     return ThresholdTable(error=wrong / n, demographic_parity=dp, equalized_odds=eo,
                           positive_rate=positives.sum(axis=1) / n)
+
+
+def regression_validation(folded: FoldedMoments, per_fold: list[Linear]
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """Validation RMSE and gap between the groups' mean predictions of every candidate
+    (:func:`daskfair.metrics.regression_report` on the held-out rows), from the folds'
+    moments alone: both are polynomials in the scores' moments."""
+    total = folded.total
+    K = per_fold[0].mix.shape[1]
+    sse = np.zeros(K)
+    group_sum = np.zeros((total.n_groups, K))
+    for f, lin in enumerate(per_fold):
+        held = folded.folds[f]
+        coef, b = lin.coef, lin.intercept
+        # Σ (zᵀβ + b − y)² over the fold
+        sse += (((held.gram @ coef) * coef).sum(axis=0)
+                + 2 * b * (held.sums.sum(axis=0) @ coef) + held.n * b**2
+                - 2 * (held.total_fy @ coef) - 2 * b * held.total_y
+                + held.sum_yy.sum())
+        group_sum += held.group_sums @ coef + np.outer(held.group_counts, b)
+    means = group_sum / total.group_counts[:, None]
+    return np.sqrt(np.maximum(sse, 0.0) / total.n), means.max(axis=0) - means.min(axis=0)

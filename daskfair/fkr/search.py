@@ -3,7 +3,7 @@ candidates' validation errors and disparities (:class:`KernelSearch`).
 
 The classifier's validation scores need a second pass (score histograms per candidate,
 :mod:`~daskfair.fkr.scores`); the regressor's are functions of the folds' moments
-(:func:`regression_validation`).
+(:func:`~daskfair.fkr.scores.regression_validation`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .ridge import penalty_scale
 from .scores import ScoreModel, score_histograms, threshold_table
 from .statistics import FoldedMoments, Moments
 
-__all__ = ["KernelSearch", "fold_candidates", "regression_validation", "validate_scores"]
+__all__ = ["KernelSearch", "fold_candidates", "validate_scores"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,28 +58,6 @@ def fold_candidates(folded: FoldedMoments, search: Search
     rows, refit = build_candidates(total, search, penalty_scale(total))
     logger.info("%d candidates per fold, %d folds", refit.mix.shape[1], folded.n_folds)
     return pd.DataFrame(rows), per_fold, refit
-
-
-def regression_validation(folded: FoldedMoments, per_fold: list[Linear]
-                          ) -> tuple[np.ndarray, np.ndarray]:
-    """Validation RMSE and gap between the groups' mean predictions of every candidate
-    (:func:`daskfair.metrics.regression_report` on the held-out rows), from the folds'
-    moments alone: both are polynomials in the scores' moments."""
-    total = folded.total
-    K = per_fold[0].mix.shape[1]
-    sse = np.zeros(K)
-    group_sum = np.zeros((total.n_groups, K))
-    for f, lin in enumerate(per_fold):
-        held = folded.folds[f]
-        coef, b = lin.coef, lin.intercept
-        # Σ (zᵀβ + b − y)² over the fold
-        sse += (((held.gram @ coef) * coef).sum(axis=0)
-                + 2 * b * (held.sums.sum(axis=0) @ coef) + held.n * b**2
-                - 2 * (held.total_fy @ coef) - 2 * b * held.total_y
-                + held.sum_yy.sum())
-        group_sum += held.group_sums @ coef + np.outer(held.group_counts, b)
-    means = group_sum / total.group_counts[:, None]
-    return np.sqrt(np.maximum(sse, 0.0) / total.n), means.max(axis=0) - means.min(axis=0)
 
 
 def validate_scores(data: FitInput, fmap: NystroemMap, total: Moments, per_fold: list[Linear],

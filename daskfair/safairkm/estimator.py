@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._nearest import nearest_center
 from .._random import as_seed_sequence
 from .._validation import check_array, check_int, check_labels, is_dask
-from ._kernels import balance_of, cost_of, run_member
+from ._block_functions import balance_of, cost_of, run_member
 from .problem import make_problem, members_from_labels, start_labels
 
 __all__ = ["SAFairKMeans"]

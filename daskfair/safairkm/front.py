@@ -38,7 +38,7 @@ from .._recovery import LOST_WORK
 from .._validation import check_array, check_int
 from ..metrics import hypervolume_2d
 from ..store import Run, open_run
-from ._kernels import expand_batch, select_nondominated
+from ._block_functions import expand_batch, select_nondominated
 from .problem import Members, Problem, check_fits_workers, make_problem, start_members
 
 __all__ = ["DEFAULT_PAIRS", "FrontParams", "ParetoFront", "nondominated", "pareto_front"]

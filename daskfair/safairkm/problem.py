@@ -18,7 +18,7 @@ from .._validation import (
     sensitive_column,
 )
 from ..deploy import worker_memory_limits
-from ._kernels import balance_of, cost_of, init_state, plan_take, take_members
+from ._block_functions import balance_of, cost_of, init_state, plan_take, take_members
 
 __all__ = ["Members", "Problem", "check_fits_workers", "cluster_means", "make_problem",
            "start_members"]
@@ -153,7 +153,7 @@ def check_fits_workers(X: Any, client: Any, what: str) -> None:
             f"{what} keeps all {shape[0]:,} rows on every worker (points move one at a time), "
             f"which needs about {need / 2**30:.2f} GiB per worker, but the smallest worker "
             f"has a memory limit of {min(limits) / 2**30:.2f} GiB. Subsample the rows "
-            "(--rows N; the seed used 5,000) or give the workers more memory.")
+            "(--rows N; the paper used 5,000) or give the workers more memory.")
 
 
 def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
