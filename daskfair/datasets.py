@@ -1,9 +1,12 @@
 """Real data sets, the FCE base-clustering pools, and seeded synthetic data of any size.
 
-The files are read from a data directory, never copied into the project: the ``data_dir``
-argument, else ``DASKFAIR_DATA``, else ``../shared/data`` from the working directory, else the
-``shared/data`` folder found above the package's own location. Each file's SHA-256 is checked
-against the directory's ``SHA256SUMS`` the first time a process reads it.
+The files are read from a data directory, never copied into the project
+(:func:`data_dir`): the ``data_dir`` argument, else ``DASKFAIR_DATA``, else the config key
+``daskfair.data-dir``, else ``../shared/data`` of a development checkout, else the user's cache
+folder. A folder holding ``SHA256SUMS`` is kept by hand and used as it is; any other is a cache
+into which a missing file is downloaded from its publisher on first use
+(:mod:`daskfair.fetch`, :mod:`daskfair.sources`). Each file's SHA-256 is checked the first
+time a process reads it.
 
 Encodings (every ``X`` is float64 and finite; the sensitive attribute and the label are never
 columns of ``X``; features are not scaled — scaling belongs to the estimator or protocol):
@@ -60,6 +63,7 @@ import gzip
 import hashlib
 import io
 import os
+import sys
 import warnings
 import zipfile
 from collections.abc import Callable
@@ -67,11 +71,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import dask
 import dask.array as da
 import numpy as np
 import pandas as pd
 
 from ._random import GEN_BLOCK, as_seed_sequence, child_rng
+from .fetch import fetch_file, matches
+from .sources import SOURCES, files_of
 
 __all__ = [
     "DATASETS",
@@ -79,7 +86,10 @@ __all__ = [
     "FCE_POOL_NAMES",
     "DataIntegrityError",
     "Dataset",
+    "cache_dir",
     "data_dir",
+    "fetch_data",
+    "is_cache",
     "list_datasets",
     "load_dataset",
     "load_fce_pool",
@@ -120,28 +130,52 @@ class Dataset:
 # -- files -----------------------------------------------------------------------------------
 
 def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """The data directory: ``path``, else DASKFAIR_DATA, else ../shared/data, else above us."""
+    """The data directory.
+
+    ``path``, else ``DASKFAIR_DATA``, else the dask config key ``daskfair.data-dir``, else
+    ``../shared/data`` from the working directory or above the package (a development
+    checkout), else the user's cache folder (:func:`cache_dir`, created). A folder that holds
+    a ``SHA256SUMS`` file is a copy kept by hand: it is used as it is, and a missing file is an
+    error. Any other folder is a cache: a missing file is downloaded into it on first use and
+    checked against :mod:`daskfair.sources` (:mod:`daskfair.fetch`).
+    """
     if path is not None:
         p = Path(path)
         if not p.is_dir():
             raise FileNotFoundError(f"data directory {p} does not exist.")
         return p
-    tried = []
-    env = os.environ.get("DASKFAIR_DATA")
-    if env:
-        if Path(env).is_dir():
-            return Path(env)
-        tried.append(f"{env} (DASKFAIR_DATA)")
+    for name, value in (("DASKFAIR_DATA", os.environ.get("DASKFAIR_DATA")),
+                        ("daskfair.data-dir", dask.config.get("daskfair.data-dir", None))):
+        if value:
+            if not Path(value).is_dir():
+                raise FileNotFoundError(
+                    f"the data directory {value} ({name}) does not exist: create it (an empty "
+                    "folder is filled on first use) or unset it.")
+            return Path(value)
     candidates = [Path.cwd().parent / "shared" / "data"]
     candidates += [parent / "shared" / "data" for parent in Path(__file__).resolve().parents]
     for c in candidates:
         if c.is_dir():
             return c
-        tried.append(str(c))
-    raise FileNotFoundError(
-        "no data directory found; tried " + ", ".join(dict.fromkeys(tried))
-        + ". Set DASKFAIR_DATA to the folder holding the data sets (with SHA256SUMS)."
-    )
+    cache = cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache
+
+
+def cache_dir() -> Path:
+    """The user's cache folder for data sets (the platform's convention)."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+        return base / "daskfair" / "Cache" / "data"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "daskfair" / "data"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "daskfair" / "data"
+
+
+def is_cache(root: Path) -> bool:
+    """Whether missing files are downloaded into ``root`` (no ``SHA256SUMS``: not kept by
+    hand)."""
+    return not (root / "SHA256SUMS").exists()
 
 
 _VERIFIED: set[tuple[str, int, int]] = set()
@@ -169,19 +203,23 @@ def _sha256(path: Path) -> str:
 
 
 def _file(root: Path, rel: str) -> Path:
-    """Path of ``rel`` under ``root``, checked against SHA256SUMS once per process."""
+    """Path of ``rel`` under ``root`` (downloaded first into a cache), checked once per
+    process against its SHA-256."""
     path = root / rel
     if not path.exists():
-        raise FileNotFoundError(
-            f"data file {rel} is missing from the data directory {root}. Put the data sets "
-            "there, or point DASKFAIR_DATA (or data_dir=) at the folder that has them."
-        )
+        if not is_cache(root):
+            raise FileNotFoundError(
+                f"data file {rel} is missing from the data directory {root}, which holds a "
+                "SHA256SUMS and is used as it is. Put the file there, or point DASKFAIR_DATA "
+                "(or data_dir=) at another folder: an empty one is filled on first use.")
+        fetch_file(rel, root)
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, int(stat.st_mtime))
     if key in _VERIFIED:
         return path
     sums = _checksums(root)
-    expected = None if sums is None else sums.get(rel)
+    src = SOURCES.get(rel)
+    expected = sums.get(rel) if sums is not None else None if src is None else src.sha256
     if expected is None:
         if rel not in _WARNED:
             _WARNED.add(rel)
@@ -189,27 +227,49 @@ def _file(root: Path, rel: str) -> Path:
                           "unverified.", UserWarning, stacklevel=3)
         return path
     actual = _sha256(path)
-    if actual != expected:
+    # a cache is checked against the registry (which knows a publisher's other gzip)
+    ok = actual == expected if sums is not None else matches(src, path, actual)
+    if not ok:
         raise DataIntegrityError(
             f"{path} is corrupt or modified: SHA-256 {actual}, expected {expected}. "
-            "Replace it with the original file."
+            + ("Delete it: it is downloaded again on first use." if sums is None
+               else "Replace it with the original file.")
         )
     _VERIFIED.add(key)
     return path
 
 
 def verify_data(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
-    """Check every file listed in SHA256SUMS: {relative path: "ok" | "missing" | "corrupt"}."""
+    """Check every file of the data directory's SHA256SUMS (a cache: of daskfair's registry):
+    {relative path: "ok" | "missing" | "corrupt"}. Nothing is downloaded."""
     root = data_dir(path)
     sums = _checksums(root)
-    if sums is None:
-        raise FileNotFoundError(f"{root / 'SHA256SUMS'} not found; nothing to verify against.")
     status = {}
-    for rel, digest in sums.items():
+    for rel in sums if sums is not None else SOURCES:
         p = root / rel
-        status[rel] = "missing" if not p.exists() else (
-            "ok" if _sha256(p) == digest else "corrupt")
+        if not p.exists():
+            status[rel] = "missing"
+            continue
+        good = _sha256(p) == sums[rel] if sums is not None else matches(SOURCES[rel], p)
+        status[rel] = "ok" if good else "corrupt"
     return status
+
+
+def fetch_data(name: str = "all", path: str | os.PathLike[str] | None = None, *,
+               progress: bool | None = None) -> list[Path]:
+    """Download the files of data set ``name`` (a pool name, or ``"all"``) into the data
+    directory if they are missing; returns their paths, each checked."""
+    root = data_dir(path)
+    files = files_of(name)
+    missing = [rel for rel in files if not (root / rel).exists()]
+    if missing and not is_cache(root):
+        raise FileNotFoundError(
+            f"{root} holds a SHA256SUMS and is used as it is; nothing is downloaded into it. "
+            "Point DASKFAIR_DATA (or --data-dir) at another folder to download into.")
+    if missing:
+        for rel in missing:
+            fetch_file(rel, root, progress=progress)
+    return [_file(root, rel) for rel in files]
 
 
 def list_datasets() -> list[str]:

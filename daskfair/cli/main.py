@@ -36,10 +36,18 @@ example:
 """
 
 _DATASETS_HELP = """\
-List the real data sets daskfair can load and verify their files against SHA256SUMS.
+List the real data sets daskfair can load, with where their files are and where they come
+from; download them (--fetch) or verify them (--verify).
+
+The data directory is --data-dir, else DASKFAIR_DATA, else ../shared/data of a checkout,
+else your cache folder. A folder holding SHA256SUMS is used as it is; any other is a cache:
+a missing file is downloaded from its publisher on first use (or now, with --fetch) and kept
+only when its SHA-256 matches. DASKFAIR_DATA_URL replaces every publisher by one mirror.
 
 example:
   daskfair datasets
+  daskfair datasets --fetch all
+  daskfair datasets --fetch adult har
   daskfair datasets --data-dir /data/daskfair --verify
 """
 
@@ -165,7 +173,8 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
                    help="how long to wait for the first worker of the jobs (default 600)")
     _renamed(g, "--random-state", "--seed", type=int, default=0, help="random seed (default 0)")
     g.add_argument("--data-dir", metavar="PATH",
-                   help="data directory (default: DASKFAIR_DATA, else ../shared/data)")
+                   help="data directory (default: DASKFAIR_DATA, else ../shared/data, else "
+                        "your cache folder; missing files are downloaded into a cache)")
 
 
 def _add_run_options(p: argparse.ArgumentParser, kind: str, *, resume: bool) -> None:
@@ -401,9 +410,12 @@ def _add_store_and_data(sub: Any) -> None:
 
     ds = _sub(sub, "datasets", "list and verify the real data sets", _DATASETS_HELP)
     ds.add_argument("--data-dir", metavar="PATH",
-                    help="data directory (default: DASKFAIR_DATA, else ../shared/data)")
+                    help="data directory (default: DASKFAIR_DATA, else ../shared/data, else "
+                         "your cache folder)")
+    ds.add_argument("--fetch", nargs="+", metavar="NAME",
+                    help="download these data sets or FCE pools (or all) if missing")
     ds.add_argument("--verify", action="store_true",
-                    help="check every file's SHA-256 against SHA256SUMS")
+                    help="check every file's SHA-256 (SHA256SUMS, or daskfair's registry)")
 
 
 
@@ -716,12 +728,24 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
-    from ..datasets import DATASETS, FCE_POOLS, data_dir, verify_data
+    from ..datasets import data_dir, fetch_data, is_cache, verify_data
+    from ..sources import DATASET_FILES, SOURCES
 
     root = data_dir(args.data_dir)
-    print(f"data directory: {root}")
-    print("data sets:  " + ", ".join(DATASETS))
-    print("FCE pools:  " + ", ".join(FCE_POOLS))
+    kind = ("a cache: missing files are downloaded on first use" if is_cache(root)
+            else "kept by hand, with SHA256SUMS: used as it is")
+    print(f"data directory: {root} ({kind})")
+    for name in args.fetch or ():
+        for path in fetch_data(name, root):
+            print(f"  ok       {path.relative_to(root)}")
+    print(f"{'data set':<20}{'files':>6}{'size':>10}  {'status':<16}source")
+    for name, files in DATASET_FILES.items():
+        have = sum((root / rel).exists() for rel in files)
+        status = ("cached" if have == len(files) else "not downloaded" if have == 0
+                  else f"{have} of {len(files)} files")
+        size = sum(SOURCES[rel].size for rel in files) / 1e6
+        print(f"{name:<20}{len(files):>6}{size:>8.1f} MB  {status:<16}"
+              f"{SOURCES[files[0]].origin}")
     if not args.verify:
         return 0
     status = verify_data(root)

@@ -1,0 +1,205 @@
+"""Data files fetched on first use: downloaded from their publisher (or a mirror), checked
+against the registry's size and SHA-256, and only then put under their final name.
+
+:mod:`daskfair.sources` lists every file with its publisher's URL and checksum. A file that is
+missing from a data directory that is a cache (see :func:`daskfair.datasets.data_dir`) is
+fetched by :func:`fetch_file`:
+
+* it is streamed to a hidden ``.NAME.PID.part`` file beside its final place and renamed only
+  once its size and SHA-256 match, so an interrupted download or a corrupt one never leaves a
+  file under the final name;
+* a mismatch removes the partial file and says which URL gave what;
+* no network gives a message that says what to download by hand and where to put it.
+
+``DASKFAIR_DATA_URL`` (or the dask config key ``daskfair.data-url``) replaces every publisher
+by one mirror that serves the files under their registry paths (``{url}/adult/adult.data``):
+a local copy, a cluster's own file server, or the tests' local HTTP server. No new dependency:
+``urllib`` and ``hashlib`` do what pooch would, and the registry is too small to need more.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from http.client import HTTPException
+from pathlib import Path
+from typing import IO
+
+import dask
+
+from .sources import SOURCES, Source
+
+__all__ = ["DataUnavailableError", "fetch_file", "matches", "mirror_url", "source_url"]
+
+CHUNK = 1 << 16
+TIMEOUT = 60.0
+
+
+class DataUnavailableError(OSError):
+    """A data file is not in the data directory and could not be downloaded."""
+
+
+def mirror_url() -> str | None:
+    """The mirror that replaces every publisher, if one is set."""
+    url = os.environ.get("DASKFAIR_DATA_URL") or dask.config.get("daskfair.data-url", None)
+    return url.rstrip("/") if url else None
+
+
+def source_url(src: Source) -> tuple[str | None, str | None]:
+    """(URL, member inside the archive at that URL or None) a file is fetched from."""
+    mirror = mirror_url()
+    if mirror is not None:
+        return f"{mirror}/{src.path}", None
+    return src.url, src.member
+
+
+def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
+    """Download ``rel`` into ``root`` (a cache directory), check it, return its path.
+
+    Raises
+    ------
+    DataUnavailableError
+        No download (no network, a server error, an unknown file, no public source).
+    daskfair.datasets.DataIntegrityError
+        The download does not match the registry's size or SHA-256 (nothing is kept).
+    """
+    from .datasets import DataIntegrityError
+
+    src = SOURCES.get(rel)
+    target = root / rel
+    if src is None:
+        raise DataUnavailableError(
+            f"data file {rel} is not in daskfair's registry of public files; put it at "
+            f"{target} by hand.")
+    url, member = source_url(src)
+    if url is None:
+        raise DataUnavailableError(
+            f"data file {rel} has no public download ({src.note}). Get it from "
+            f"{src.origin}, check its SHA-256 is {src.sha256}, and put it at {target}.")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(f".{target.name}.{os.getpid()}.part")
+    raw = part.with_suffix(".download") if member else part
+    show = sys.stderr.isatty() if progress is None else progress
+    try:
+        try:
+            _download(url, raw, _progress(rel, show))
+            if member:
+                _extract(raw, member, part)
+        except (urllib.error.URLError, HTTPException, OSError, zipfile.BadZipFile) as exc:
+            raise DataUnavailableError(
+                f"could not download {rel} from {url}"
+                + (f" (member {member})" if member else "") + f": {_reason(exc)}. With no "
+                f"network: download {url} by hand"
+                + (f", take {member} out of it" if member else "")
+                + f", check its SHA-256 is {src.sha256}, and put it at {target}; or point "
+                "DASKFAIR_DATA (or data_dir=) at a folder that holds the data sets.") from exc
+        size, digest = part.stat().st_size, _sha256(part)
+        if not matches(src, part, digest):
+            raise DataIntegrityError(
+                f"{url} gave {rel} with {size:,} bytes and SHA-256 {digest}; expected "
+                f"{src.size:,} bytes and {src.sha256}"
+                + (" (or a gzip of bytes with SHA-256 " + src.content_sha256 + ")"
+                   if src.content_sha256 else "") + ". The download is corrupt or the "
+                "publisher changed the file: nothing was kept. Try again, or download it by "
+                f"hand and put it at {target}.")
+        os.replace(part, target)
+    finally:
+        for p in (part, raw):
+            p.unlink(missing_ok=True)
+    return target
+
+
+def matches(src: Source, path: Path, digest: str | None = None) -> bool:
+    """Whether ``path`` is the registry's file: its SHA-256, or for a gzip file its publisher
+    compresses otherwise, the SHA-256 of its decompressed bytes."""
+    if (digest or _sha256(path)) == src.sha256:
+        return True
+    if src.content_sha256 is None:
+        return False
+    h = hashlib.sha256()
+    try:
+        with gzip.open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except (OSError, EOFError):
+        return False
+    return h.hexdigest() == src.content_sha256
+
+
+def _download(url: str, dest: Path, report: Callable[[int, int | None], None]) -> None:
+    request = urllib.request.Request(url, headers={"User-Agent": "daskfair"})
+    with urllib.request.urlopen(request, timeout=TIMEOUT) as response, open(dest, "wb") as out:
+        length = response.headers.get("Content-Length")
+        total = int(length) if length and length.isdigit() else None
+        done = 0
+        while chunk := response.read(CHUNK):
+            out.write(chunk)
+            done += len(chunk)
+            report(done, total)
+        if total is not None and done != total:
+            # the server closed the connection early
+            raise HTTPException(f"the connection closed after {done:,} of {total:,} bytes")
+        report(done, done)
+
+
+def _extract(archive: Path, member: str, dest: Path) -> None:
+    """``member`` of a zip archive (zipfile), or of a 7z archive (the ``7z`` program: no
+    Python library daskfair keeps reads 7z, and only the FCE authors publish one)."""
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as z, z.open(member) as f, open(dest, "wb") as out:
+            shutil.copyfileobj(f, out, CHUNK)
+        return
+    program = next((p for p in ("7z", "7za", "7zr") if shutil.which(p)), None)
+    if program is None:
+        raise OSError(f"{member} is inside a 7z archive, and no 7z program (7z, 7za or 7zr; "
+                      "Debian/Ubuntu: apt install p7zip-full, macOS: brew install p7zip) is "
+                      "on the PATH to unpack it")
+    with open(dest, "wb") as out:
+        done = subprocess.run([program, "e", "-so", str(archive), member], stdout=out,
+                              stderr=subprocess.PIPE, check=False)
+    if done.returncode != 0 or dest.stat().st_size == 0:
+        raise OSError(f"{program} could not take {member} out of the archive: "
+                      f"{done.stderr.decode(errors='replace').strip()[-300:]}")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _reason(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", None)
+    return str(reason if reason is not None else exc) or type(exc).__name__
+
+
+def _progress(rel: str, show: bool, stream: IO[str] | None = None
+              ) -> Callable[[int, int | None], None]:
+    """A progress line on a terminal (at most ten updates a second), else nothing."""
+    if not show:
+        return lambda done, total: None
+    out = stream or sys.stderr
+    last = [0.0]
+
+    def report(done: int, total: int | None) -> None:
+        now = time.monotonic()
+        final = total is not None and done >= total
+        if not final and now - last[0] < 0.1:
+            return
+        last[0] = now
+        size = f"{done / 1e6:.1f} MB" + (f" of {total / 1e6:.1f} MB" if total else "")
+        out.write(f"\rdownloading {rel}: {size}" + ("\n" if final else ""))
+        out.flush()
+
+    return report
