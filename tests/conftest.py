@@ -12,6 +12,13 @@ DATA = Path(
 )
 
 
+@pytest.fixture(autouse=True)
+def _no_publishers(monkeypatch):
+    """No test reaches the internet: a missing data file would be fetched from a local port
+    nobody listens on (tests of the downloads set their own local server)."""
+    monkeypatch.setenv("DASKFAIR_DATA_URL", "http://127.0.0.1:9")
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if not (DATA / "SHA256SUMS").exists():

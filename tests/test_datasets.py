@@ -2,6 +2,7 @@
 data-directory resolution, and the chunk-independent synthetic generators."""
 
 import shutil
+import sys
 
 import numpy as np
 import pandas as pd
@@ -146,8 +147,16 @@ def test_data_dir_resolution(data_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("DASKFAIR_DATA", str(tmp_path))
     assert ds.data_dir() == tmp_path
     assert ds.data_dir(data_dir) == data_dir  # the argument wins
+    (tmp_path / "SHA256SUMS").write_text("")  # kept by hand: a missing file is an error
     with pytest.raises(FileNotFoundError, match="fce_pools/bc_pool_yale.mat is missing from"):
         ds.load_fce_pool("yale")
+    # no DASKFAIR_DATA and no development checkout: the user's cache folder
+    monkeypatch.delenv("DASKFAIR_DATA")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(ds, "__file__", str(tmp_path / "site" / "daskfair" / "datasets.py"))
+    if sys.platform.startswith("linux"):
+        assert ds.data_dir() == tmp_path / "xdg" / "daskfair" / "data" and ds.data_dir().is_dir()
     with pytest.raises(FileNotFoundError, match="does not exist"):
         ds.data_dir(tmp_path / "nope")
 
