@@ -88,10 +88,10 @@ def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(f".{target.name}.{os.getpid()}.part")
     raw = part.with_suffix(".download") if member else part
-    show = sys.stderr.isatty() if progress is None else progress
+    show = True if progress is None else progress
     try:
         try:
-            _download(url, raw, _progress(rel, show))
+            _download(url, raw, _progress(rel, url, show))
             if member:
                 _extract(raw, member, part)
         except (urllib.error.URLError, HTTPException, OSError, zipfile.BadZipFile) as exc:
@@ -184,22 +184,28 @@ def _reason(exc: BaseException) -> str:
     return str(reason if reason is not None else exc) or type(exc).__name__
 
 
-def _progress(rel: str, show: bool, stream: IO[str] | None = None
+def _progress(rel: str, url: str, show: bool, stream: IO[str] | None = None
               ) -> Callable[[int, int | None], None]:
-    """A progress line on a terminal (at most ten updates a second), else nothing."""
-    if not show:
-        return lambda done, total: None
+    """A progress line on a terminal (at most ten updates a second); elsewhere (a batch
+    job's log) one line when the download ends; nothing with ``show=False``."""
     out = stream or sys.stderr
     last = [0.0]
+    live = show and out.isatty()
+    ended = [False]
 
     def report(done: int, total: int | None) -> None:
-        now = time.monotonic()
         final = total is not None and done >= total
+        if not show or ended[0] or not (final or live):
+            return
+        ended[0] = final
+        now = time.monotonic()
         if not final and now - last[0] < 0.1:
             return
         last[0] = now
-        size = f"{done / 1e6:.1f} MB" + (f" of {total / 1e6:.1f} MB" if total else "")
-        out.write(f"\rdownloading {rel}: {size}" + ("\n" if final else ""))
+        size = f"{done / 1e6:.1f} MB" + (f" of {total / 1e6:.1f} MB" if total and not final
+                                         else "")
+        start = "\r" if live else ""
+        out.write(f"{start}downloading {rel} from {url}: {size}" + ("\n" if final else ""))
         out.flush()
 
     return report

@@ -96,11 +96,15 @@ def test_the_registry_is_the_shared_data():
     assert all(SOURCES.get(rel) for name in ("all",) for rel in files_of(name))
 
 
-def test_a_fresh_cache_downloads_checks_and_loads_what_the_shared_copy_loads(mirror):
+def test_a_fresh_cache_downloads_checks_and_loads_what_the_shared_copy_loads(mirror, capsys):
     server, _, cache = mirror
     pool = load_fce_pool("jaffe", cache)
     crime = load_dataset("communities_crime", cache)
     assert _left(cache) == sorted(SERVED)
+    # not a terminal: one line per download, for a batch job's log
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"downloading {rel} from {server.url}/{rel}: "
+                   f"{SOURCES[rel].size / 1e6:.1f} MB" for rel in SERVED]
     for mine, theirs in zip(pool, load_fce_pool("jaffe", SHARED), strict=True):
         np.testing.assert_array_equal(mine, theirs)
     ref = load_dataset("communities_crime", SHARED)
@@ -183,6 +187,13 @@ def test_datasets_fetch_and_list(mirror, capsys):
     rows = {line.split()[0]: line for line in out.splitlines()[2:] if line.strip()}
     assert "cached" in rows["pool_jaffe"] and "not downloaded" in rows["pool_har"]
     assert _left(cache) == ["fce_pools/bc_pool_jaffe.mat"]
+    # a cache is verified for what it holds: the rest is not downloaded, not an error
+    assert cli_main(["datasets", "--data-dir", str(cache), "--verify"]) == 0
+    out = capsys.readouterr().out
+    assert f"1 of {len(SOURCES)} files ok" in out and "not downloaded fce_pools/bc_pool_har" in out
+    (cache / "fce_pools/bc_pool_jaffe.mat").write_bytes(b"x")
+    assert cli_main(["datasets", "--data-dir", str(cache), "--verify"]) == 1
+    assert "0 of 36 files ok, 1 corrupt" in capsys.readouterr().out
 
 
 def _entry(monkeypatch, rel, data, **changes):
@@ -243,3 +254,20 @@ def test_a_member_of_a_7z_archive(mirror, monkeypatch, tmp_path):
         SOURCES[rel], url=f"{server.url}/FCE.7z", member="FCE/data/bc_pool_jaffe.mat"))
     path = fetch_file(rel, cache, progress=False)
     assert path.read_bytes() == (SHARED / rel).read_bytes() and _left(cache) == [rel]
+
+
+def test_progress_on_a_terminal_is_one_line_rewritten():
+    from daskfair.fetch import _progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Terminal()
+    report = _progress("adult/adult.data", "http://x/adult.data", True, out)
+    report(1_000_000, 4_000_000)
+    report(4_000_000, 4_000_000)
+    report(4_000_000, 4_000_000)  # the end is said once
+    text = out.getvalue()
+    assert text == ("\rdownloading adult/adult.data from http://x/adult.data: 1.0 MB of 4.0 MB"
+                    "\rdownloading adult/adult.data from http://x/adult.data: 4.0 MB\n")

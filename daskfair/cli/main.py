@@ -749,10 +749,14 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
     if not args.verify:
         return 0
     status = verify_data(root)
-    bad = {k: v for k, v in status.items() if v != "ok"}
+    if is_cache(root):  # a cache holds what was needed so far
+        status = {k: "not downloaded" if v == "missing" else v for k, v in status.items()}
+    bad = {k: v for k, v in status.items() if v not in ("ok", "not downloaded")}
     for name, state in sorted(status.items()):
         print(f"  {state:<8} {name}")
-    print(f"{len(status) - len(bad)} of {len(status)} files ok")
+    ok = sum(v == "ok" for v in status.values())
+    kinds = "/".join(sorted(set(bad.values())))
+    print(f"{ok} of {len(status)} files ok" + (f", {len(bad)} {kinds}" if bad else ""))
     return 1 if bad else 0
 
 
