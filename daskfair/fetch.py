@@ -5,7 +5,7 @@ against the registry's size and SHA-256, and only then put under their final nam
 missing from a data directory that is a cache (see :func:`daskfair.datasets.data_dir`) is
 fetched by :func:`fetch_file`:
 
-* it is streamed to a hidden ``.NAME.PID.part`` file beside its final place and renamed only
+* it is streamed to a hidden ``.NAME.PID-THREAD.part`` file beside its final place and renamed only
   once its size and SHA-256 match, so an interrupted download or a corrupt one never leaves a
   file under the final name;
 * a mismatch removes the partial file and says which URL gave what;
@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -86,7 +87,8 @@ def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
             f"data file {rel} has no public download ({src.note}). Get it from "
             f"{src.origin}, check its SHA-256 is {src.sha256}, and put it at {target}.")
     target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(f".{target.name}.{os.getpid()}.part")
+    # one part file per process and thread: concurrent fetches of one file never share one
+    part = target.with_name(f".{target.name}.{os.getpid()}-{threading.get_ident()}.part")
     raw = part.with_suffix(".download") if member else part
     show = True if progress is None else progress
     try:
