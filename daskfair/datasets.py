@@ -60,7 +60,6 @@ columns of ``X``; features are not scaled — scaling belongs to the estimator o
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import os
 import sys
@@ -78,6 +77,7 @@ import pandas as pd
 
 from ._random import GEN_BLOCK, as_seed_sequence, child_rng
 from .fetch import fetch_file, matches
+from .fetch import sha256_of as _sha256
 from .sources import SOURCES, files_of
 
 __all__ = [
@@ -192,14 +192,6 @@ def _checksums(root: Path) -> dict[str, str] | None:
             digest, name = line.split(maxsplit=1)
             out[name.strip().removeprefix("./")] = digest
     return out
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _file(root: Path, rel: str) -> Path:

@@ -108,7 +108,7 @@ def get_client(
     *,
     n_workers: int | None = None,
     processes: bool = True,
-    dashboard_address: str | None = ":8787",
+    dashboard_address: str | None = "127.0.0.1:8787",
     timeout: str = "30s",
     jobqueue: str | None = None,
     jobs: int = 1,
@@ -129,8 +129,10 @@ def get_client(
     processes : bool
         Start the LocalCluster with worker processes (default) or threads in this process.
     dashboard_address : str or None
-        Where a LocalCluster started here serves its dashboard (needs ``bokeh``); ``None``
-        disables it. If the port is taken, a free one is chosen.
+        Where a LocalCluster started here serves its dashboard (needs ``bokeh``): this
+        machine's loopback by default, since the dashboard has no authentication and shows
+        logs, task names and call stacks (Dask turns ``":8787"`` into every interface);
+        ``None`` disables it. If the port is taken, a free one is chosen.
     jobqueue : {"slurm", "pbs"}, optional
         Start a dask-jobqueue cluster instead (:func:`daskfair.hpc.jobqueue_cluster`) with
         ``jobs`` batch jobs, configured by dask's ``jobqueue`` configuration or the file

@@ -39,7 +39,8 @@ import dask
 
 from .sources import SOURCES, Source
 
-__all__ = ["DataUnavailableError", "fetch_file", "matches", "mirror_url", "source_url"]
+__all__ = ["DataUnavailableError", "fetch_file", "matches", "mirror_url", "sha256_of",
+           "source_url"]
 
 CHUNK = 1 << 16
 TIMEOUT = 60.0
@@ -104,7 +105,7 @@ def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
                 + (f", take {member} out of it" if member else "")
                 + f", check its SHA-256 is {src.sha256}, and put it at {target}; or point "
                 "DASKFAIR_DATA (or data_dir=) at a folder that holds the data sets.") from exc
-        size, digest = part.stat().st_size, _sha256(part)
+        size, digest = part.stat().st_size, sha256_of(part)
         if not matches(src, part, digest):
             raise DataIntegrityError(
                 f"{url} gave {rel} with {size:,} bytes and SHA-256 {digest}; expected "
@@ -123,7 +124,7 @@ def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
 def matches(src: Source, path: Path, digest: str | None = None) -> bool:
     """Whether ``path`` is the registry's file: its SHA-256, or for a gzip file its publisher
     compresses otherwise, the SHA-256 of its decompressed bytes."""
-    if (digest or _sha256(path)) == src.sha256:
+    if (digest or sha256_of(path)) == src.sha256:
         return True
     if src.content_sha256 is None:
         return False
@@ -173,7 +174,8 @@ def _extract(archive: Path, member: str, dest: Path) -> None:
                       f"{done.stderr.decode(errors='replace').strip()[-300:]}")
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
+    """The file's SHA-256, read in 1 MiB pieces."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):

@@ -50,3 +50,29 @@ def test_starts_and_closes_local_cluster(monkeypatch):
 def test_unreachable_scheduler():
     with pytest.raises(ConnectionError, match="Could not reach a Dask scheduler"):
         get_client("tcp://127.0.0.1:9", timeout="1s")
+
+
+def test_the_local_dashboard_listens_on_loopback_only():
+    """The dashboard has no authentication: a LocalCluster started by daskfair serves it on
+    127.0.0.1, not on the machine's network address."""
+    import socket
+
+    from daskfair.deploy import close_client, get_client
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))  # no packet is sent: picks the outbound address
+            address = probe.getsockname()[0]
+        except OSError:
+            address = "127.0.0.1"
+    if address.startswith("127."):
+        pytest.skip("this machine has no address other than loopback")
+    client = get_client(n_workers=1, processes=False)  # the default dashboard address
+    try:
+        port = client.scheduler_info()["services"]["dashboard"]
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass
+        with pytest.raises(OSError), socket.create_connection((address, port), timeout=5):
+            pass
+    finally:
+        close_client(client)
