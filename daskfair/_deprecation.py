@@ -13,8 +13,8 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["DEPRECATED", "REMOVED_IN", "renamed_attribute", "renamed_kwargs",
-           "renamed_message", "renamed_params", "warn_renamed"]
+__all__ = ["DEPRECATED", "REMOVED_IN", "RenamedParamsMixin", "renamed_attribute",
+           "renamed_kwargs", "renamed_message", "renamed_params", "warn_renamed"]
 
 #: Default of a renamed constructor parameter: "not given".
 DEPRECATED = "deprecated"
@@ -58,6 +58,22 @@ def renamed_params(estimator: Any, renames: Mapping[str, str], *, stacklevel: in
             value = old_value
         out[new] = value
     return out
+
+
+class RenamedParamsMixin:
+    """``set_params`` of a new name clears its old one, so an estimator built with an old
+    name can still take ``set_params(new=...)`` (e.g. ``set_params(**best_params_)``).
+
+    Subclasses list their renames in ``_renamed_params`` ({old: new}).
+    """
+
+    _renamed_params: Mapping[str, str] = {}
+
+    def set_params(self, **params: Any) -> Any:
+        for old, new in self._renamed_params.items():
+            if new in params and old not in params:
+                params[old] = DEPRECATED
+        return super().set_params(**params)  # type: ignore[misc]
 
 
 def renamed_kwargs(**renames: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

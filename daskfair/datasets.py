@@ -76,7 +76,7 @@ import numpy as np
 import pandas as pd
 
 from ._random import GEN_BLOCK, as_seed_sequence, child_rng
-from .fetch import fetch_file, matches
+from .fetch import DataUnavailableError, fetch_file, matches
 from .fetch import sha256_of as _sha256
 from .sources import SOURCES, files_of
 
@@ -169,7 +169,9 @@ def cache_dir() -> Path:
         return base / "daskfair" / "Cache" / "data"
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Caches" / "daskfair" / "data"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "daskfair" / "data"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"  # XDG: relative ignored
+    return base / "daskfair" / "data"
 
 
 def is_cache(root: Path) -> bool:
@@ -250,7 +252,11 @@ def verify_data(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
 def fetch_data(name: str = "all", path: str | os.PathLike[str] | None = None, *,
                progress: bool | None = None) -> list[Path]:
     """Download the files of data set ``name`` (a pool name, or ``"all"``) into the data
-    directory if they are missing; returns their paths, each checked."""
+    directory if they are missing; returns their paths, each checked.
+
+    Every file is tried: when some cannot be downloaded (no public source, no network), the
+    others are still fetched and one error lists them all at the end.
+    """
     root = data_dir(path)
     files = files_of(name)
     missing = [rel for rel in files if not (root / rel).exists()]
@@ -258,9 +264,16 @@ def fetch_data(name: str = "all", path: str | os.PathLike[str] | None = None, *,
         raise FileNotFoundError(
             f"{root} holds a SHA256SUMS and is used as it is; nothing is downloaded into it. "
             "Point DASKFAIR_DATA (or --data-dir) at another folder to download into.")
-    if missing:
-        for rel in missing:
+    failed = []
+    for rel in missing:
+        try:
             fetch_file(rel, root, progress=progress)
+        except (DataUnavailableError, DataIntegrityError) as exc:
+            failed.append(f"{rel}: {exc}")
+    if failed:
+        raise DataUnavailableError(
+            f"{len(failed)} of {len(files)} files could not be downloaded (the others are "
+            "in place):\n  " + "\n  ".join(failed))
     return [_file(root, rel) for rel in files]
 
 

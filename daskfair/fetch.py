@@ -97,6 +97,14 @@ def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
             _download(url, raw, _progress(rel, url, show))
             if member:
                 _extract(raw, member, part)
+        except urllib.error.HTTPError as exc:
+            raise DataUnavailableError(
+                f"could not download {rel}: {url} answered HTTP {exc.code} {exc.reason}. The "
+                "publisher may have moved or removed the file: download it from "
+                f"{src.origin}"
+                + (f", take {member} out of the archive" if member else "")
+                + f", check its SHA-256 is {src.sha256}, and put it at {target}; or set "
+                "DASKFAIR_DATA_URL to a mirror that has it.") from exc
         except (urllib.error.URLError, HTTPException, OSError, zipfile.BadZipFile) as exc:
             raise DataUnavailableError(
                 f"could not download {rel} from {url}"
@@ -114,7 +122,12 @@ def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
                    if src.content_sha256 else "") + ". The download is corrupt or the "
                 "publisher changed the file: nothing was kept. Try again, or download it by "
                 f"hand and put it at {target}.")
-        os.replace(part, target)
+        try:
+            os.replace(part, target)
+        except PermissionError:
+            # Windows: another process put the same file there first and it is open
+            if not (target.exists() and matches(src, target)):
+                raise
     finally:
         for p in (part, raw):
             p.unlink(missing_ok=True)
@@ -158,8 +171,13 @@ def _extract(archive: Path, member: str, dest: Path) -> None:
     """``member`` of a zip archive (zipfile), or of a 7z archive (the ``7z`` program: no
     Python library daskfair keeps reads 7z, and only the FCE authors publish one)."""
     if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as z, z.open(member) as f, open(dest, "wb") as out:
-            shutil.copyfileobj(f, out, CHUNK)
+        with zipfile.ZipFile(archive) as z:
+            names = z.namelist()
+            if member not in names:
+                held = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+                raise OSError(f"the archive has no {member} (it holds {held})")
+            with z.open(member) as f, open(dest, "wb") as out:
+                shutil.copyfileobj(f, out, CHUNK)
         return
     program = next((p for p in ("7z", "7za", "7zr") if shutil.which(p)), None)
     if program is None:

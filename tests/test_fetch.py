@@ -271,3 +271,40 @@ def test_progress_on_a_terminal_is_one_line_rewritten():
     text = out.getvalue()
     assert text == ("\rdownloading adult/adult.data from http://x/adult.data: 1.0 MB of 4.0 MB"
                     "\rdownloading adult/adult.data from http://x/adult.data: 4.0 MB\n")
+
+
+def test_an_http_error_names_the_status_and_a_missing_member_the_archive(mirror, monkeypatch):
+    server, served, cache = mirror
+    rel = "fce_pools/bc_pool_yale.mat"  # not served: HTTP 404
+    with pytest.raises(DataUnavailableError, match="answered HTTP 404 .* may have moved"):
+        fetch_file(rel, cache, progress=False)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("other.txt", b"x")
+    (served / "archive.zip").write_bytes(buf.getvalue())
+    monkeypatch.delenv("DASKFAIR_DATA_URL")
+    monkeypatch.setitem(SOURCES, rel, dataclasses.replace(
+        SOURCES[rel], url=f"{server.url}/archive.zip", member="pools/yale.mat"))
+    with pytest.raises(DataUnavailableError, match="has no pools/yale.mat .it holds other.txt"):
+        fetch_file(rel, cache, progress=False)
+    assert _left(cache) == []
+
+
+def test_fetch_all_fetches_what_it_can_and_lists_the_rest(mirror, capsys):
+    server, _, cache = mirror
+    # the mirror holds three of the files: every other one fails, the three are kept, and
+    # the command says so in one line per file, without a traceback
+    assert cli_main(["datasets", "--data-dir", str(cache), "--fetch", "all"]) == 2
+    err = capsys.readouterr().err
+    assert f"{len(SOURCES) - len(SERVED)} of {len(SOURCES)} files could not be downloaded" in err
+    assert "Traceback" not in err and _left(cache) == sorted(SERVED)
+    # a mirror is asked for every file, also those with no public source
+    assert len(server.requests) == len(SOURCES)
+
+
+def test_a_file_with_no_public_source_says_where_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("DASKFAIR_DATA_URL")
+    rel = "credit_default/UCI_Credit_Card.csv"
+    with pytest.raises(DataUnavailableError, match="has no public download .Kaggle") as info:
+        load_dataset("credit_default", tmp_path)
+    assert f"put it at {tmp_path / rel}" in str(info.value) and _left(tmp_path) == []

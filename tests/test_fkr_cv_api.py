@@ -12,7 +12,12 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import KFold, ShuffleSplit
 
-from daskfair import FairKernelClassifierCV, FairKernelRegressor, FairKernelRegressorCV
+from daskfair import (
+    FairKernelClassifier,
+    FairKernelClassifierCV,
+    FairKernelRegressor,
+    FairKernelRegressorCV,
+)
 from daskfair.fkr.statistics import fold_of
 
 SMALL = {"relative_alphas": (1e-4, 1e-2), "strengths": (0.0, 0.5, 1.0),
@@ -76,6 +81,12 @@ def test_a_kfold_splitter_equals_the_same_folds_given_as_pairs_and_as_dask():
     ([(np.arange(200), np.arange(200, 400))] * 2, "exactly one validation fold"),
     ([(np.arange(100), np.arange(200, 400)), (np.arange(200, 400), np.arange(200))],
      "complement"),
+    ([(np.r_[0, 0, 1:200], np.arange(200, 400)), (np.arange(200, 400), np.arange(200))],
+     "complement"),
+    ([(np.arange(200, 400), np.arange(200.0)), (np.arange(200), np.arange(200, 400))],
+     "indices of type float64"),
+    ([(np.arange(200, 401), np.arange(200)), (np.arange(200), np.arange(200, 400))],
+     "outside 0..399"),
     (1, "integer in \\[2, 50\\]"),
     ("five", "integer in \\[2, 50\\]"),
 ])
@@ -87,8 +98,8 @@ def test_splitters_the_folds_cannot_use_are_refused(cv, message):
 
 def test_refit_false_keeps_the_search_and_refuses_to_predict():
     X, y, s = _data()
-    cv = FairKernelClassifierCV(cv=3, refit=False, random_state=0, **SMALL).fit(
-        X, y, sensitive_features=s)
+    cv = FairKernelClassifierCV(cv=3, random_state=0, **SMALL).fit(X, y, sensitive_features=s)
+    cv.set_params(refit=False).fit(X, y, sensitive_features=s)  # no model left from before
     assert cv.best_params_ and len(cv.cv_results_["params"]) > 1
     assert not hasattr(cv, "dual_coef_") and not hasattr(cv, "feature_map_")
     with pytest.raises(NotFittedError, match="refit=False"):
@@ -133,3 +144,51 @@ def test_random_state_accepts_a_numpy_randomstate_as_scikit_learn_does():
                                                                      sensitive_features=s)
     # one instance drawn from twice: two streams, as in scikit-learn
     assert not np.array_equal(c.feature_map_.landmarks, d.feature_map_.landmarks)
+
+
+def test_cv_results_rank_the_entries_within_the_bound_first_and_name_missing_params_none():
+    X, y, s = _data()
+    cv = FairKernelClassifierCV(cv=3, disparity_bound=0.02, random_state=0, **SMALL).fit(
+        X, y, sensitive_features=s)
+    r = cv.cv_results_
+    order = np.argsort(r["rank_test_score"])
+    feasible = r["mean_test_disparity"][order] <= 0.02 + 1e-12
+    assert r["selected"][order[0]] and feasible[0]
+    # every entry within the bound comes before every entry outside it
+    assert not np.any(~feasible[:-1] & feasible[1:])
+    scores = r["mean_test_score"][order][feasible]
+    assert np.all(np.diff(scores[1:]) <= 0)
+    embedding = r["param_family"] == "embedding"
+    exact = [p.get("fairness_weights") == (None,) for p in r["params"]]
+    np.testing.assert_array_equal(r["param_fairness_weight"][embedding] == None,  # noqa: E711
+                                  np.array(exact)[embedding])
+    assert all(v is None for v in r["param_strength"][embedding])
+
+
+def test_set_params_of_best_params_after_a_fit_with_old_names():
+    X, y, s = _data()
+    with pytest.warns(FutureWarning, match="'gamma' is renamed 'gammas'"):
+        old = FairKernelClassifierCV(gamma=[0.2, 0.5], cv=3, random_state=0, **SMALL).fit(
+            X, y, sensitive_features=s)
+    alone = clone(old).set_params(**old.best_params_)
+    assert alone.get_params()["gamma"] == "deprecated"
+    alone.fit(X, y, sensitive_features=s)
+    np.testing.assert_allclose(alone.dual_coef_, old.dual_coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_a_failed_refit_leaves_the_earlier_model_whole(monkeypatch):
+    X, y, s = _data()
+    est = FairKernelClassifier(n_fair_features=3, n_landmarks=40, random_state=0).fit(
+        X, y, sensitive_features=s)
+    before = {k: v for k, v in vars(est).items() if k.endswith("_")}
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("daskfair.fkr.estimators._training_calibration", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(5 * X, y, sensitive_features=s)
+    after = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    assert after.keys() == before.keys()
+    for k, v in before.items():
+        assert after[k] is v, k

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import __version__
 from .._deprecation import renamed_message
+from ..fetch import DataUnavailableError
 from ..hpc import JOBQUEUE_SYSTEMS
 
 __all__ = ["build_parser", "main"]
@@ -782,7 +783,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _COMMANDS[args.command](args)
     except (ValueError, TypeError, FileNotFoundError, FileExistsError, PermissionError,
-            ConnectionError, ImportError) as exc:
+            ConnectionError, ImportError, DataUnavailableError) as exc:
         # Input and environment errors are the user's to fix: one clear line, no traceback.
         print(f"daskfair {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from numbers import Real
-from typing import Any
+from typing import Any, ClassVar
 
 import dask
 import dask.array as da
@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .._blocks import align_rows, block_size
-from .._deprecation import DEPRECATED, REMOVED_IN, renamed_params
+from .._deprecation import DEPRECATED, REMOVED_IN, RenamedParamsMixin, renamed_params
 from .._iterative_run import IterativeRun, check_resume
 from .._random import as_seed_sequence, child_rng
 from .._validation import (
@@ -275,7 +275,7 @@ def _seed_json(random_state: Any) -> Any:
     return {"entropy": str(entropy)} if entropy is not None else repr(random_state)
 
 
-class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
+class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
     """Fair clustering ensemble with equal cluster capacity (FCE; Zhou et al., TPAMI 2025).
 
     Finds a consensus of m base clusterings that is fair towards the protected groups and has
@@ -357,6 +357,9 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         The protected groups.
     """
 
+    _renamed_params: ClassVar[dict[str, str]] = {"fairness": "fairness_weight",
+                                                 "lambda1": "consensus_weight"}
+
     def __init__(
         self,
         n_clusters: int | str | None = "auto",
@@ -386,8 +389,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         """``n_clusters``, ``fairness_weight`` and ``consensus_weight``, from their old
         names or spellings where those were given (with a FutureWarning), checked with the
         others."""
-        params = renamed_params(self, {"fairness": "fairness_weight",
-                                       "lambda1": "consensus_weight"})
+        params = renamed_params(self, self._renamed_params)
         params["n_clusters"] = self.n_clusters
         if self.n_clusters is None:
             warnings.warn(

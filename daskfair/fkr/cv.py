@@ -28,7 +28,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from .._deprecation import DEPRECATED, renamed_attribute, renamed_params
+from .._deprecation import DEPRECATED, RenamedParamsMixin, renamed_attribute, renamed_params
 from .._random import as_seed_sequence, child_rng
 from ._base import CalibratedClassifierMixin, FitInput, KernelModelMixin, shown
 from .calibration import calibrate
@@ -76,7 +76,7 @@ def _grid(values: Any, default: tuple, cast: Any = float) -> tuple:
     return tuple(None if v is None else cast(v) for v in values)
 
 
-class _FairKernelCV(KernelModelMixin, BaseEstimator):
+class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
     """What both CV estimators share: parameters, folds, the search of every kernel setting,
     the choice under the bound and the refit.
 
@@ -85,6 +85,7 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
     validation results).
     """
 
+    _renamed_params = RENAMED
     _task = "classification"
     _constraints: tuple[str, ...] = CONSTRAINTS
 
@@ -141,7 +142,7 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
 
     def _grids(self) -> dict[str, Any]:
         """Every grid, checked, under its current name (old names warn here)."""
-        p = renamed_params(self, RENAMED, stacklevel=6)  # user → fit → _fit → _grids
+        p = renamed_params(self, self._renamed_params, stacklevel=6)  # user → fit → _fit → _grids
         check_cv(self.cv)
         _check_bound(self.disparity_bound)
         families = (self.families,) if isinstance(self.families, str) else tuple(self.families)
@@ -236,7 +237,8 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
         k, j = choose(self.cv_disparity_, self.cv_error_, self.disparity_bound_)
         edges = getattr(self, "thresholds_", None)
         self.cv_results_ = cv_results(self._table, edges, self.cv_disparity_, self.cv_error_,
-                                      (k, j), classify=self._task == "classification")
+                                      (k, j), classify=self._task == "classification",
+                                      bound=self.disparity_bound_)
         self.best_index_ = int(np.flatnonzero(self.cv_results_["selected"])[0])
         self.best_params_ = self.cv_results_["params"][self.best_index_]
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
@@ -248,6 +250,10 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
             self.dual_coef_ = self.candidate_dual_coef_[:, k]
             self.intercept_ = float(self.candidate_intercept_[k])
             self._refit_extra(k, j)
+        else:  # no model, not even an earlier fit's
+            for name in ("feature_map_", "dual_coef_", "intercept_", "threshold_",
+                         "calibration_"):
+                self.__dict__.pop(name, None)
 
     def _refit_extra(self, k: int, j: int) -> None:
         """What the chosen candidate needs beyond its score (the classifier's calibration)."""

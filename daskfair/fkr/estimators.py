@@ -15,7 +15,7 @@ X. The counts are tested in
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, ClassVar
 
 import dask.array as da
 import numpy as np
@@ -27,7 +27,7 @@ from sklearn.base import (
     TransformerMixin,
 )
 
-from .._deprecation import DEPRECATED, renamed_attribute, renamed_params
+from .._deprecation import DEPRECATED, RenamedParamsMixin, renamed_attribute, renamed_params
 from ._base import CalibratedClassifierMixin, FitInput, KernelModelMixin
 from .calibration import N_BINS, calibrate, score_bins, score_spread
 from .embedding import OBJECTIVES, constrained_rank, fair_directions
@@ -83,9 +83,11 @@ def _training_calibration(data: FitInput, fmap: Any, stats: Moments, coef: np.nd
     return calibrate(by_class, float(lo[0]), float(width[0]), threshold)
 
 
-class _FairFeatureModel(KernelModelMixin, BaseEstimator):
+class _FairFeatureModel(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
     """FKR-F²E's fair features and the ridge on them: what the regressor and the classifier
     share (parameters, the pass, the fair directions W and the ridge)."""
+
+    _renamed_params = RENAMED
 
     def __init__(
         self,
@@ -128,7 +130,7 @@ class _FairFeatureModel(KernelModelMixin, BaseEstimator):
 
     def _params(self) -> dict[str, Any]:
         """The renamed parameters under their current names (old names warn), checked."""
-        p = renamed_params(self, RENAMED)
+        p = renamed_params(self, self._renamed_params)
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}.")
         if not p["relative_alpha"] >= 0:
@@ -136,9 +138,10 @@ class _FairFeatureModel(KernelModelMixin, BaseEstimator):
         return p
 
     def _fit_embedding(self, data: FitInput, p: dict[str, Any]
-                       ) -> tuple[Moments, np.ndarray, FitInput, Any]:
+                       ) -> tuple[Moments, np.ndarray, FitInput, Any, dict[str, Any]]:
         """The pass, the fair directions W and the ridge on them; returns (moments, W, data
-        with its groups and classes known, the feature map)."""
+        with its groups and classes known, the feature map, the fitted attributes — which
+        ``fit`` sets once all of it has succeeded)."""
         fmap = self._fit_feature_map(data)
         folded, data = self._moments(data, fmap, cell_grams=self.objective == "paper")
         stats = folded.total
@@ -146,14 +149,20 @@ class _FairFeatureModel(KernelModelMixin, BaseEstimator):
         if k is None:
             k = _default_k(stats, self.objective, p["fairness_weight"])
         W, values = fair_directions(stats, k, self.objective, p["fairness_weight"])
-        self.coef_, self.intercept_ = ridge_fit(
+        coef, intercept = ridge_fit(
             stats.change_basis(W), p["relative_alpha"], fit_intercept=self.fit_intercept,
             scale=penalty_scale(stats))
-        self.projection_ = fmap.whitening @ W
-        self.dual_coef_ = self.projection_ @ self.coef_
-        self.eigenvalues_ = values
-        self.n_fair_features_ = self._n_features_out = k
-        return stats, W, data, fmap
+        projection = fmap.whitening @ W
+        fitted = {"coef_": coef, "intercept_": intercept, "projection_": projection,
+                  "dual_coef_": projection @ coef, "eigenvalues_": values,
+                  "n_fair_features_": k, "_n_features_out": k}
+        return stats, W, data, fmap, fitted
+
+    def _set_fitted(self, fitted: dict[str, Any], data: FitInput, fmap: Any) -> None:
+        """Every fitted attribute at once, after the whole fit has succeeded."""
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self._set_input_attributes(data, fmap)
 
     n_components_ = renamed_attribute("n_components_", "n_fair_features_")
 
@@ -257,8 +266,8 @@ class FairKernelRegressor(
         """
         p = self._params()
         data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
-        _, _, data, fmap = self._fit_embedding(data, p)
-        self._set_input_attributes(data, fmap)
+        _, _, data, fmap, fitted = self._fit_embedding(data, p)
+        self._set_fitted(fitted, data, fmap)
         return self
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
@@ -364,31 +373,32 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
         if not (self.threshold == "auto" or isinstance(self.threshold, int | float)):
             raise ValueError(f"threshold must be 'auto' or a number, got {self.threshold!r}.")
         data = self._fit_input(X, y, sensitive_features, sample_weight, classify=True)
-        stats, W, data, fmap = self._fit_embedding(data, p)
-        self.n_iter_ = 1  # the least-squares solve; Newton's steps for the logistic loss
+        stats, W, data, fmap, fitted = self._fit_embedding(data, p)
+        fitted["n_iter_"] = 1  # the least-squares solve; Newton's steps for the logistic loss
         if self.loss == "logistic":
             # near p = 1/2, logit p ≈ 4 (p − 1/2): the least-squares fit is the start, and
             # α·scale/4 the logistic penalty of the same strength
-            start = np.r_[4 * self.coef_, 4 * (self.intercept_ - 0.5)]
-            theta, self.n_iter_, converged = logistic_newton(
-                data.X, data.y, data.weights, fmap.landmarks, fmap.params, self.projection_,
-                start, penalty=p["relative_alpha"] * penalty_scale(stats) / 4,
-                max_iter=self.max_iter)
+            start = np.r_[4 * fitted["coef_"], 4 * (fitted["intercept_"] - 0.5)]
+            theta, fitted["n_iter_"], converged = logistic_newton(
+                data.X, data.y, data.weights, fmap.landmarks, fmap.params,
+                fitted["projection_"], start,
+                penalty=p["relative_alpha"] * penalty_scale(stats) / 4, max_iter=self.max_iter)
             if not converged:
                 logger.warning("logistic loss: Newton's method did not converge in %d steps",
                                self.max_iter)
-            self.coef_, self.intercept_ = theta[:-1], float(theta[-1])
-            self.dual_coef_ = self.projection_ @ self.coef_
-            self._set_calibration(1.0, 0.0)  # the score is the log-odds
+            fitted.update(coef_=theta[:-1], intercept_=float(theta[-1]),
+                          dual_coef_=fitted["projection_"] @ theta[:-1])
+            slope, threshold = 1.0, 0.0  # the score is the log-odds
         else:
-            self._set_calibration(*_training_calibration(
-                data, fmap, stats, W @ self.coef_, self.dual_coef_, self.intercept_,
-                None if self.threshold == "auto" else float(self.threshold)))
-        self._set_input_attributes(data, fmap)
+            slope, threshold = _training_calibration(
+                data, fmap, stats, W @ fitted["coef_"], fitted["dual_coef_"],
+                fitted["intercept_"], None if self.threshold == "auto" else float(self.threshold))
+        self._set_fitted(fitted, data, fmap)
+        self._set_calibration(slope, threshold)
         return self
 
 
-class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
+class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, BaseEstimator):
     """FKRR baseline: kernel ridge with a penalty on the prediction–group covariance.
 
     Pérez-Suay et al. (2017), the FKR-F²E paper's main comparison (its eq. 1). In explicit
@@ -421,6 +431,9 @@ class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
     feature_map_, groups_, n_features_in_, feature_names_in_
         As in :class:`FairKernelRegressor`.
     """
+
+    _renamed_params: ClassVar[dict[str, str]] = {"mu": "fairness_weight",
+                                                 "alpha": "relative_alpha"}
 
     def __init__(
         self,
@@ -456,7 +469,7 @@ class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
         self.alpha = alpha
 
     def _params(self) -> dict[str, Any]:
-        p = renamed_params(self, {"mu": "fairness_weight", "alpha": "relative_alpha"})
+        p = renamed_params(self, self._renamed_params)
         if not p["fairness_weight"] >= 0:
             raise ValueError(f"fairness_weight must be >= 0, got {p['fairness_weight']}.")
         if not p["relative_alpha"] >= 0:
@@ -470,7 +483,7 @@ class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
         data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
         fmap = self._fit_feature_map(data)
         folded, data = self._moments(data, fmap)
-        self._solve(folded.total, fmap, p)
+        self._solve(folded.total, fmap, p)  # no pass left to fail after it
         self._set_input_attributes(data, fmap)
         return self
 

@@ -77,18 +77,16 @@ def fold_plan(cv: Any, n: int, seed: int, X: Any, y: Any) -> FoldPlan:
                          f"{MAX_FOLDS}.")
     ids = np.full(n, -1, dtype=np.int64)
     for f, pair in enumerate(pairs):
-        train, test = (np.asarray(p) for p in pair)
-        test = np.flatnonzero(test) if test.dtype == bool else test.astype(np.int64)
-        train = np.flatnonzero(train) if train.dtype == bool else train.astype(np.int64)
-        if test.size and (test.min() < 0 or test.max() >= n):
-            raise ValueError(f"cv's fold {f} has validation indices outside 0..{n - 1}.")
+        train, test = (_indices(part, n, f, name) for part, name in zip(
+            pair, ("training", "validation"), strict=True))
         if (ids[test] >= 0).any():
             raise ValueError(
                 f"cv's fold {f} shares validation rows with an earlier fold: the CV "
                 "estimators need every row in exactly one validation fold (KFold-like "
                 "splitters; not ShuffleSplit).")
         ids[test] = f
-        if train.size + test.size != n or np.intersect1d(train, test).size:
+        if (train.size + test.size != n or np.unique(train).size != train.size
+                or np.intersect1d(train, test).size):
             raise ValueError(
                 f"cv's fold {f} does not train on every row outside its validation rows: the "
                 "CV estimators sum a fold's training moments as the total minus the fold's "
@@ -97,3 +95,20 @@ def fold_plan(cv: Any, n: int, seed: int, X: Any, y: Any) -> FoldPlan:
         raise ValueError(f"{int((ids < 0).sum())} rows are in no validation fold of cv: every "
                          "row must be validated once (KFold-like splitters).")
     return FoldPlan(len(pairs), EXPLICIT_FOLDS, ids)
+
+
+def _indices(part: Any, n: int, fold: int, name: str) -> np.ndarray:
+    """A fold's row numbers from integer indices or a boolean mask of n rows."""
+    part = np.asarray(part)
+    if part.dtype == bool:
+        if part.shape != (n,):
+            raise ValueError(f"cv's fold {fold} has a {name} mask of shape {part.shape}; "
+                             f"expected ({n},).")
+        return np.flatnonzero(part)
+    if part.size and not np.issubdtype(part.dtype, np.integer):
+        raise ValueError(f"cv's fold {fold} has {name} indices of type {part.dtype}; give "
+                         "integer row numbers or a boolean mask.")
+    part = part.astype(np.int64).ravel()
+    if part.size and (part.min() < 0 or part.max() >= n):
+        raise ValueError(f"cv's fold {fold} has {name} indices outside 0..{n - 1}.")
+    return part

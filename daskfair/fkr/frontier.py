@@ -74,14 +74,17 @@ def candidate_params(table: pd.DataFrame, k: int) -> dict[str, Any]:
 
 
 def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndarray,
-               error: np.ndarray, chosen: tuple[int, ...], classify: bool
+               error: np.ndarray, chosen: tuple[int, ...], classify: bool, bound: float
                ) -> dict[str, Any]:
     """``cv_results_``: one entry per candidate and threshold on that candidate's own front.
 
-    Keys: ``param_<name>`` (a candidate's parameters), ``params`` (as ``best_params_``),
+    Keys: ``param_<name>`` (a candidate's parameters: an object array, None where the
+    parameter is not its family's — and, for ``fairness_weight``, the exact constraint),
+    ``params`` (as ``best_params_``),
     ``candidate``, ``threshold`` (classifiers), ``mean_test_score`` (accuracy, or −RMSE, on
     the validation rows of all folds pooled), ``mean_test_error``, ``mean_test_disparity``,
-    ``rank_test_score`` (1 = the selected entry, then feasible ones by score), ``pareto``
+    ``rank_test_score`` (1 = the selected entry, then the entries within ``bound`` by score,
+    then the others by score), ``pareto``
     (on the front of all entries) and ``selected``.
     """
     cand, idx = [], []
@@ -98,7 +101,10 @@ def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndar
     selected = (cand == chosen[0]) & (idx == chosen[1])
     out: dict[str, Any] = {}
     for column in table.columns:
-        values = table[column].to_numpy()[cand]
+        values = table[column].to_numpy(dtype=object)[cand]
+        missing = np.array([v is None or (isinstance(v, float) and np.isnan(v))
+                            for v in values], dtype=bool)
+        values[missing] = None
         out[f"param_{column}"] = values
     out["params"] = [candidate_params(table, k) for k in cand]
     out["candidate"] = cand
@@ -109,8 +115,9 @@ def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndar
     out["mean_test_score"] = 1.0 - e if classify else -e
     out["mean_test_error"] = e
     out["mean_test_disparity"] = d
-    # rank: the selected entry first, then the rest by score (fairer first on ties)
-    order = np.lexsort((d, -out["mean_test_score"], ~selected))
+    # rank: the selected entry first, then the feasible ones by score, then the others
+    # (fairer first on ties)
+    order = np.lexsort((d, -out["mean_test_score"], d > bound + 1e-12, ~selected))
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(1, len(order) + 1)
     out["rank_test_score"] = rank

@@ -33,13 +33,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from numbers import Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import rel_entr, softmax
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._deprecation import DEPRECATED, renamed_kwargs, renamed_params
+from .._deprecation import DEPRECATED, RenamedParamsMixin, renamed_kwargs, renamed_params
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_array, check_int
 from ..metrics import balance as balance_metric
@@ -140,7 +140,7 @@ def _fit(problem: Problem, mu: float, init_centers: np.ndarray, max_iter: int,
     return labels, centers, n_iter, history
 
 
-class VFairKMeans(ClusterMixin, BaseEstimator):
+class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
     """Variational fair k-means (Ziko et al.): k-means cost + μ·Σ_k KL(U ‖ P_k).
 
     Parameters
@@ -170,6 +170,8 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
         (non-increasing).
     """
 
+    _renamed_params: ClassVar[dict[str, str]] = {"mu": "fairness_weight"}
+
     def __init__(self, n_clusters: int = 8, *, fairness_weight: float = 0.0,
                  max_iter: int = 100, max_bound_iter: int = 50, tol: float = 1e-6,
                  random_state: Any = None, mu: Any = DEPRECATED) -> None:
@@ -183,7 +185,7 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any) -> VFairKMeans:
         """Fit on ``X`` with the groups ``sensitive_features``."""
-        weight = renamed_params(self, {"mu": "fairness_weight"})["fairness_weight"]
+        weight = renamed_params(self, self._renamed_params)["fairness_weight"]
         if isinstance(weight, bool) or not isinstance(weight, Real) or not (
                 np.isfinite(weight) and weight >= 0):
             raise ValueError(f"fairness_weight must be a finite number >= 0, got {weight!r}.")
