@@ -5,11 +5,23 @@ The client starts a ``SLURMCluster``/``PBSCluster`` from dask's ``jobqueue`` con
 submits ``jobs`` batch jobs, each running Dask workers that connect back to the scheduler
 in this process. For batch scripts that run everything inside one allocation, see
 ``cluster/README.md``.
+
+A Dask scheduler runs whatever code a connecting client sends, and a login node's network is
+shared with every user of the cluster: the scheduler therefore speaks TLS by default, with
+temporary credentials made for this cluster alone (dask-jobqueue's ``security=True``; the
+``cryptography`` package of the ``hpc`` extra). The workers' copies of the credentials are
+written to a private folder (mode 0700) beside the jobs' shared working directory and removed
+when the cluster closes. Credentials of your own (``security=`` or dask's
+``distributed.comm.tls`` configuration) are used as they are. The scheduler's dashboard
+listens on the login node's loopback: reach it through an ssh tunnel.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +76,55 @@ def jobqueue_cluster(
     # after the import: dask-jobqueue loads its own defaults, which the file must override
     if config is not None:
         load_jobqueue_config(config)
-    cluster = getattr(dask_jobqueue, JOBQUEUE_SYSTEMS[system])(**kwargs)
+    private = None
+    if "security" not in kwargs and not _own_tls():
+        private = _private_folder(system, kwargs)
+        kwargs["security"] = True
+        kwargs["shared_temp_directory"] = str(private)
+    options = dict(dask.config.get(f"jobqueue.{system}.scheduler-options", {}) or {})
+    options.update(kwargs.pop("scheduler_options", {}) or {})
+    options.setdefault("dashboard_address", "127.0.0.1:8787")
+    try:
+        cluster = getattr(dask_jobqueue, JOBQUEUE_SYSTEMS[system])(
+            scheduler_options=options, **kwargs)
+    except BaseException:
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
+        raise
+    if private is not None:
+        # the credential files go with the cluster, whichever way it ends
+        weakref.finalize(cluster, shutil.rmtree, str(private), True)
+        close = cluster.close
+
+        def close_and_forget(*args: Any, **kw: Any) -> Any:
+            try:
+                return close(*args, **kw)
+            finally:
+                # dask-jobqueue holds the credential files open (they delete themselves when
+                # closed); then the folder goes
+                for key in ("ca_file", "cert", "key"):
+                    handle = getattr(cluster, f"_job_{key}", None)
+                    if handle is not None:
+                        handle.close()
+                shutil.rmtree(private, ignore_errors=True)
+
+        cluster.close = close_and_forget
+        cluster.credentials_folder = private
     cluster.scale(jobs=jobs)
     return cluster
+
+
+def _own_tls() -> bool:
+    """Whether dask's configuration already names TLS credentials of the user's."""
+    tls = dask.config.get("distributed.comm.tls", {}) or {}
+    return bool(tls.get("ca-file") or (tls.get("scheduler") or {}).get("cert"))
+
+
+def _private_folder(system: str, kwargs: dict[str, Any]) -> Path:
+    """A folder only this user can read, where the jobs can see it: inside the configured
+    shared temporary directory, else the working directory (dask-jobqueue's default)."""
+    base = kwargs.pop("shared_temp_directory", None) or dask.config.get(
+        f"jobqueue.{system}.shared-temp-directory", None) or os.getcwd()
+    base = Path(os.path.expandvars(os.path.expanduser(str(base))))
+    base.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=".daskfair-tls-", dir=base))  # mode 0700

@@ -90,6 +90,10 @@ def test_a_job_runs_end_to_end_on_a_fake_batch_system(system, tmp_path, data_dir
     text = scripts[0].read_text()
     assert directive in text and "distributed.cli.dask_worker" in text
     assert sys.executable in text and "--nthreads 1" in text
+    # TLS by default: the workers reach a tls:// scheduler with this cluster's own
+    # credentials, whose folder is gone once the cluster closed
+    assert "(tls://" in proc.stdout and "--tls-ca-file" in text and " tls://" in text
+    assert not list(tmp_path.glob(".daskfair-tls-*"))
     assert "Worker" in logs or "worker" in logs
     # closing the cluster cancelled both jobs, and no process of theirs is left
     cancelled = (queue / "cancelled").read_text().split()
@@ -139,3 +143,54 @@ def test_loaded_config_merges_into_dask_jobqueue_defaults(tmp_path, monkeypatch)
         with SLURMCluster(processes=1) as cluster:
             script = cluster.job_script()
         assert "#SBATCH --cpus-per-task=3" in script and "--nthreads 3" in script
+
+
+def _fake_batch_system(tmp_path: Path, monkeypatch, system: str) -> Path:
+    """The fake sbatch/scancel of this module on PATH, in-process; returns the queue."""
+    submit, cancel, reply, _ = SYSTEMS[system]
+    bin_dir, queue = tmp_path / "bin", tmp_path / "queue"
+    bin_dir.mkdir()
+    queue.mkdir()
+    (bin_dir / submit).write_text(SUBMIT % reply)
+    (bin_dir / cancel).write_text(CANCEL)
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_QUEUE", str(queue))
+    monkeypatch.setenv("DASK_CONFIG", str(tmp_path / "dask-config"))
+    monkeypatch.chdir(tmp_path)
+    return queue
+
+
+@pytest.mark.cluster
+def test_the_jobqueue_scheduler_admits_only_its_own_credentials(tmp_path, monkeypatch):
+    """A daskfair jobqueue scheduler speaks TLS with credentials made for it: a plain tcp://
+    client and a client holding another CA's certificate are both refused; the workers'
+    credential files are private to the user and gone after close."""
+    import stat
+
+    import dask.array as da
+    import distributed
+    from distributed.security import Security
+
+    _fake_batch_system(tmp_path, monkeypatch, "slurm")
+    cluster = jobqueue_cluster("slurm", 1, config=_config(tmp_path, "slurm"))
+    folder = cluster.credentials_folder
+    try:
+        address = cluster.scheduler_address
+        assert address.startswith("tls://")
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        files = list(folder.iterdir())
+        assert files and all(stat.S_IMODE(f.stat().st_mode) & 0o077 == 0 for f in files)
+        with pytest.raises((OSError, TypeError, ValueError)):
+            distributed.Client(address.replace("tls://", "tcp://"), timeout="3s")
+        with pytest.raises((OSError, TypeError)):
+            distributed.Client(address, security=Security.temporary(), timeout="3s")
+        with distributed.Client(cluster, timeout="60s") as client:  # its own credentials
+            client.wait_for_workers(1, timeout=120)
+            assert float(da.ones(1000, chunks=100).sum().compute()) == 1000.0
+        # the dashboard listens on loopback only
+        assert cluster.scheduler.http_server is not None
+    finally:
+        cluster.close()
+    assert not folder.exists()
