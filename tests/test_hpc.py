@@ -9,6 +9,7 @@ configuration there.
 """
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -145,6 +146,17 @@ def test_loaded_config_merges_into_dask_jobqueue_defaults(tmp_path, monkeypatch)
         assert "#SBATCH --cpus-per-task=3" in script and "--nthreads 3" in script
 
 
+def _network_address() -> str | None:
+    """This machine's outbound address, None when it has only loopback."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))  # no packet is sent
+        except OSError:
+            return None
+        address = probe.getsockname()[0]
+    return None if address.startswith("127.") else address
+
+
 def _fake_batch_system(tmp_path: Path, monkeypatch, system: str) -> Path:
     """The fake sbatch/scancel of this module on PATH, in-process; returns the queue."""
     submit, cancel, reply, _ = SYSTEMS[system]
@@ -190,7 +202,13 @@ def test_the_jobqueue_scheduler_admits_only_its_own_credentials(tmp_path, monkey
             client.wait_for_workers(1, timeout=120)
             assert float(da.ones(1000, chunks=100).sum().compute()) == 1000.0
         # the dashboard listens on loopback only
-        assert cluster.scheduler.http_server is not None
+        port = cluster.scheduler_info["services"]["dashboard"]
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass
+        outside = _network_address()
+        if outside is not None:
+            with pytest.raises(OSError), socket.create_connection((outside, port), timeout=5):
+                pass
     finally:
         cluster.close()
     assert not folder.exists()
