@@ -196,6 +196,12 @@ def _checksums(root: Path) -> dict[str, str] | None:
     return out
 
 
+def _stat_key(path: Path) -> tuple[str, int, int]:
+    """What a verification is remembered by: the file, its size and modification time."""
+    stat = path.stat()
+    return str(path.resolve()), stat.st_size, int(stat.st_mtime)
+
+
 def _file(root: Path, rel: str) -> Path:
     """Path of ``rel`` under ``root`` (downloaded first into a cache), checked once per
     process against its SHA-256."""
@@ -207,8 +213,9 @@ def _file(root: Path, rel: str) -> Path:
                 "SHA256SUMS and is used as it is. Put the file there, or point DASKFAIR_DATA "
                 "(or data_dir=) at another folder: an empty one is filled on first use.")
         fetch_file(rel, root)
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, int(stat.st_mtime))
+        _VERIFIED.add(_stat_key(path))  # fetch_file checked it against the registry
+        return path
+    key = _stat_key(path)
     if key in _VERIFIED:
         return path
     sums = _checksums(root)

@@ -92,26 +92,31 @@ def jobqueue_cluster(
             shutil.rmtree(private, ignore_errors=True)
         raise
     if private is not None:
-        # the credential files go with the cluster, whichever way it ends
-        weakref.finalize(cluster, shutil.rmtree, str(private), True)
+        # the credential files go with the cluster, whichever way it ends: at close, or when
+        # it is collected (a finalizer runs once)
+        handles = [getattr(cluster, f"_job_{key}", None) for key in ("ca_file", "cert", "key")]
+        forget = weakref.finalize(cluster, _remove_credentials, handles, private)
         close = cluster.close
 
         def close_and_forget(*args: Any, **kw: Any) -> Any:
             try:
                 return close(*args, **kw)
             finally:
-                # dask-jobqueue holds the credential files open (they delete themselves when
-                # closed); then the folder goes
-                for key in ("ca_file", "cert", "key"):
-                    handle = getattr(cluster, f"_job_{key}", None)
-                    if handle is not None:
-                        handle.close()
-                shutil.rmtree(private, ignore_errors=True)
+                forget()
 
         cluster.close = close_and_forget
         cluster.credentials_folder = private
     cluster.scale(jobs=jobs)
     return cluster
+
+
+def _remove_credentials(handles: list[Any], folder: Path) -> None:
+    # dask-jobqueue holds the credential files open (they delete themselves when closed);
+    # then the folder goes
+    for handle in handles:
+        if handle is not None:
+            handle.close()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _own_tls() -> bool:

@@ -60,10 +60,10 @@ def _config(tmp_path: Path, system: str) -> Path:
     return path
 
 
-@pytest.mark.cluster
-@pytest.mark.parametrize("system", sorted(SYSTEMS))
-def test_a_job_runs_end_to_end_on_a_fake_batch_system(system, tmp_path, data_dir):
-    submit, cancel, reply, directive = SYSTEMS[system]
+def _fake_batch_system(tmp_path: Path, system: str) -> tuple[dict[str, str], Path]:
+    """The fake submit/cancel commands of ``system`` in a folder of their own: the
+    environment that puts them on PATH (and dask's config in tmp_path), and the queue."""
+    submit, cancel, reply, _ = SYSTEMS[system]
     bin_dir, queue = tmp_path / "bin", tmp_path / "queue"
     bin_dir.mkdir()
     queue.mkdir()
@@ -71,8 +71,17 @@ def test_a_job_runs_end_to_end_on_a_fake_batch_system(system, tmp_path, data_dir
     (bin_dir / cancel).write_text(CANCEL)
     for f in bin_dir.iterdir():
         f.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_QUEUE": str(queue),
-           "DASK_CONFIG": str(tmp_path / "dask-config"), "DASKFAIR_DATA": str(data_dir)}
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_QUEUE": str(queue),
+           "DASK_CONFIG": str(tmp_path / "dask-config")}
+    return env, queue
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("system", sorted(SYSTEMS))
+def test_a_job_runs_end_to_end_on_a_fake_batch_system(system, tmp_path, data_dir):
+    directive = SYSTEMS[system][3]
+    fake, queue = _fake_batch_system(tmp_path, system)
+    env = {**os.environ, **fake, "DASKFAIR_DATA": str(data_dir)}
     env.pop("DASK_SCHEDULER_ADDRESS", None)
     store = tmp_path / "yale.zarr"
     proc = subprocess.run(
@@ -157,23 +166,6 @@ def _network_address() -> str | None:
     return None if address.startswith("127.") else address
 
 
-def _fake_batch_system(tmp_path: Path, monkeypatch, system: str) -> Path:
-    """The fake sbatch/scancel of this module on PATH, in-process; returns the queue."""
-    submit, cancel, reply, _ = SYSTEMS[system]
-    bin_dir, queue = tmp_path / "bin", tmp_path / "queue"
-    bin_dir.mkdir()
-    queue.mkdir()
-    (bin_dir / submit).write_text(SUBMIT % reply)
-    (bin_dir / cancel).write_text(CANCEL)
-    for f in bin_dir.iterdir():
-        f.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_QUEUE", str(queue))
-    monkeypatch.setenv("DASK_CONFIG", str(tmp_path / "dask-config"))
-    monkeypatch.chdir(tmp_path)
-    return queue
-
-
 @pytest.mark.cluster
 def test_the_jobqueue_scheduler_admits_only_its_own_credentials(tmp_path, monkeypatch):
     """A daskfair jobqueue scheduler speaks TLS with credentials made for it: a plain tcp://
@@ -185,7 +177,9 @@ def test_the_jobqueue_scheduler_admits_only_its_own_credentials(tmp_path, monkey
     import distributed
     from distributed.security import Security
 
-    _fake_batch_system(tmp_path, monkeypatch, "slurm")
+    for name, value in _fake_batch_system(tmp_path, "slurm")[0].items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
     cluster = jobqueue_cluster("slurm", 1, config=_config(tmp_path, "slurm"))
     folder = cluster.credentials_folder
     try:

@@ -309,7 +309,7 @@ def _moments_pass(data: FitInput, fmap: NystroemMap, folds: FoldPlan | None,
     return cell_moments(
         data.X, data.columns(), data.y if not data.classify else None, data.weights,
         fmap.landmarks, fmap.params, folds=folds.rows(data.X), n_folds=folds.n_folds,
-        fold_seed=folds.pass_seed, cell_grams=cell_grams)
+        fold_seed=folds.seed, cell_grams=cell_grams)
 
 
 class CalibratedClassifierMixin:

@@ -158,8 +158,7 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
                              f"{p['gammas']!r}.")
         return {"families": families, "relative_alphas": alphas, "gammas": gammas,
                 "strengths": _grid(self.strengths, self._default_strengths),
-                "fair_feature_counts": _grid(p["fair_feature_counts"], None, int)
-                if p["fair_feature_counts"] is not None else None,
+                "fair_feature_counts": _grid(p["fair_feature_counts"], None, int),
                 "fairness_weights": _grid(p["fairness_weights"], (None,)),
                 "constraint": constraint_name(self.constraints, self._constraints)}
 

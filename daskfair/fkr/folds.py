@@ -20,11 +20,11 @@ MAX_FOLDS = 50
 
 @dataclass(frozen=True)
 class FoldPlan:
-    """How the passes split rows into folds: ``n_folds`` and either the hash seed or every
-    row's fold (``ids``, from a splitter)."""
+    """How the passes split rows into folds: ``n_folds`` and either the hash seed or, with
+    ``seed=EXPLICIT_FOLDS``, every row's fold (``ids``, from a splitter)."""
 
     n_folds: int
-    seed: int = 0
+    seed: int = 0      # the passes' fold_seed
     ids: np.ndarray | None = None
 
     def rows(self, X: Any) -> Any:
@@ -34,10 +34,6 @@ class FoldPlan:
         if self.ids is None:
             return row_index(X)
         return da.from_array(self.ids, chunks=(X.chunks[0],)) if is_dask(X) else self.ids
-
-    @property
-    def pass_seed(self) -> int:
-        return EXPLICIT_FOLDS if self.ids is not None else self.seed
 
 
 def check_cv(cv: Any) -> None:

@@ -106,7 +106,8 @@ def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndar
                             for v in values], dtype=bool)
         values[missing] = None
         out[f"param_{column}"] = values
-    out["params"] = [candidate_params(table, k) for k in cand]
+    params = {k: candidate_params(table, k) for k in np.unique(cand)}  # once per candidate
+    out["params"] = [dict(params[k]) for k in cand]
     out["candidate"] = cand
     if edges is not None:
         out["threshold_index"] = idx

@@ -74,7 +74,7 @@ def validate_scores(data: FitInput, fmap: NystroemMap, total: Moments, per_fold:
         shift=np.stack([lin.shift for lin in per_fold]),
         lo=lo, width=width, n_bins=N_BINS)
     hist = score_histograms(data.X, data.cells, data.weights, fmap.landmarks, fmap.params,
-                            model, n_cells=len(data.cell_group), fold_seed=folds.pass_seed,
+                            model, n_cells=len(data.cell_group), fold_seed=folds.seed,
                             folds=folds.rows(data.X))
     scores = threshold_table(hist, data.cell_group, data.cell_label)
     disparity = (scores.equalized_odds if constraint == "equalized_odds"
