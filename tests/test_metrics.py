@@ -241,3 +241,30 @@ def test_reads_of_dask_inputs_are_what_the_docstrings_say():
     for fn in (m.contingency, m.nmi, m.clustering_accuracy):
         assert reads(fn, y=y, lab=lab) == {"y": [1], "lab": [1]}
     assert reads(m.kmeans_cost, X=X, lab=lab) == {"X": [1, 2], "lab": [1]}
+    yf, pf = rng.normal(size=n), rng.normal(size=n)
+    assert reads(lambda a, b, g: m.regression_report(a, b, sensitive_features=g),
+                 y=yf, lab=pf, s=s) == once
+
+
+def test_regression_report_equals_a_pandas_reference_over_several_blocks():
+    import pandas as pd
+
+    from daskfair.metrics import mean_prediction_gap, regression_report
+
+    rng = np.random.default_rng(4)
+    n = 1000
+    s = rng.choice(["a", "b", "c"], n)
+    y = rng.normal(size=n)
+    pred = y + 0.3 * rng.normal(size=n) + np.where(s == "b", 0.2, 0.0)
+    means = pd.Series(pred).groupby(s).mean()
+    want_gap = means.max() - means.min()
+    want_rmse = np.sqrt(((pred - y) ** 2).mean())
+    with dask.config.set({"daskfair.block-rows": 64}):
+        for args in ((y, pred, s), (da.from_array(y, chunks=97), da.from_array(pred, chunks=97),
+                                    da.from_array(s, chunks=97))):
+            got = regression_report(args[0], args[1], sensitive_features=args[2])
+            assert got["mean_prediction_gap"] == pytest.approx(want_gap, rel=1e-12)
+            assert got["rmse"] == pytest.approx(want_rmse, rel=1e-12)
+    assert mean_prediction_gap(pred, sensitive_features=s) == pytest.approx(want_gap, rel=1e-12)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        regression_report(y, np.r_[pred[:-1], np.nan], sensitive_features=s)
