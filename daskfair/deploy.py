@@ -24,9 +24,9 @@ from typing import Any
 import dask
 import distributed
 
-__all__ = ["client_context", "close_client", "dashboard_link", "get_client",
-           "local_cluster_size", "scheduler_from_environment", "task_client",
-           "worker_memory_limits"]
+__all__ = ["VersionMismatchError", "check_versions", "client_context", "close_client",
+           "dashboard_link", "get_client", "local_cluster_size", "scheduler_from_environment",
+           "task_client", "tls_security", "worker_memory_limits"]
 
 logger = logging.getLogger(__name__)
 
@@ -111,9 +111,11 @@ def get_client(
     dashboard_address: str | None = "127.0.0.1:8787",
     timeout: str = "30s",
     jobqueue: str | None = None,
-    jobs: int = 1,
+    jobs: int | None = 1,
     jobqueue_config: str | os.PathLike[str] | None = None,
     jobqueue_wait: float = 600.0,
+    jobqueue_options: dict[str, Any] | None = None,
+    security: Any = None,
     **cluster_kwargs: Any,
 ) -> distributed.Client:
     """Return the Dask client daskfair should use, starting a LocalCluster if there is none.
@@ -136,7 +138,14 @@ def get_client(
     jobqueue : {"slurm", "pbs"}, optional
         Start a dask-jobqueue cluster instead (:func:`daskfair.hpc.jobqueue_cluster`) with
         ``jobs`` batch jobs, configured by dask's ``jobqueue`` configuration or the file
-        ``jobqueue_config``; wait up to ``jobqueue_wait`` seconds for the first worker.
+        ``jobqueue_config``; wait up to ``jobqueue_wait`` seconds for the first worker (a job
+        that ends before one joined fails at once, showing its script, state and log).
+    jobqueue_options : dict, optional
+        More keyword arguments of :func:`daskfair.hpc.jobqueue_cluster` (``walltime``,
+        ``adapt``, ``job_script_prologue``, ``job_directives_skip``).
+    security : distributed.security.Security, optional
+        TLS credentials for joining ``address`` (see :func:`tls_security`); default: dask's
+        ``distributed.comm.tls`` configuration.
     **cluster_kwargs
         Passed on to :class:`distributed.LocalCluster`.
 
@@ -148,12 +157,13 @@ def get_client(
     if jobqueue is not None:
         if address is not None:
             raise ValueError("give either --scheduler or --jobqueue, not both.")
-        return _jobqueue_client(jobqueue, jobs, jobqueue_config, jobqueue_wait)
+        return _jobqueue_client(jobqueue, jobs, jobqueue_config, jobqueue_wait,
+                                jobqueue_options or {})
     current = _current_client()
     if address is not None:
         if current is not None and _scheduler_address(current) == address:
             return current
-        return _connect(address, timeout)
+        return _connect(address, timeout, security)
     if current is not None:
         return current
     env = scheduler_from_environment()
@@ -172,40 +182,121 @@ def get_client(
     return client
 
 
-def _jobqueue_client(system: str, jobs: int, config: Any, wait: float) -> distributed.Client:
+def _jobqueue_client(system: str, jobs: int | None, config: Any, wait: float,
+                     options: dict[str, Any]) -> distributed.Client:
+    from ._batch_jobs import wait_for_jobs
     from .hpc import jobqueue_cluster
 
-    cluster = jobqueue_cluster(system, jobs, config=config)
+    cluster = jobqueue_cluster(system, jobs, config=config, **options)
     client = distributed.Client(cluster)
     _OWNED[id(client)] = cluster
-    logger.info("submitted %d %s job(s)", jobs, system)
+    logger.info("submitted %s %s job(s)", jobs or options.get("adapt"), system)
     try:
-        client.wait_for_workers(1, timeout=wait)
-    except TimeoutError:
+        wait_for_jobs(client, cluster, system, wait)
+        check_versions(client)
+    except BaseException:
         try:
             close_client(client)
         except Exception as exc:  # jobs that never started can fail the cluster's close
             logger.warning("closing the %s cluster: %s", system, exc)
-        raise ConnectionError(
-            f"no worker of the {jobs} {system} job(s) joined within {wait:g} s. Check the "
-            "queue (squeue / qstat) and the jobs' logs; raise --jobqueue-wait if the queue is "
-            "slow.") from None
+        raise
     return client
 
 
-def _connect(address: str, timeout: str) -> distributed.Client:
+def tls_security(ca_file: str | None = None, cert: str | None = None,
+                 key: str | None = None) -> Any:
+    """Client credentials for a TLS scheduler (``--tls-ca-file/--tls-cert/--tls-key``).
+
+    Parameters
+    ----------
+    ca_file : str, optional
+        The certificate authority that signed the scheduler's certificate.
+    cert, key : str, optional
+        This client's certificate and private key (``key`` may be inside ``cert``).
+
+    Returns
+    -------
+    distributed.security.Security or None
+        None when no file is given: dask's ``distributed.comm.tls`` configuration applies.
+    """
+    from distributed.security import Security
+
+    if ca_file is None and cert is None and key is None:
+        return None
+    if ca_file is None or cert is None:
+        raise ValueError("joining a TLS scheduler needs --tls-ca-file and --tls-cert (and "
+                         "--tls-key unless the key is in the certificate file).")
+    for flag, path in (("--tls-ca-file", ca_file), ("--tls-cert", cert), ("--tls-key", key)):
+        if path is not None and not os.path.isfile(path):
+            raise FileNotFoundError(f"{flag} {path} does not exist.")
+    return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key,
+                    require_encryption=True)
+
+
+class VersionMismatchError(ConnectionError):
+    """The client, the scheduler and the workers run different versions of what must match:
+    the cluster it connected to cannot run this client's tasks."""
+
+
+#: packages that must be the same on the client, the scheduler and every worker: tasks are
+#: pickled functions of this daskfair, run by this dask
+SAME_VERSIONS = ("dask", "distributed", "daskfair", "cloudpickle", "msgpack")
+
+
+def check_versions(client: distributed.Client) -> None:
+    """Raise :class:`VersionMismatchError` naming where the client, scheduler and workers differ in
+    Python (major.minor) or in :data:`SAME_VERSIONS` (distributed's own check leaves daskfair
+    out and only warns about some)."""
+    versions = client.get_versions(packages=["daskfair"])
+    where = {"this client": versions["client"]["packages"],
+             "the scheduler": versions["scheduler"]["packages"],
+             **{f"worker {a}": v["packages"] for a, v in versions["workers"].items()}}
+    problems = []
+    for package in ("python", *SAME_VERSIONS):
+        seen: dict[str, list[str]] = {}
+        for place, packages in where.items():
+            value = str(packages.get(package))
+            if package == "python":
+                value = ".".join(value.split(".")[:2])
+            seen.setdefault(value, []).append(place)
+        if len(seen) > 1:
+            problems.append(f"{package}: " + "; ".join(
+                f"{value} on {', '.join(places)}" for value, places in seen.items()))
+    if problems:
+        raise VersionMismatchError(
+            "the client, the scheduler and the workers run different versions:\n  "
+            + "\n  ".join(problems) + "\nInstall the same environment everywhere (for "
+            "jobqueue clusters: the `python` setting, or a --job-script-prologue line that "
+            "activates it).")
+
+
+def _connect(address: str, timeout: str, security: Any = None) -> distributed.Client:
+    if address.startswith("tls://") and security is None and not dask.config.get(
+            "distributed.comm.tls.ca-file", None):
+        raise ConnectionError(
+            f"the scheduler at {address!r} speaks TLS: give --tls-ca-file, --tls-cert and "
+            "--tls-key (or dask's distributed.comm.tls configuration; in Python, get_client's "
+            "security=tls_security(...)).")
+    kw: dict[str, Any] = {"timeout": timeout}
+    if security is not None:
+        kw["security"] = security
     try:
         if address.endswith(".json"):
-            client = distributed.Client(scheduler_file=address, timeout=timeout)
+            client = distributed.Client(scheduler_file=address, **kw)
         else:
-            client = distributed.Client(address, timeout=timeout)
+            client = distributed.Client(address, **kw)
     except (OSError, TimeoutError) as exc:
         raise ConnectionError(
             f"Could not reach a Dask scheduler at {address!r} ({exc}). Check that the scheduler "
-            "is running and the address is right, or leave the address out to start a local "
-            "cluster."
+            "is running and the address is right (and, for TLS, the credentials), or leave "
+            "the address out to start a local cluster."
         ) from exc
     logger.info("connected to the Dask scheduler at %s", address)
+    try:
+        check_versions(client)
+    except BaseException:
+        client.close()
+        raise
     return client
 
 
@@ -233,11 +324,18 @@ def client_context(address: str | None = None, **kwargs: Any) -> Iterator[distri
 
 
 def dashboard_link(client: distributed.Client) -> str | None:
-    """The dashboard URL of ``client``'s scheduler, or None when it serves none (no bokeh)."""
+    """The dashboard URL of ``client``'s scheduler, or None when it serves none (no bokeh).
+
+    A jobqueue cluster's dashboard is served on the login node's loopback only: its link is
+    ``http://127.0.0.1:PORT/status``, to be reached there or through an ssh tunnel.
+    """
     try:
         info = client.scheduler_info()
     except Exception:  # pragma: no cover - scheduler gone
         return None
-    if "dashboard" not in info.get("services", {}):
+    port = info.get("services", {}).get("dashboard")
+    if port is None:
         return None
+    if getattr(_OWNED.get(id(client)), "dashboard_on_loopback", False):
+        return f"http://127.0.0.1:{port}/status"
     return client.dashboard_link

@@ -14,11 +14,21 @@ written to a private folder (mode 0700) beside the jobs' shared working director
 when the cluster closes. Credentials of your own (``security=`` or dask's
 ``distributed.comm.tls`` configuration) are used as they are. The scheduler's dashboard
 listens on the login node's loopback: reach it through an ssh tunnel.
+
+Batch jobs end at their walltime, and a worker killed there loses what it held. Each worker
+therefore retires on its own a margin before the walltime (dask's ``--lifetime``, spread by
+``--lifetime-stagger`` so the workers do not all leave at once), handing its results to the
+others, and the cluster keeps its number of jobs by submitting a new job for each one that
+ended (adaptive scaling between the same minimum and maximum, or between ``adapt=(min, max)``).
+Work lost with a killed worker is recomputed by Dask; SAfairKM and FCE also resume from their
+recovery points (docs/design.md §5).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import tempfile
 import weakref
@@ -27,7 +37,8 @@ from typing import Any
 
 import dask
 
-__all__ = ["JOBQUEUE_SYSTEMS", "jobqueue_cluster", "load_jobqueue_config"]
+__all__ = ["JOBQUEUE_SYSTEMS", "format_walltime", "jobqueue_cluster", "load_jobqueue_config",
+           "parse_walltime", "worker_lifetime"]
 
 #: ``--jobqueue`` values and the dask-jobqueue cluster class of each.
 JOBQUEUE_SYSTEMS = {"slurm": "SLURMCluster", "pbs": "PBSCluster"}
@@ -48,25 +59,115 @@ def load_jobqueue_config(path: str | os.PathLike[str]) -> None:
     dask.config.update(dask.config.config, cfg, priority="new")
 
 
+def parse_walltime(text: str | int) -> int:
+    """Seconds of a batch-system time limit.
+
+    Accepts SLURM's forms — ``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM``,
+    ``D-HH:MM:SS`` — which include PBS's ``HH:MM:SS``; an integer is minutes, as for SLURM.
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        return _positive(text * 60, text)
+    m = re.fullmatch(r"\s*(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?\s*", str(text))
+    if m is None:
+        raise ValueError(f"walltime {text!r} is not a time limit such as 01:30:00, 90 "
+                         "(minutes) or 2-00:00:00 (days-hours:minutes:seconds).")
+    days, a, b, c = m.groups()
+    if days is not None:  # D-HH[:MM[:SS]]
+        seconds = ((int(days) * 24 + int(a)) * 60 + int(b or 0)) * 60 + int(c or 0)
+    elif c is not None:  # HH:MM:SS
+        seconds = (int(a) * 60 + int(b)) * 60 + int(c)
+    elif b is not None:  # MM:SS
+        seconds = int(a) * 60 + int(b)
+    else:  # MM
+        seconds = int(a) * 60
+    return _positive(seconds, text)
+
+
+def _positive(seconds: int, text: Any) -> int:
+    if seconds <= 0:
+        raise ValueError(f"walltime {text!r} must be longer than zero.")
+    return seconds
+
+
+def format_walltime(seconds: int) -> str:
+    """``HH:MM:SS``, the form SLURM and PBS both read."""
+    hours, rest = divmod(int(seconds), 3600)
+    return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+#: the shortest walltime whose workers still live long enough to retire before it
+MIN_WALLTIME = 30
+
+
+def worker_lifetime(walltime: int) -> tuple[int, int]:
+    """``(lifetime, stagger)`` in seconds for the workers of a job of ``walltime`` seconds.
+
+    A worker starts a few seconds after its job (Python and the imports) and needs time to
+    hand its results over when it retires; the stagger spreads the retirements (each worker
+    retires at ``lifetime`` ± a random part of ``stagger``). The margin below the walltime is
+    a sixth of it, between 15 s and 5 minutes (one-hour jobs: workers retire at 55 min ± 100 s).
+    """
+    if walltime < MIN_WALLTIME:
+        raise ValueError(f"walltime {walltime} s is too short: a worker needs time to start "
+                         f"and to retire before it; give at least {MIN_WALLTIME} s.")
+    margin = min(300, max(15, walltime // 6))
+    stagger = max(1, margin // 3)
+    return walltime - margin, stagger
+
+
 def jobqueue_cluster(
-    system: str, jobs: int, *, config: str | os.PathLike[str] | None = None, **kwargs: Any
+    system: str,
+    jobs: int | None = 1,
+    *,
+    config: str | os.PathLike[str] | None = None,
+    walltime: str | int | None = None,
+    adapt: tuple[int, int] | None = None,
+    job_script_prologue: list[str] | None = None,
+    job_directives_skip: list[str] | None = None,
+    **kwargs: Any,
 ) -> Any:
-    """Start a dask-jobqueue cluster of ``system`` and ask for ``jobs`` batch jobs.
+    """Start a dask-jobqueue cluster of ``system`` and keep ``jobs`` batch jobs running.
 
     Parameters
     ----------
     system : {"slurm", "pbs"}
-    jobs : int
-        Batch jobs to submit (each runs the configured worker processes).
+    jobs : int or None
+        Batch jobs to keep running (each runs the configured worker processes); a job that
+        ends — at its walltime, cancelled, its node lost — is replaced by a new one.
     config : path-like, optional
         A jobqueue YAML file merged over dask's configuration first.
+    walltime : str or int, optional
+        Each job's time limit (``HH:MM:SS``, see :func:`parse_walltime`); default: the
+        configuration's. The workers retire a margin before it (:func:`worker_lifetime`)
+        unless the configuration's ``worker-extra-args`` already give ``--lifetime``.
+    adapt : (int, int), optional
+        Scale between this many jobs with the work (dask's adaptive scaling) instead of a
+        fixed ``jobs``.
+    job_script_prologue : list of str, optional
+        Shell lines run in each job before its workers start (``module load ...``, the
+        activation of an environment), after the configuration's own.
+    job_directives_skip : list of str, optional
+        Drop the generated ``#SBATCH``/``#PBS`` lines that contain one of these strings, besides
+        the configuration's.
     **kwargs
         Passed to the cluster class (they win over the configuration).
+
+    Returns
+    -------
+    dask_jobqueue.SLURMCluster or dask_jobqueue.PBSCluster
+        Its ``close()`` cancels the jobs and removes the temporary credentials.
     """
     if system not in JOBQUEUE_SYSTEMS:
         raise ValueError(f"--jobqueue must be one of {sorted(JOBQUEUE_SYSTEMS)}, got "
                          f"{system!r}.")
-    if jobs < 1:
+    if adapt is not None:
+        lo, hi = adapt
+        if jobs is not None:
+            raise ValueError("give either --jobs or --adapt, not both.")
+        if not 0 <= lo <= hi or hi < 1:
+            raise ValueError(f"--adapt MIN MAX needs 0 <= MIN <= MAX and MAX >= 1, got "
+                             f"{lo} {hi}.")
+    elif jobs is None or jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {jobs}.")
     try:
         import dask_jobqueue
@@ -76,6 +177,8 @@ def jobqueue_cluster(
     # after the import: dask-jobqueue loads its own defaults, which the file must override
     if config is not None:
         load_jobqueue_config(config)
+    kwargs.update(_job_options(system, walltime, job_script_prologue, job_directives_skip,
+                               kwargs))
     private = None
     if "security" not in kwargs and not _own_tls():
         private = _private_folder(system, kwargs)
@@ -106,8 +209,68 @@ def jobqueue_cluster(
 
         cluster.close = close_and_forget
         cluster.credentials_folder = private
-    cluster.scale(jobs=jobs)
+    # the link distributed prints names the scheduler's network address, where this
+    # dashboard is not served
+    cluster.dashboard_on_loopback = str(options["dashboard_address"]).startswith(
+        ("127.", "localhost"))
+    lo, hi = adapt if adapt is not None else (jobs, jobs)
+    # adaptive scaling, also between equal bounds: a fixed scale() never replaces a job that
+    # ended, the adaptive loop resubmits it (dask-jobqueue's answer to walltimes)
+    cluster.scale(jobs=max(lo, 1))  # a first job for the client to wait for
+    _submitted(cluster, system)
+    cluster.adapt(minimum_jobs=lo, maximum_jobs=hi)
     return cluster
+
+
+def _submitted(cluster: Any, system: str) -> None:
+    """Wait for the first submission and turn its failure (a wrong partition or account, no
+    batch system here) into one error with the batch system's message and the job script.
+
+    ``scale`` only schedules the submission; its failure would be logged by the event loop
+    while the client waits for workers that never come. Distributed's ``SpecCluster`` does
+    the submission in ``_correct_state`` (the coroutine ``scale`` and ``adapt`` call).
+    """
+    correct = getattr(cluster, "_correct_state", None)
+    if correct is None:  # pragma: no cover - a distributed without it: the wait reports
+        return
+    try:
+        cluster.sync(correct)
+    except Exception as exc:
+        script = cluster.job_script()
+        # a cluster whose job never started can fail its own close
+        with contextlib.suppress(Exception):
+            cluster.close()
+        raise ConnectionError(
+            f"submitting a {system} job failed: {exc}\nCheck the jobqueue settings (queue, "
+            "account, memory, walltime) against the site's limits. The job script was:\n"
+            + script) from None
+
+
+def _job_options(system: str, walltime: str | int | None, prologue: list[str] | None,
+                 skip: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Cluster arguments for the walltime, the workers' lifetime and the job script's extra
+    lines, merged with the configuration's values (which these add to)."""
+    section = f"jobqueue.{system}"
+    out: dict[str, Any] = {}
+    if walltime is not None:
+        out["walltime"] = format_walltime(parse_walltime(walltime))
+    limit = out.get("walltime", kwargs.get("walltime", dask.config.get(f"{section}.walltime",
+                                                                       None)))
+    args = list(kwargs.get("worker_extra_args",
+                           dask.config.get(f"{section}.worker-extra-args", None) or []))
+    if limit and not any(str(a).startswith("--lifetime") for a in args):
+        lifetime, stagger = worker_lifetime(parse_walltime(limit))
+        args += ["--lifetime", f"{lifetime}s", "--lifetime-stagger", f"{stagger}s"]
+        out["worker_extra_args"] = args
+    if prologue:
+        out["job_script_prologue"] = [
+            *(kwargs.get("job_script_prologue")
+              or dask.config.get(f"{section}.job-script-prologue", None) or []), *prologue]
+    if skip:
+        out["job_directives_skip"] = [
+            *(kwargs.get("job_directives_skip")
+              or dask.config.get(f"{section}.job-directives-skip", None) or []), *skip]
+    return out
 
 
 def _remove_credentials(handles: list[Any], folder: Path) -> None:

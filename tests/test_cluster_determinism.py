@@ -127,3 +127,27 @@ def test_block_sum_numpy_and_dask_agree_bit_for_bit():
         for chunks in (1000, 33_333, (69_999, 1)):
             got = block_sum(gram, da.from_array(A, chunks=(chunks, 3)))
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.skipif(len(__import__("os").sched_getaffinity(0)) < 2, reason="needs 2 cores")
+def test_fkr_bits_do_not_depend_on_the_clients_blas_threads(data_dir):
+    """LAPACK splits its work by the BLAS threads, and the split changes the last bits: the
+    client's dense algebra runs on one thread (daskfair/_threads.py). On this fit (the CLI's
+    Crime split 3 job) 1 and 2 client threads gave dual coefficients 4e-11 apart before."""
+    from threadpoolctl import threadpool_limits
+
+    from daskfair.datasets import load_dataset
+    from daskfair.fkr.estimators import FairKernelClassifier
+    from daskfair.reproduce.fkr_paper import minmax_scale
+
+    d = load_dataset("ffe_crime", data_dir)
+    train = d.splits[3]
+    X, y, s = minmax_scale(d.X, train)[train], d.y[train].astype(int), d.sensitive[train]
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(threads):
+            clf = FairKernelClassifier("polynomial", degree=4, coef0=0.1, n_fair_features=2,
+                                       objective="mean_discrepancy", n_landmarks=300,
+                                       random_state=0, threshold=0.5)
+            fits.append(clf.fit(X, y, sensitive_features=s).dual_coef_)
+    np.testing.assert_array_equal(fits[0], fits[1])

@@ -76,3 +76,117 @@ def test_the_local_dashboard_listens_on_loopback_only():
             pass
     finally:
         close_client(client)
+
+
+def _listening(pids):
+    """(pid, address) of every listening TCP socket of these processes."""
+    import psutil
+
+    out = []
+    for pid in pids:
+        try:
+            conns = psutil.Process(pid).net_connections(kind="tcp")
+        except psutil.NoSuchProcess:
+            continue
+        out += [(pid, c.laddr.ip) for c in conns if c.status == psutil.CONN_LISTEN]
+    return out
+
+
+@pytest.mark.cluster
+def test_nothing_of_a_local_cluster_listens_beyond_loopback():
+    """What `ss -ltn` shows during `daskfair demo`: the scheduler, its dashboard, the workers
+    and their nannies of the LocalCluster daskfair starts listen on 127.0.0.1 only."""
+    import os
+
+    import psutil
+
+    from daskfair.deploy import close_client, get_client
+
+    client = get_client(n_workers=2)
+    try:
+        client.wait_for_workers(2, timeout=60)
+        pids = [os.getpid(), *(p.pid for p in psutil.Process().children(recursive=True))]
+        sockets = _listening(pids)
+    finally:
+        close_client(client)
+    assert len(sockets) >= 5  # scheduler, dashboard, two workers, two nannies
+    assert all(ip in ("127.0.0.1", "::1") for _, ip in sockets), sockets
+
+
+@pytest.mark.cluster
+def test_a_tls_scheduler_is_joined_with_the_tls_flags(tmp_path, data_dir, capsys):
+    """--scheduler tls://... with --tls-ca-file/--tls-cert/--tls-key runs the job; without
+    them the error says which flags are missing."""
+    import distributed
+    from distributed.security import Security
+
+    from daskfair.cli import main
+
+    security = Security.temporary()
+    paths = {}
+    for name, pem in (("ca", security.tls_ca_file), ("cert", security.tls_client_cert),
+                      ("key", security.tls_client_key)):
+        paths[name] = tmp_path / f"{name}.pem"
+        paths[name].write_text(pem)
+    job = ["fce", "--pool", "yale", "--n-runs", "4", "--n-clusters", "15", "--data-dir",
+           str(data_dir), "--no-progress"]
+    with distributed.LocalCluster(n_workers=1, processes=False, protocol="tls://",
+                                  security=security, dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tls://")
+        code = main([*job, "--scheduler", address, "--store", str(tmp_path / "a.zarr")])
+        err = capsys.readouterr().err
+        assert code == 2 and "--tls-ca-file, --tls-cert and --tls-key" in err, err
+        code = main([*job, "--scheduler", address, "--store", str(tmp_path / "b.zarr"),
+                     "--tls-ca-file", str(paths["ca"]), "--tls-cert", str(paths["cert"]),
+                     "--tls-key", str(paths["key"])])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert f"({address})" in out and "FCE consensus, c = 15" in out
+        code = main([*job, "--scheduler", address, "--store", str(tmp_path / "c.zarr"),
+                     "--tls-ca-file", str(tmp_path / "none.pem"), "--tls-cert",
+                     str(paths["cert"])])
+        assert code == 2 and "--tls-ca-file" in capsys.readouterr().err
+
+
+class _Versions:
+    """A client whose get_versions answers what it is given."""
+
+    def __init__(self, versions):
+        self.versions = versions
+
+    def get_versions(self, packages=()):
+        return self.versions
+
+
+def _packages(**changes):
+    base = {"python": "3.11.2.final.0", "dask": "2026.8.0", "distributed": "2026.8.0",
+            "daskfair": "0.1.0", "cloudpickle": "3.1.1", "msgpack": "1.1.0",
+            "numpy": "2.4.6"}
+    return {"packages": {**base, **changes}}
+
+
+def test_different_versions_on_a_worker_are_named():
+    from daskfair.deploy import VersionMismatchError, check_versions
+
+    same = {"client": _packages(), "scheduler": _packages(python="3.11.9.final.0"),
+            "workers": {"tls://10.0.0.7:4000": _packages(numpy="2.3.0")}}
+    check_versions(_Versions(same))  # python's micro version and numpy may differ
+    other = {**same, "workers": {"tls://10.0.0.7:4000": _packages(daskfair="0.0.9"),
+                                 "tls://10.0.0.8:4000": _packages(python="3.12.1")}}
+    with pytest.raises(VersionMismatchError) as info:
+        check_versions(_Versions(other))
+    text = str(info.value)
+    assert "daskfair: 0.1.0 on this client, the scheduler, worker tls://10.0.0.8:4000; " \
+           "0.0.9 on worker tls://10.0.0.7:4000" in text
+    assert "python: 3.11 on this client" in text and "3.12 on worker tls://10.0.0.8" in text
+    assert isinstance(info.value, ConnectionError)  # the CLI's one-line error
+
+
+@pytest.mark.cluster
+def test_a_real_cluster_passes_the_version_check(client):
+    from daskfair.deploy import check_versions
+
+    check_versions(client)
+    assert set(client.get_versions(packages=["daskfair"])["client"]["packages"]) >= {
+        "daskfair", "dask", "distributed"}

@@ -24,6 +24,20 @@ from daskfair.store import open_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
+@pytest.fixture(autouse=True)
+def _own_dask_config():
+    """Loading a jobqueue file merges it into dask's global configuration: each test gets
+    the configuration back as it was."""
+    import copy
+
+    import dask
+
+    saved = copy.deepcopy(dask.config.config)
+    yield
+    dask.config.config.clear()
+    dask.config.config.update(saved)
+
 SUBMIT = """#!/usr/bin/env bash
 set -e
 script="${@: -1}"
@@ -206,3 +220,137 @@ def test_the_jobqueue_scheduler_admits_only_its_own_credentials(tmp_path, monkey
     finally:
         cluster.close()
     assert not folder.exists()
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("01:30:00", 5400), ("90", 5400), (90, 5400), ("1:30", 90), ("2-01:00", 176400),
+    ("1-00:00:30", 86430), ("2-3", 183600), ("00:00:40", 40)])
+def test_walltime_forms_of_slurm_and_pbs(text, seconds):
+    from daskfair.hpc import format_walltime, parse_walltime
+
+    assert parse_walltime(text) == seconds
+    assert parse_walltime(format_walltime(seconds)) == seconds
+
+
+def test_a_bad_walltime_says_which_forms_work():
+    from daskfair.hpc import parse_walltime, worker_lifetime
+
+    for bad in ("1h", "01:02:03:04", "", "0", "-5"):
+        with pytest.raises(ValueError, match="walltime"):
+            parse_walltime(bad)
+    with pytest.raises(ValueError, match="too short"):
+        worker_lifetime(20)
+
+
+@pytest.mark.parametrize("walltime", [30, 45, 600, 3600, 86400])
+def test_workers_retire_before_the_walltime_with_room_to_start_and_leave(walltime):
+    from daskfair.hpc import worker_lifetime
+
+    lifetime, stagger = worker_lifetime(walltime)
+    # the latest retirement leaves at least 10 s (a worker's start) and at most 5 min unused
+    assert 10 <= walltime - (lifetime + stagger) and walltime - lifetime <= 300
+    assert 0 < stagger < lifetime
+
+
+def test_walltime_prologue_and_skipped_directives_reach_the_job_script(tmp_path, monkeypatch):
+    """--walltime sets the job's limit and the workers' lifetime below it; prologue lines
+    and skipped directives add to the configuration's; a lifetime of the user's is kept."""
+    import dask
+
+    monkeypatch.setenv("DASK_CONFIG", str(tmp_path))
+    pytest.importorskip("dask_jobqueue")
+    from dask_jobqueue import SLURMCluster
+
+    from daskfair.hpc import _job_options
+
+    config = _config(tmp_path, "slurm")
+    with dask.config.set({}):
+        load_jobqueue_config(config)
+        dask.config.set({"jobqueue.slurm.job-script-prologue": ["module load python"]})
+        options = _job_options("slurm", "00:20:00", ["source venv/bin/activate"], ["--mem"],
+                               {})
+        with SLURMCluster(**options) as cluster:
+            script = cluster.job_script()
+        # the configuration's own walltime (10 min) when none is given
+        default = _job_options("slurm", None, None, None, {})
+        dask.config.set({"jobqueue.slurm.worker-extra-args": ["--lifetime", "7m"]})
+        mine = _job_options("slurm", "01:00:00", None, None, {})
+    assert "#SBATCH -t 00:20:00" in script
+    assert "--lifetime 1000s --lifetime-stagger 66s" in script  # 20 min - 200 s
+    assert script.index("module load python") < script.index("source venv/bin/activate") \
+        < script.index("distributed.cli.dask_worker")
+    assert "#SBATCH --mem" not in script and "#SBATCH --cpus-per-task=1" in script
+    assert default["worker_extra_args"] == ["--lifetime", "500s", "--lifetime-stagger", "33s"]
+    assert mine == {"walltime": "01:00:00"}  # the user's own --lifetime is left as it is
+
+
+def test_jobqueue_flag_errors(tmp_path, monkeypatch, capsys):
+    from daskfair.cli import main
+
+    monkeypatch.setenv("DASK_CONFIG", str(tmp_path))
+    cases = [
+        (["--walltime", "1:00:00"], "--walltime only apply with --jobqueue"),
+        (["--jobs", "3"], "--jobs only apply with --jobqueue"),
+        (["--tls-cert", "c.pem"], "are for joining a TLS scheduler with --scheduler"),
+        (["--jobqueue", "slurm", "--jobs", "2", "--adapt", "1", "3"],
+         "either --jobs or --adapt"),
+        (["--jobqueue", "slurm", "--adapt", "3", "1"], "0 <= MIN <= MAX"),
+        (["--jobqueue", "slurm", "--walltime", "1h"], "not a time limit"),
+        (["--jobqueue", "slurm", "--walltime", "0:10"], "too short"),
+    ]
+    for extra, says in cases:
+        code = main(["fce", "--pool", "yale", "--store", str(tmp_path / "x.zarr"), *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and says in err, (extra, err)
+    assert not (tmp_path / "x.zarr").exists()
+
+
+def test_a_job_that_ends_before_its_worker_joined_fails_at_once(tmp_path, monkeypatch):
+    """SLURM's states tell: the wait stops at the first ended job and shows the script, the
+    queue and the job's log (here a fake squeue reports the job FAILED)."""
+    import distributed
+
+    from daskfair._batch_jobs import wait_for_jobs
+
+    fake, _ = _fake_batch_system(tmp_path, "slurm")
+    squeue = Path(fake["PATH"].split(":")[0]) / "squeue"
+    squeue.write_text("#!/usr/bin/env bash\nfor f in \"$FAKE_QUEUE\"/*.sh; do "
+                      "id=$(basename \"$f\" .sh); echo \"$id FAILED NonZeroExitCode\"; done\n")
+    squeue.chmod(0o755)
+    for name, value in fake.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    cluster = jobqueue_cluster("slurm", 1, config=_config(tmp_path, "slurm"),
+                               job_script_prologue=["echo 'module not found' >&2; exit 3"])
+    try:
+        with distributed.Client(cluster) as client:
+            start = time.monotonic()
+            with pytest.raises(ConnectionError) as info:
+                wait_for_jobs(client, cluster, "slurm", timeout=120)
+            assert time.monotonic() - start < 30
+    finally:
+        cluster.close()
+    text = str(info.value)
+    assert "ended before any worker joined" in text and "FAILED" in text
+    assert "job script:" in text and "exit 3" in text and "queue (squeue)" in text
+    assert "worker logs:" in text
+
+
+def test_a_refused_submission_fails_at_once_with_the_batch_systems_message(tmp_path,
+                                                                         monkeypatch):
+    fake, _ = _fake_batch_system(tmp_path, "slurm")
+    sbatch = Path(fake["PATH"].split(":")[0]) / "sbatch"
+    sbatch.write_text("#!/usr/bin/env bash\necho 'sbatch: error: invalid partition "
+                      "specified: gpu' >&2\nexit 1\n")
+    for name, value in fake.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    start = time.monotonic()
+    with pytest.raises(ConnectionError) as info:
+        get_client(jobqueue="slurm", jobs=1, jobqueue_config=_config(tmp_path, "slurm"),
+                   jobqueue_wait=300)
+    assert time.monotonic() - start < 60
+    text = str(info.value)
+    assert "submitting a slurm job failed" in text and "invalid partition" in text
+    assert "#SBATCH" in text and "distributed.cli.dask_worker" in text
+    assert not list(tmp_path.glob(".daskfair-tls-*"))  # the credentials went with it

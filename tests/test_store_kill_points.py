@@ -23,7 +23,11 @@ SEED = int(os.environ.get("DASKFAIR_KILL_SEED", "0"))
 NOT_WRONG = {"complete", "incomplete", "corrupt", "empty"}
 
 
-@pytest.mark.parametrize("job", sorted(kp.JOBS))
+# One kill point per job here; benchmarks/store_kill_points.py kills each job at hundreds of
+# points. The slower two jobs' single points run with the slow tests only.
+@pytest.mark.parametrize("job", [
+    pytest.param(job, marks=[pytest.mark.slow] if job in ("fce", "fkr") else [])
+    for job in sorted(kp.JOBS)])
 def test_killed_at_a_random_write_the_store_is_right_or_says_it_is_not(job, data_dir,
                                                                       tmp_path):
     rng = np.random.default_rng([SEED, sorted(kp.JOBS).index(job)])

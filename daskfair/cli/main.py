@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import textwrap
 import threading
@@ -121,7 +122,8 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 # stored parameters, so an interrupted run may be resumed on another cluster.
 _NOT_PARAMS = {"command", "verbose", "scheduler", "workers", "jobqueue", "jobs",
                "jobqueue_config", "jobqueue_wait", "data_dir", "store", "overwrite", "resume",
-               "break_lock", "no_progress"}
+               "break_lock", "no_progress", "tls_ca_file", "tls_cert", "tls_key", "walltime",
+               "adapt", "job_script_prologue", "job_directives_skip"}
 # options added after runs were stored: at their defaults they are left out of the stored
 # parameters, so a run stored before them still resumes
 _NEW_OPTION_DEFAULTS = {"sync_every": 1, "init": "matched"}
@@ -164,8 +166,28 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
                    help="worker processes of the LocalCluster (default: one per core)")
     g.add_argument("--jobqueue", choices=sorted(JOBQUEUE_SYSTEMS),
                    help="start a SLURM or PBS cluster through dask-jobqueue instead")
-    g.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="batch jobs to submit with --jobqueue (default 1)")
+    g.add_argument("--tls-ca-file", metavar="PATH",
+                   help="with --scheduler: the CA certificate of a TLS scheduler (default: "
+                        "dask's distributed.comm.tls configuration)")
+    g.add_argument("--tls-cert", metavar="PATH", help="with --scheduler: this client's "
+                   "TLS certificate")
+    g.add_argument("--tls-key", metavar="PATH", help="with --scheduler: this client's TLS "
+                   "private key (if not inside --tls-cert)")
+    g.add_argument("--jobs", type=int, metavar="N",
+                   help="batch jobs to keep running with --jobqueue; one that ends is "
+                        "replaced (default 1)")
+    g.add_argument("--adapt", type=int, nargs=2, metavar=("MIN", "MAX"),
+                   help="with --jobqueue: scale between MIN and MAX jobs with the work, "
+                        "instead of --jobs")
+    g.add_argument("--walltime", metavar="HH:MM:SS",
+                   help="with --jobqueue: each job's time limit (default: the configuration's);"
+                        " workers retire before it and new jobs take over")
+    g.add_argument("--job-script-prologue", action="append", metavar="LINE",
+                   help="with --jobqueue: a shell line run in each job before its workers "
+                        "(module load ..., source venv/bin/activate); repeatable")
+    g.add_argument("--job-directives-skip", action="append", metavar="TEXT",
+                   help="with --jobqueue: drop generated #SBATCH/#PBS lines containing TEXT; "
+                        "repeatable")
     g.add_argument("--jobqueue-config", metavar="PATH",
                    default=os.environ.get("DASKFAIR_JOBQUEUE_CONFIG"),
                    help="dask-jobqueue YAML such as cluster/jobqueue.yaml (default: "
@@ -426,6 +448,11 @@ def _print_dashboard(client: Any) -> None:
     link = dashboard_link(client)
     if link:
         print(f"Dask dashboard: {link}", flush=True)
+        address = str(client.scheduler.address)
+        if link.startswith("http://127.0.0.1:") and "127.0.0.1" not in address:
+            port = link.split(":")[2].split("/")[0]
+            print(f"  (on this machine only; from yours: ssh -N -L {port}:127.0.0.1:{port} "
+                  f"{socket.gethostname()}, then open {link})", flush=True)
     else:
         print("Dask dashboard: not available (pip install 'daskfair[dashboard]' for it)",
               flush=True)
@@ -443,9 +470,33 @@ def _client(args: argparse.Namespace, in_process: bool = False) -> Any:
              or scheduler_from_environment())
     if in_process and not asked:
         return contextlib.nullcontext(task_client())
-    return client_context(args.scheduler, n_workers=args.workers, jobqueue=args.jobqueue,
-                          jobs=args.jobs, jobqueue_config=args.jobqueue_config,
-                          jobqueue_wait=args.jobqueue_wait)
+    return client_context(args.scheduler, n_workers=args.workers, **_cluster_kwargs(args))
+
+
+def _cluster_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """get_client's arguments for the --jobqueue and TLS flags, checked against each other."""
+    from ..deploy import tls_security
+
+    tls = (args.tls_ca_file, args.tls_cert, args.tls_key)
+    if any(tls) and not args.scheduler:
+        raise ValueError("--tls-ca-file/--tls-cert/--tls-key are for joining a TLS scheduler "
+                         "with --scheduler (a --jobqueue cluster makes its own credentials).")
+    batch = {"--adapt": args.adapt, "--walltime": args.walltime,
+             "--job-script-prologue": args.job_script_prologue,
+             "--job-directives-skip": args.job_directives_skip}
+    if args.jobs is not None:
+        batch["--jobs"] = args.jobs
+    given = [flag for flag, value in batch.items() if value is not None]
+    if given and not args.jobqueue:
+        raise ValueError(f"{', '.join(given)} only apply with --jobqueue slurm|pbs.")
+    options = {"walltime": args.walltime,
+               "adapt": tuple(args.adapt) if args.adapt else None,
+               "job_script_prologue": args.job_script_prologue,
+               "job_directives_skip": args.job_directives_skip}
+    jobs = args.jobs if args.jobs is not None or args.adapt else 1
+    return {"jobqueue": args.jobqueue, "jobs": jobs, "jobqueue_config": args.jobqueue_config,
+            "jobqueue_wait": args.jobqueue_wait, "security": tls_security(*tls),
+            "jobqueue_options": {k: v for k, v in options.items() if v is not None}}
 
 
 def _announce(client: Any) -> None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._nearest import nearest_center
 from .._random import as_seed_sequence, child_rng, spawn_seeds
+from .._recovery import LOST_WORK, count_recovery, wait_for_workers
 from .._validation import check_array, check_n_clusters, is_dask
 from ..kernels import kernel_params
 from ..nystroem import fit_nystroem, landmark_pool
@@ -79,6 +80,35 @@ def assign_block(X: np.ndarray, models: Sequence[dict[str, Any]]) -> np.ndarray:
         else:
             out[:, r] = nearest_center(X, model["centers"])
     return out
+
+
+def _fit_runs(client: Any, sample: np.ndarray, runs: list[tuple[str, int, int]]) -> list[Any]:
+    """:func:`fit_run` of every ``(method, n_clusters, seed)`` as a task on the sample.
+
+    The sample is scattered, and scattered data cannot be recomputed: when the cluster loses
+    it (its workers killed, or retired at their walltime after another took its copy away),
+    the runs not yet fitted are submitted again with a new copy; each run's seed makes its
+    model the one an undisturbed run fits.
+    """
+    models: list[Any] = [None] * len(runs)
+    recoveries = 0
+    while True:
+        todo = [r for r, model in enumerate(models) if model is None]
+        if not todo:
+            return models
+        sample_f = client.scatter(sample, broadcast=True, hash=False)
+        futures = {r: client.submit(fit_run, sample_f, *runs[r],
+                                    key=f"daskfair-base-{r}-{runs[r][2]:x}-{sample_f.key}")
+                   for r in todo}
+        try:
+            for r, model in zip(todo, client.gather([futures[r] for r in todo]), strict=True):
+                models[r] = model
+        except LOST_WORK as exc:
+            for r, future in futures.items():
+                if future.status == "finished":
+                    models[r] = future.result()
+            recoveries = count_recovery(recoveries, exc, "FCE base clusterings")
+            wait_for_workers(client)
 
 
 def _cluster_numbers(n_clusters: int, n_runs: int, n: int, random: bool,
@@ -156,13 +186,8 @@ def base_clusterings(
     cs = _cluster_numbers(n_clusters, n_runs, len(sample), random_cluster_numbers, seed)
     seeds = spawn_seeds(int(child_rng(seed, 1).integers(2**63)), n_runs)
     client = client or get_client()
-    sample_f = client.scatter(sample, broadcast=True, hash=False)
-    futures = [
-        client.submit(fit_run, sample_f, methods[r % len(methods)], cs[r], seeds[r],
-                      key=f"daskfair-base-{r}-{seeds[r]:x}-{sample_f.key}")
-        for r in range(n_runs)
-    ]
-    models = client.gather(futures)
+    models = _fit_runs(client, sample, [(methods[r % len(methods)], cs[r], seeds[r])
+                                        for r in range(n_runs)])
     if is_dask(X) and n <= sample_size:
         # every row was read for the fits: assign them in memory instead of a second pass
         return da.from_array(assign_block(sample, models), chunks=(X.chunks[0], (n_runs,)))

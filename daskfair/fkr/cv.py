@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._deprecation import DEPRECATED, RenamedParamsMixin, renamed_attribute, renamed_params
 from .._random import as_seed_sequence, child_rng
+from .._threads import one_blas_thread
 from ._base import CalibratedClassifierMixin, FitInput, KernelModelMixin, shown
 from .calibration import calibrate
 from .candidates import CONSTRAINTS, FAMILIES, Search
@@ -181,21 +182,22 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
     # -- fit ------------------------------------------------------------------------------
 
     def _fit(self, X: Any, y: Any, sensitive_features: Any, sample_weight: Any) -> Any:
-        grids = self._grids()
-        data = self._fit_input(X, y, sensitive_features, sample_weight,
-                               classify=self._task == "classification")
-        folds = fold_plan(self.cv, data.n, self._fold_seed(), data.X,
-                          data.labels if data.classify else data.y)
-        searches, landmarks = [], None
-        for gamma in grids["gammas"]:
-            # one draw of landmarks for every kernel setting
-            searches.append(self._search_kernel(data, gamma, folds, landmarks, grids))
-            landmarks, data = searches[-1].feature_map.landmarks, searches[-1].data
-        self._keep(searches)
-        self.disparity_bound_ = float(self.disparity_bound)
-        self._select()
-        self._set_input_attributes(data, None)
-        return self
+        with one_blas_thread():  # bits independent of the client's threads
+            grids = self._grids()
+            data = self._fit_input(X, y, sensitive_features, sample_weight,
+                                   classify=self._task == "classification")
+            folds = fold_plan(self.cv, data.n, self._fold_seed(), data.X,
+                              data.labels if data.classify else data.y)
+            searches, landmarks = [], None
+            for gamma in grids["gammas"]:
+                # one draw of landmarks for every kernel setting
+                searches.append(self._search_kernel(data, gamma, folds, landmarks, grids))
+                landmarks, data = searches[-1].feature_map.landmarks, searches[-1].data
+            self._keep(searches)
+            self.disparity_bound_ = float(self.disparity_bound)
+            self._select()
+            self._set_input_attributes(data, None)
+            return self
 
     def _search_kernel(self, data: FitInput, gamma: float | None, folds: FoldPlan,
                        landmarks: np.ndarray | None, grids: dict[str, Any]) -> KernelSearch:

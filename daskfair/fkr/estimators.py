@@ -28,6 +28,7 @@ from sklearn.base import (
 )
 
 from .._deprecation import DEPRECATED, RenamedParamsMixin, renamed_attribute, renamed_params
+from .._threads import one_blas_thread
 from ._base import CalibratedClassifierMixin, FitInput, KernelModelMixin
 from .calibration import N_BINS, calibrate, score_bins, score_spread
 from .embedding import OBJECTIVES, constrained_rank, fair_directions
@@ -264,11 +265,12 @@ class FairKernelRegressor(
         ``sensitive_features`` may hold any number of groups (two for ``objective="paper"``);
         without it the model has no fairness constraint (a warning says so).
         """
-        p = self._params()
-        data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
-        _, _, data, fmap, fitted = self._fit_embedding(data, p)
-        self._set_fitted(fitted, data, fmap)
-        return self
+        with one_blas_thread():  # bits independent of the client's threads
+            p = self._params()
+            data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
+            _, _, data, fmap, fitted = self._fit_embedding(data, p)
+            self._set_fitted(fitted, data, fmap)
+            return self
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
         """Predictions of shape (n_samples,); lazy for dask input."""
@@ -367,35 +369,37 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
         loss, so fairlearn's reductions (ExponentiatedGradient, GridSearch) can wrap the
         classifier.
         """
-        p = self._params()
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}.")
-        if not (self.threshold == "auto" or isinstance(self.threshold, int | float)):
-            raise ValueError(f"threshold must be 'auto' or a number, got {self.threshold!r}.")
-        data = self._fit_input(X, y, sensitive_features, sample_weight, classify=True)
-        stats, W, data, fmap, fitted = self._fit_embedding(data, p)
-        fitted["n_iter_"] = 1  # the least-squares solve; Newton's steps for the logistic loss
-        if self.loss == "logistic":
-            # near p = 1/2, logit p ≈ 4 (p − 1/2): the least-squares fit is the start, and
-            # α·scale/4 the logistic penalty of the same strength
-            start = np.r_[4 * fitted["coef_"], 4 * (fitted["intercept_"] - 0.5)]
-            theta, fitted["n_iter_"], converged = logistic_newton(
-                data.X, data.y, data.weights, fmap.landmarks, fmap.params,
-                fitted["projection_"], start,
-                penalty=p["relative_alpha"] * penalty_scale(stats) / 4, max_iter=self.max_iter)
-            if not converged:
-                logger.warning("logistic loss: Newton's method did not converge in %d steps",
-                               self.max_iter)
-            fitted.update(coef_=theta[:-1], intercept_=float(theta[-1]),
-                          dual_coef_=fitted["projection_"] @ theta[:-1])
-            slope, threshold = 1.0, 0.0  # the score is the log-odds
-        else:
-            slope, threshold = _training_calibration(
-                data, fmap, stats, W @ fitted["coef_"], fitted["dual_coef_"],
-                fitted["intercept_"], None if self.threshold == "auto" else float(self.threshold))
-        self._set_fitted(fitted, data, fmap)
-        self._set_calibration(slope, threshold)
-        return self
+        with one_blas_thread():  # bits independent of the client's threads
+            p = self._params()
+            if self.loss not in LOSSES:
+                raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}.")
+            if not (self.threshold == "auto" or isinstance(self.threshold, int | float)):
+                raise ValueError(f"threshold must be 'auto' or a number, got {self.threshold!r}.")
+            data = self._fit_input(X, y, sensitive_features, sample_weight, classify=True)
+            stats, W, data, fmap, fitted = self._fit_embedding(data, p)
+            fitted["n_iter_"] = 1  # the least-squares solve; Newton's steps for the logistic loss
+            if self.loss == "logistic":
+                # near p = 1/2, logit p ≈ 4 (p − 1/2): the least-squares fit is the start, and
+                # α·scale/4 the logistic penalty of the same strength
+                start = np.r_[4 * fitted["coef_"], 4 * (fitted["intercept_"] - 0.5)]
+                theta, fitted["n_iter_"], converged = logistic_newton(
+                    data.X, data.y, data.weights, fmap.landmarks, fmap.params,
+                    fitted["projection_"], start,
+                    penalty=p["relative_alpha"] * penalty_scale(stats) / 4, max_iter=self.max_iter)
+                if not converged:
+                    logger.warning("logistic loss: Newton's method did not converge in %d steps",
+                                   self.max_iter)
+                fitted.update(coef_=theta[:-1], intercept_=float(theta[-1]),
+                              dual_coef_=fitted["projection_"] @ theta[:-1])
+                slope, threshold = 1.0, 0.0  # the score is the log-odds
+            else:
+                slope, threshold = _training_calibration(
+                    data, fmap, stats, W @ fitted["coef_"], fitted["dual_coef_"],
+                    fitted["intercept_"],
+                    None if self.threshold == "auto" else float(self.threshold))
+            self._set_fitted(fitted, data, fmap)
+            self._set_calibration(slope, threshold)
+            return self
 
 
 class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, BaseEstimator):
@@ -479,13 +483,14 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
             sample_weight: Any = None) -> FairKernelRidge:
         """Fit on ``X``, ``y`` and the groups (numpy, pandas or dask; any number of groups)."""
-        p = self._params()
-        data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
-        fmap = self._fit_feature_map(data)
-        folded, data = self._moments(data, fmap)
-        self._solve(folded.total, fmap, p)  # no pass left to fail after it
-        self._set_input_attributes(data, fmap)
-        return self
+        with one_blas_thread():  # bits independent of the client's threads
+            p = self._params()
+            data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
+            fmap = self._fit_feature_map(data)
+            folded, data = self._moments(data, fmap)
+            self._solve(folded.total, fmap, p)  # no pass left to fail after it
+            self._set_input_attributes(data, fmap)
+            return self
 
     def fit_moments(self, moments: Any, feature_map: Any, *,
                     groups: Any = None) -> FairKernelRidge:
@@ -496,13 +501,14 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
         (:class:`FairKernelClassifierCV` sums them in its first pass): the model equals
         ``fit`` on those rows with the same landmarks, up to the order of the sums.
         """
-        p = self._params()
-        self._solve(moments, feature_map, p)
-        self.feature_map_ = feature_map
-        self.n_features_in_ = int(np.shape(feature_map.landmarks)[1])
-        if groups is not None:
-            self.groups_ = np.asarray(groups)
-        return self
+        with one_blas_thread():  # bits independent of the client's threads
+            p = self._params()
+            self._solve(moments, feature_map, p)
+            self.feature_map_ = feature_map
+            self.n_features_in_ = int(np.shape(feature_map.landmarks)[1])
+            if groups is not None:
+                self.groups_ = np.asarray(groups)
+            return self
 
     def _solve(self, stats: Any, fmap: Any, p: dict[str, Any]) -> None:
         self.coef_, self.intercept_ = ridge_fit(
