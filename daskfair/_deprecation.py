@@ -106,7 +106,7 @@ def renamed_attribute(old: str, new: str, convert: Callable[[Any], Any] | None =
         warn_renamed(type(self).__name__, old, new)
         return value if convert is None else convert(self, value)
 
-    return property(get, doc=doc or f"Renamed '{new}'; warns with a FutureWarning.")
+    return property(get, doc=doc or f"Renamed ``{new}``; warns with a FutureWarning.")
 
 
 def _init_defaults(cls: type) -> dict[str, Any]:

@@ -11,50 +11,58 @@ time a process reads it.
 Encodings (every ``X`` is float64 and finite; the sensitive attribute and the label are never
 columns of ``X``; features are not scaled — scaling belongs to the estimator or protocol):
 
-================== ======================================================================
-``adult``          adult.data (32,561 rows). Numeric columns as they are; categorical
-                   columns one-hot (``pandas.get_dummies``, sorted categories), a missing
-                   "?" its own "missing" category. Sensitive: sex (default) or race.
-                   y = income > 50K.
-``bank_marketing`` bank-additional-full.csv without the 80 rows whose marital status is
-                   "unknown" (41,108 rows, as the SAfairKM authors' Bank). Sensitive:
-                   marital (3 groups). y = subscribed. "duration" is dropped (known only
-                   after the call, UCI's own advice); categoricals one-hot.
-``census_income_kdd`` the training file (199,523 rows). Integer columns as they are;
-                   categorical columns as integer category codes (one-hot would give ~500
-                   columns); the instance weight (col 24) is dropped. Sensitive: sex
-                   (col 12, default) or race (col 10). y = income 50000+.
-``communities_crime`` 1,994 communities; identifiers (state, county, community, name,
-                   fold) and every column with missing values dropped. Sensitive:
-                   racepctblack ≥ 0.5 (the FKR-F²E paper's "minority"; 244 rows, 243 in
-                   the authors' file of 1,993). y = ViolentCrimesPerPop (continuous).
-``compas``         compas-scores-two-years.csv (7,214 rows). X: age, priors_count,
-                   juv_fel/misd/other_count, charge degree (felony = 1), and the other
-                   attribute one-hot (sex when race is sensitive, race when sex is).
-                   Sensitive: race (default, 6 groups) or sex. y = two_year_recid.
-``credit_default`` UCI_Credit_Card.csv (30,000 rows); ID dropped; the label is the last
-                   column. Sensitive: EDUCATION (default, its 7 codes) or SEX.
-``ffe_credit``     the FKR-F²E authors' 20,000 × 24 file: col 2 (binarised education) is
-                   the sensitive attribute, col 23 the label, X = the other 22 columns.
-                   ``splits``: their 50 training index arrays of 15,000 rows (0-based), as
-                   published — they were drawn with replacement, so each repeats about 40
-                   rows (14,950–14,970 distinct).
-``ffe_crime``      their 1,993 × 102 file: col 0 (minority) sensitive, col 101 the
-                   binarised crime rate, X = cols 1–99. Col 100 is dropped: it is the
-                   continuous crime rate itself (the label equals col 100 ≥ 0.5 on every
-                   row), a target leak in the published file. Their index file holds 50
-                   permutations of the rows (1-based); the training set of a trial is the
-                   first 1,495 rows (75 %, the paper's split ratio) of its permutation.
-``ffe_compas``     compas/compas.csv inside compas.zip (16,000 × 16): col 15 is the label
-                   (minority rate 0.228 as the data README states), col 14 is taken as
-                   race (64 / 36 %; col 0, 82 / 18 %, is sex) — inferred, not documented
-                   by the authors. X = cols 0–13. Index: 50 permutations (1-based);
-                   training = first 12,000 (75 %). Col 15 is the only column whose rate
-                   matches the paper's constant error; no model beats the constant predictor
-                   on it (docs/findings.md F1.2).
-``safairkm_adult`` / ``safairkm_bank`` the SAfairKM authors' arrays: X = X_org,
-                   sensitive = demograph, y = None. See :func:`preprocess_safairkm`.
-================== ======================================================================
+``adult``
+    adult.data (32,561 rows). Numeric columns as they are; categorical
+    columns one-hot (``pandas.get_dummies``, sorted categories), a missing
+    "?" its own "missing" category. Sensitive: sex (default) or race.
+    y = income > 50K.
+``bank_marketing``
+    bank-additional-full.csv without the 80 rows whose marital status is
+    "unknown" (41,108 rows, as the SAfairKM authors' Bank). Sensitive:
+    marital (3 groups). y = subscribed. "duration" is dropped (known only
+    after the call, UCI's own advice); categoricals one-hot.
+``census_income_kdd``
+    the training file (199,523 rows). Integer columns as they are;
+    categorical columns as integer category codes (one-hot would give ~500
+    columns); the instance weight (col 24) is dropped. Sensitive: sex
+    (col 12, default) or race (col 10). y = income 50000+.
+``communities_crime``
+    1,994 communities; identifiers (state, county, community, name,
+    fold) and every column with missing values dropped. Sensitive:
+    racepctblack ≥ 0.5 (the FKR-F²E paper's "minority"; 244 rows, 243 in
+    the authors' file of 1,993). y = ViolentCrimesPerPop (continuous).
+``compas``
+    compas-scores-two-years.csv (7,214 rows). X: age, priors_count,
+    juv_fel/misd/other_count, charge degree (felony = 1), and the other
+    attribute one-hot (sex when race is sensitive, race when sex is).
+    Sensitive: race (default, 6 groups) or sex. y = two_year_recid.
+``credit_default``
+    UCI_Credit_Card.csv (30,000 rows); ID dropped; the label is the last
+    column. Sensitive: EDUCATION (default, its 7 codes) or SEX.
+``ffe_credit``
+    the FKR-F²E authors' 20,000 × 24 file: col 2 (binarised education) is
+    the sensitive attribute, col 23 the label, X = the other 22 columns.
+    ``splits``: their 50 training index arrays of 15,000 rows (0-based), as
+    published — they were drawn with replacement, so each repeats about 40
+    rows (14,950–14,970 distinct).
+``ffe_crime``
+    their 1,993 × 102 file: col 0 (minority) sensitive, col 101 the
+    binarised crime rate, X = cols 1–99. Col 100 is dropped: it is the
+    continuous crime rate itself (the label equals col 100 ≥ 0.5 on every
+    row), a target leak in the published file. Their index file holds 50
+    permutations of the rows (1-based); the training set of a trial is the
+    first 1,495 rows (75 %, the paper's split ratio) of its permutation.
+``ffe_compas``
+    compas/compas.csv inside compas.zip (16,000 × 16): col 15 is the label
+    (minority rate 0.228 as the data README states), col 14 is taken as
+    race (64 / 36 %; col 0, 82 / 18 %, is sex) — inferred, not documented
+    by the authors. X = cols 0–13. Index: 50 permutations (1-based);
+    training = first 12,000 (75 %). Col 15 is the only column whose rate
+    matches the paper's constant error; no model beats the constant predictor
+    on it (docs/findings.md F1.2).
+``safairkm_adult``
+    / ``safairkm_bank`` the SAfairKM authors' arrays: X = X_org,
+    sensitive = demograph, y = None. See :func:`preprocess_safairkm`.
 """
 
 from __future__ import annotations

@@ -48,7 +48,6 @@ templates_path = ["_templates"]
 write_api_index(DOCS / "api" / "index.rst")
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": False}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False

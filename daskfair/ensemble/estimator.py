@@ -340,7 +340,7 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         Consensus clusters (dask when the input was dask).
     weights_ : ndarray of shape (n_labelings,)
         α.
-    objective_ : ndarray of shape (n_iter_,)
+    objective_ : ndarray, one value per iteration (``n_iter_`` of them)
         The objective after every iteration (non-increasing).
     n_iter_ : int
     converged_ : bool

@@ -317,7 +317,7 @@ class CalibratedClassifierMixin:
     Platt's slope a > 0 (``calibration_ = (a, c)`` with c = −a·threshold_)."""
 
     def decision_function(self, X: Any) -> Any:
-        """a·(f(x) − threshold_), the calibrated log-odds of ``classes_[1]``: positive means
+        """a·(f(x) − ``threshold_``), the calibrated log-odds of ``classes_[1]``: positive means
         ``classes_[1]``; lazy for dask input."""
         self._check_model("calibration_")
         return self.calibration_[0] * (self._kernel_output(X) - self.threshold_)
@@ -332,7 +332,7 @@ class CalibratedClassifierMixin:
         return np.column_stack([1 - p, p])
 
     def predict(self, X: Any) -> Any:
-        """Class labels, shape (n_samples,): ``classes_[1]`` where f(x) ≥ threshold_."""
+        """Class labels, shape (n_samples,): ``classes_[1]`` where ``f(x) ≥ threshold_``."""
         positive = self.decision_function(X) >= 0
         if is_dask(positive):
             return da.where(positive, self.classes_[1], self.classes_[0])

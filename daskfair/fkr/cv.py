@@ -400,7 +400,8 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     disparity_bound_ : float
         The bound of the current choice (``disparity_bound``, or the one given to
         :meth:`choose`).
-    dual_coef_, intercept_, threshold_ : the refitted score k(x, L)·dual_coef_ + intercept_
+    dual_coef_, intercept_, threshold_ : ndarray, float, float
+        The refitted score ``k(x, L)·dual_coef_ + intercept_``
         and the threshold above which ``classes_[1]`` is predicted.
     calibration_ : tuple of float
         (a, c): ``predict_proba`` is σ(a·score + c), fitted on the validation scores with

@@ -56,7 +56,7 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
     cost_ : float
         f1, the mean squared distance to the cluster means.
     balance_ : float
-        f2 = min_k min_{j≠j'} |C_k ∩ V_j| / |C_k ∩ V_j'|.
+        f2 = ``min_k min_{j≠j'} |C_k ∩ V_j| / |C_k ∩ V_j'|``.
     history_ : ndarray of shape (max_iter, 2)
         (f1, f2) after every iteration.
     groups_ : ndarray

@@ -50,8 +50,7 @@ def _table(module: str, names: list[str]) -> list[str]:
         chosen = [n for n, k in (_entry(module, n) for n in names) if k == kind]
         if not chosen:
             continue
-        template = {"class": "class.rst", "function": "function.rst", "data": "data.rst"}[kind]
-        lines += [".. autosummary::", "   :toctree: generated/", f"   :template: {template}",
+        lines += [".. autosummary::", "   :toctree: generated/",
                   "", *[f"   {n}" for n in chosen], ""]
     return lines
 
