@@ -205,7 +205,8 @@ def statistical_disparity(
     Examples
     --------
     >>> from daskfair.metrics import statistical_disparity
-    >>> statistical_disparity([1, 1, 0, 1, 0, 0], sensitive_features=["a", "a", "a", "b", "b", "b"])
+    >>> statistical_disparity([1, 1, 0, 1, 0, 0],
+    ...                       sensitive_features=["a", "a", "a", "b", "b", "b"])
     0.3333333333333333
     """
     y_pred = as_array(y_pred, "y_pred")

@@ -18,12 +18,13 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(DOCS / "_ext"))
 
-import daskfair  # noqa: E402
 from api_pages import write_api_index  # noqa: E402
+
+import daskfair  # noqa: E402
 
 project = "daskfair"
 author = "daskfair developers"
-copyright = "daskfair developers"  # noqa: A001
+copyright = "daskfair developers"
 release = daskfair.__version__
 version = release
 
@@ -98,7 +99,10 @@ sphinx_gallery_conf = {
 # -- HTML -----------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"daskfair {release}"
-html_static_path = []
+html_static_path = ["_static"]
+html_favicon = "_static/favicon.svg"
+# without it the theme writes an empty mode and logs a console error on a first visit
+html_context = {"default_mode": "auto"}
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,

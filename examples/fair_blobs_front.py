@@ -24,8 +24,8 @@ def main() -> None:
 
     front = pareto_front(X, sensitive_features=s, n_clusters=4, n_init=10, max_iter=60,
                          random_state=0)
-    base = vfairkm_front(X, sensitive_features=s, n_clusters=4, fairness_weights=[0, 100, 1000, 5000],
-                         random_state=0)
+    base = vfairkm_front(X, sensitive_features=s, n_clusters=4,
+                         fairness_weights=[0, 100, 1000, 5000], random_state=0)
     print(f"SAfairKM: {len(front.cost)} points, cost {front.cost.min():.3f}-"
           f"{front.cost.max():.3f}, balance {front.balance.min():.3f}-{front.balance.max():.3f}")
     print(f"VfairKM:  {len(base.cost)} points, balance {base.balance.min():.3f}-"
