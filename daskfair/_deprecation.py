@@ -70,6 +70,18 @@ class RenamedParamsMixin:
     _renamed_params: Mapping[str, str] = {}
 
     def set_params(self, **params: Any) -> Any:
+        """Set parameters, as scikit-learn's ``set_params``; a new name clears its old one.
+
+        Parameters
+        ----------
+        **params
+            Parameter names and values (``best_params_`` of a CV estimator, for instance).
+
+        Returns
+        -------
+        self
+            The estimator.
+        """
         for old, new in self._renamed_params.items():
             if new in params and old not in params:
                 params[old] = DEPRECATED

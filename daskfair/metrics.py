@@ -269,13 +269,6 @@ def equalized_odds_difference(
     group × true × predicted count table (one pass over the rows, which also lists the
     groups).
 
-    Examples
-    --------
-    >>> from daskfair.metrics import equalized_odds_difference
-    >>> equalized_odds_difference([1, 0, 1, 0], [1, 0, 0, 0],
-    ...                           sensitive_features=["a", "a", "b", "b"])
-    1.0
-
     Parameters
     ----------
     y_true, y_pred : array-like of shape (n_samples,)
@@ -284,6 +277,18 @@ def equalized_odds_difference(
         Group of every row (at least two groups); every group needs both true classes.
     positive_label : scalar
         The favourable outcome.
+
+    Returns
+    -------
+    float
+        The largest gap, in [0, 1].
+
+    Examples
+    --------
+    >>> from daskfair.metrics import equalized_odds_difference
+    >>> equalized_odds_difference([1, 0, 1, 0], [1, 0, 0, 0],
+    ...                           sensitive_features=["a", "a", "b", "b"])
+    1.0
     """
     y_true, y_pred, s = _true_pred_groups(y_true, y_pred, sensitive_features)
     truth = (y_true == positive_label).astype(np.int64)

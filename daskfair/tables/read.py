@@ -32,7 +32,18 @@ def _is_zarr(path: Path) -> bool:
 
 
 def is_table_path(path: str | os.PathLike[str]) -> bool:
-    """True for what :func:`read_table` reads (a zarr array's directory is not a table)."""
+    """True for what :func:`read_table` reads (a zarr array's directory is not a table).
+
+    Parameters
+    ----------
+    path : path-like
+        A file, directory or glob.
+
+    Returns
+    -------
+    bool
+        Whether it names a table.
+    """
     text = str(path)
     if _GLOB & set(text):
         return True
@@ -66,6 +77,11 @@ def read_table(path: str | os.PathLike[str], *, blocksize: str | int = "64MB") -
     blocksize : str or int
         Bytes of uncompressed CSV per partition (compressed files are one partition each:
         they cannot be split).
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        The table, lazily (nothing is read yet).
 
     Raises
     ------
