@@ -225,3 +225,22 @@ def test_search_finds_the_cv_classifier(browser, site):
                  ".map(a => a.textContent).join('\\n')")
     assert page["errors"] == [], page["errors"]
     assert "FairKernelClassifierCV" in (page["value"] or ""), page["value"]
+
+
+def test_every_public_name_has_a_page(site):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    try:
+        from api_pages import MODULES, public_names
+    finally:
+        sys.path.pop(0)
+    import daskfair
+
+    top = {n for n in daskfair.__all__ if n != "__version__"}
+    expected = {f"daskfair.{n}" for n in top}
+    for module, _ in MODULES:
+        expected |= {f"{module}.{n}" for n in public_names(module) if n not in top}
+    missing = sorted(n for n in expected
+                     if not (SITE / "api" / "generated" / f"{n}.html").exists())
+    assert not missing, f"public names without a page: {missing}"
