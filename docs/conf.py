@@ -37,6 +37,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "cli_reference",
     "benchmark_plots",
+    "resolve_refs",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -53,6 +54,8 @@ autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = False
+# every cross-reference must resolve (docs/_ext/resolve_refs.py says which may stay text)
+nitpicky = True
 numpydoc_validation_checks = {
     "GL08",  # no docstring
     "PR01",  # a parameter not documented
