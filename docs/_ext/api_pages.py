@@ -91,5 +91,6 @@ def write_api_index(path: Path) -> None:
         if names:
             lines += _table(module, names)
     text = "\n".join(lines) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)  # api/ holds only generated files
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
