@@ -108,6 +108,7 @@ html_favicon = "_static/favicon.svg"
 html_context = {"default_mode": "auto"}
 html_theme_options = {
     "navigation_with_keys": False,
+    "header_links_before_dropdown": 5,
     "show_toc_level": 2,
     "footer_start": ["copyright"],
     "footer_end": [],

@@ -42,6 +42,7 @@ PAGES = {
     "guide": "guide/classification.html",
     "api": "api/generated/daskfair.FairKernelClassifierCV.html",
     "gallery": "auto_examples/fkr_cv_synthetic.html",
+    "benchmarks": "benchmarks.html",
 }
 
 

@@ -7,6 +7,7 @@ README says and a new benchmark's plot appears without editing the docs.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -25,25 +26,38 @@ def script_descriptions(readme: str) -> dict[str, str]:
     return out
 
 
+def _inline(text: str) -> list[nodes.Node]:
+    """The README's cell as text, its `code` spans as literals."""
+    out: list[nodes.Node] = []
+    for i, piece in enumerate(re.split(r"`([^`]*)`", text)):
+        if piece:
+            out.append(nodes.literal(text=piece) if i % 2 else nodes.Text(piece))
+    return out
+
+
 class BenchmarkPlots(SphinxDirective):
     """A figure per stored plot, captioned from the README's table."""
 
     def run(self) -> list[nodes.Node]:
         bench = Path(self.env.srcdir).parent / "benchmarks"
+        here = Path(self.env.doc2path(self.env.docname)).parent
         self.env.note_dependency(str(bench / "README.md"))
         described = script_descriptions((bench / "README.md").read_text())
-        rst = []
+        out: list[nodes.Node] = []
         for png in sorted((bench / "results").glob("*.png")):
             self.env.note_dependency(str(png))
-            what = described.get(png.stem, "")
-            caption = f"``{png.stem}.py``" + (f": {what}" if what else "")
-            rst += [f".. rubric:: {png.stem}", "",
-                    f".. figure:: /../benchmarks/results/{png.name}", "   :width: 100%", "",
-                    f"   {caption}", ""]
-        container = nodes.container()
-        from docutils.statemachine import StringList
-        self.state.nested_parse(StringList(rst, source="benchmark-plots"), 0, container)
-        return container.children
+            figure = nodes.figure(ids=[f"plot-{png.stem}"])
+            figure += nodes.image(uri=os.path.relpath(png, here), width="100%",
+                                  alt=f"{png.stem} benchmark plot")
+            caption = nodes.caption()
+            caption += nodes.literal(text=f"{png.stem}.py")
+            what = described.get(png.stem)
+            if what:
+                caption += nodes.Text(": ")
+                caption += _inline(what)
+            figure += caption
+            out += [nodes.rubric(text=png.stem), figure]
+        return out
 
 
 def setup(app):
