@@ -43,6 +43,7 @@ PAGES = {
     "api": "api/generated/daskfair.FairKernelClassifierCV.html",
     "gallery": "auto_examples/fkr_cv_synthetic.html",
     "benchmarks": "benchmarks.html",
+    "cli": "cli.html",
 }
 
 
