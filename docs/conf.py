@@ -81,6 +81,8 @@ FAST_EXAMPLES = [
     "fkr_cv_synthetic.py",
     "fair_blobs_front.py",
     "store_resume.py",
+    "fce_synthetic.py",
+    "determinism.py",
 ]
 fast = "|".join(re.escape(name) for name in FAST_EXAMPLES)
 sphinx_gallery_conf = {
