@@ -593,6 +593,13 @@ def load_dataset(
     Returns
     -------
     Dataset
+
+    Examples
+    --------
+    >>> from daskfair import load_dataset
+    >>> adult = load_dataset("adult")
+    >>> adult.X.shape[0], adult.sensitive_name, list(adult.groups)
+    (32561, 'sex', ['Female', 'Male'])
     """
     if name not in _LOADERS:
         raise ValueError(f"unknown data set {name!r}; choose one of {list(DATASETS)}.")
@@ -664,6 +671,13 @@ def load_fce_pool(
         True classes, 0-based.
     groups : ndarray of shape (n_samples,), int64
         Protected group, 0-based.
+
+    Examples
+    --------
+    >>> from daskfair import load_fce_pool
+    >>> base, y, groups = load_fce_pool("har")
+    >>> base.shape, len(set(y)), len(set(groups))
+    ((10299, 100), 6, 30)
     """
     import scipy.io
 

@@ -125,6 +125,19 @@ def sa2gd(
     Returns
     -------
     SA2GDResult
+
+    Examples
+    --------
+    Two quadratics with minimisers a and b; one step on each per iteration approaches the
+    minimiser of their equal-weight sum, (a + b) / 2:
+
+    >>> import numpy as np
+    >>> from daskfair import sa2gd
+    >>> a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    >>> run = sa2gd(lambda x, rng: x - a, lambda x, rng: x - b, np.zeros(2), n_a=1, n_b=1,
+    ...             n_iter=2000, strong_convexity=1.0, random_state=0)
+    >>> np.round(run.x, 2)
+    array([0.5, 0.5])
     """
     n_a, n_b = check_int(n_a, "n_a", 0), check_int(n_b, "n_b", 0)
     if n_a + n_b == 0:

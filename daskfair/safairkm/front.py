@@ -112,6 +112,17 @@ class ParetoFront:
     _labels, _client : object
         Where the label vectors are (on the workers, or in memory) and the client holding
         them; read them through :attr:`labels` or :meth:`labels_dask`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from daskfair import make_fair_blobs, pareto_front
+    >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(500, n_clusters=3, random_state=0))
+    >>> front = pareto_front(X, sensitive_features=s, n_clusters=3, n_init=6, max_iter=20,
+    ...                      random_state=0)
+    >>> fairest = front.labels[np.argmax(front.balance)]  # one clustering per point
+    >>> bool(front.hypervolume((1.05 * front.cost.max(), 0.0)) > 0)
+    True
     """
 
     cost: np.ndarray
@@ -491,6 +502,18 @@ def pareto_front(
     ParetoFront
         Its ``params`` are the stored parameters (the first stores' keys: ``pairs``,
         ``n_starts``, ``n_iter``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from daskfair import make_fair_blobs, pareto_front
+    >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(500, n_clusters=3, random_state=0))
+    >>> front = pareto_front(X, sensitive_features=s, n_clusters=3, n_init=6, max_iter=20,
+    ...                      random_state=0)
+    >>> bool(np.all(np.diff(front.cost) > 0) and np.all(np.diff(front.balance) > 0))
+    True
+    >>> front.labels.shape == (len(front.cost), 500)
+    True
     """
     from ..deploy import task_client
 

@@ -305,6 +305,16 @@ def vfairkm_front(
     ParetoFront
         ``params["fairness_weight"]`` gives the μ of every point of the front
         (``params["mu"]`` too, the old key, until daskfair 0.3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from daskfair import make_fair_blobs, vfairkm_front
+    >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(500, n_clusters=3, random_state=0))
+    >>> front = vfairkm_front(X, sensitive_features=s, n_clusters=3,
+    ...                       fairness_weights=[0, 100, 1000], random_state=0)
+    >>> 1 <= len(front.cost) <= 3
+    True
     """
     from ..deploy import task_client
 

@@ -83,6 +83,16 @@ def read_table(path: str | os.PathLike[str], *, blocksize: str | int = "64MB") -
     dask.dataframe.DataFrame
         The table, lazily (nothing is read yet).
 
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from daskfair import read_table
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "people.csv"
+    >>> _ = path.write_text("age,job\\n30,nurse\\n40,\\n")
+    >>> table = read_table(path)  # lazy: nothing is read yet
+    >>> list(table.columns), int(table["job"].isna().sum().compute())
+    (['age', 'job'], 1)
+
     Raises
     ------
     FileNotFoundError
