@@ -101,6 +101,31 @@ sphinx_gallery_conf = {
     "plot_gallery": "True",
 }
 
+
+
+def _note_not_run(app, docname, source):
+    """Say on a heavy example's page, in the quick build, that its output is not shown."""
+    name = docname.rpartition("/")[2]
+    if FULL or not docname.startswith("auto_examples/") or f"{name}.py" in FAST_EXAMPLES:
+        return
+    if not (ROOT / "examples" / f"{name}.py").exists():
+        return
+    text = source[0]
+    if "sphx-glr-script-out" in text:  # run by an earlier full build, output kept
+        return
+    title = re.search(r"^(=+)\n", text, re.M)
+    if title:
+        note = ("\n.. note::\n\n   This example reads a whole data set or starts a Dask "
+                "cluster, so the quick build of this site (CI's) does not run it and shows "
+                "no output: ``DASKFAIR_DOCS_FULL=1 python3 dev.py docs`` runs it, as does "
+                f"``python examples/{name}.py``.\n")
+        source[0] = text[:title.end()] + note + text[title.end():]
+
+
+def setup(app):
+    app.connect("source-read", _note_not_run)
+
+
 # -- HTML -----------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"daskfair {release}"
