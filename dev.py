@@ -5,6 +5,7 @@ Needs nothing but Python >= 3.11::
 
     python3 dev.py run      # daskfair demo on a LocalCluster it starts itself
     python3 dev.py test     # the test suite (pytest); extra arguments go to pytest
+    python3 dev.py docs     # the documentation site, into docs/_build/html (warnings fail)
     python3 dev.py lock     # upgrade every dependency, then rewrite constraints.txt
 
 The environment lives in ``.venv`` next to this file (``DASKFAIR_VENV`` overrides) and is
@@ -24,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("DASKFAIR_VENV", ROOT / ".venv"))
-EXTRAS = "test,plot,dashboard,hpc,parquet"
+EXTRAS = "test,plot,dashboard,hpc,parquet,docs"
 CONSTRAINTS = ROOT / "constraints.txt"
 
 
@@ -70,13 +71,26 @@ def lock() -> int:
     return 0
 
 
+def docs(argv: list[str]) -> int:
+    """Build the site with every warning an error; ``DASKFAIR_DOCS_FULL=1`` runs every example."""
+    out = ROOT / "docs" / "_build" / "html"
+    cmd = [str(_bin("python")), "-m", "sphinx", "-W", "--keep-going", "-j", "1", "-b", "html",
+           str(ROOT / "docs"), str(out), *argv]
+    code = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "MPLBACKEND": "Agg"}).returncode
+    if code == 0:
+        print(f"[dev] site built: {out / 'index.html'}")
+    return code
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"run", "test", "lock"}:
+    if not argv or argv[0] not in {"run", "test", "lock", "docs"}:
         print(__doc__)
         return 2
     if argv[0] == "lock":
         return lock()
     ensure_venv()
+    if argv[0] == "docs":
+        return docs(argv[1:])
     if argv[0] == "run":
         cmd = [str(_bin("daskfair")), "demo", *argv[1:]]
     else:

@@ -70,6 +70,18 @@ class RenamedParamsMixin:
     _renamed_params: Mapping[str, str] = {}
 
     def set_params(self, **params: Any) -> Any:
+        """Set parameters, as scikit-learn's ``set_params``; a new name clears its old one.
+
+        Parameters
+        ----------
+        **params
+            Parameter names and values (``best_params_`` of a CV estimator, for instance).
+
+        Returns
+        -------
+        self
+            The estimator.
+        """
         for old, new in self._renamed_params.items():
             if new in params and old not in params:
                 params[old] = DEPRECATED
@@ -106,7 +118,7 @@ def renamed_attribute(old: str, new: str, convert: Callable[[Any], Any] | None =
         warn_renamed(type(self).__name__, old, new)
         return value if convert is None else convert(self, value)
 
-    return property(get, doc=doc or f"Renamed '{new}'; warns with a FutureWarning.")
+    return property(get, doc=doc or f"Renamed ``{new}``; warns with a FutureWarning.")
 
 
 def _init_defaults(cls: type) -> dict[str, Any]:

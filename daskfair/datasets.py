@@ -11,50 +11,58 @@ time a process reads it.
 Encodings (every ``X`` is float64 and finite; the sensitive attribute and the label are never
 columns of ``X``; features are not scaled — scaling belongs to the estimator or protocol):
 
-================== ======================================================================
-``adult``          adult.data (32,561 rows). Numeric columns as they are; categorical
-                   columns one-hot (``pandas.get_dummies``, sorted categories), a missing
-                   "?" its own "missing" category. Sensitive: sex (default) or race.
-                   y = income > 50K.
-``bank_marketing`` bank-additional-full.csv without the 80 rows whose marital status is
-                   "unknown" (41,108 rows, as the SAfairKM authors' Bank). Sensitive:
-                   marital (3 groups). y = subscribed. "duration" is dropped (known only
-                   after the call, UCI's own advice); categoricals one-hot.
-``census_income_kdd`` the training file (199,523 rows). Integer columns as they are;
-                   categorical columns as integer category codes (one-hot would give ~500
-                   columns); the instance weight (col 24) is dropped. Sensitive: sex
-                   (col 12, default) or race (col 10). y = income 50000+.
-``communities_crime`` 1,994 communities; identifiers (state, county, community, name,
-                   fold) and every column with missing values dropped. Sensitive:
-                   racepctblack ≥ 0.5 (the FKR-F²E paper's "minority"; 244 rows, 243 in
-                   the authors' file of 1,993). y = ViolentCrimesPerPop (continuous).
-``compas``         compas-scores-two-years.csv (7,214 rows). X: age, priors_count,
-                   juv_fel/misd/other_count, charge degree (felony = 1), and the other
-                   attribute one-hot (sex when race is sensitive, race when sex is).
-                   Sensitive: race (default, 6 groups) or sex. y = two_year_recid.
-``credit_default`` UCI_Credit_Card.csv (30,000 rows); ID dropped; the label is the last
-                   column. Sensitive: EDUCATION (default, its 7 codes) or SEX.
-``ffe_credit``     the FKR-F²E authors' 20,000 × 24 file: col 2 (binarised education) is
-                   the sensitive attribute, col 23 the label, X = the other 22 columns.
-                   ``splits``: their 50 training index arrays of 15,000 rows (0-based), as
-                   published — they were drawn with replacement, so each repeats about 40
-                   rows (14,950–14,970 distinct).
-``ffe_crime``      their 1,993 × 102 file: col 0 (minority) sensitive, col 101 the
-                   binarised crime rate, X = cols 1–99. Col 100 is dropped: it is the
-                   continuous crime rate itself (the label equals col 100 ≥ 0.5 on every
-                   row), a target leak in the published file. Their index file holds 50
-                   permutations of the rows (1-based); the training set of a trial is the
-                   first 1,495 rows (75 %, the paper's split ratio) of its permutation.
-``ffe_compas``     compas/compas.csv inside compas.zip (16,000 × 16): col 15 is the label
-                   (minority rate 0.228 as the data README states), col 14 is taken as
-                   race (64 / 36 %; col 0, 82 / 18 %, is sex) — inferred, not documented
-                   by the authors. X = cols 0–13. Index: 50 permutations (1-based);
-                   training = first 12,000 (75 %). Col 15 is the only column whose rate
-                   matches the paper's constant error; no model beats the constant predictor
-                   on it (docs/findings.md F1.2).
-``safairkm_adult`` / ``safairkm_bank`` the SAfairKM authors' arrays: X = X_org,
-                   sensitive = demograph, y = None. See :func:`preprocess_safairkm`.
-================== ======================================================================
+``adult``
+    adult.data (32,561 rows). Numeric columns as they are; categorical
+    columns one-hot (``pandas.get_dummies``, sorted categories), a missing
+    "?" its own "missing" category. Sensitive: sex (default) or race.
+    y = income > 50K.
+``bank_marketing``
+    bank-additional-full.csv without the 80 rows whose marital status is
+    "unknown" (41,108 rows, as the SAfairKM authors' Bank). Sensitive:
+    marital (3 groups). y = subscribed. "duration" is dropped (known only
+    after the call, UCI's own advice); categoricals one-hot.
+``census_income_kdd``
+    the training file (199,523 rows). Integer columns as they are;
+    categorical columns as integer category codes (one-hot would give ~500
+    columns); the instance weight (col 24) is dropped. Sensitive: sex
+    (col 12, default) or race (col 10). y = income 50000+.
+``communities_crime``
+    1,994 communities; identifiers (state, county, community, name,
+    fold) and every column with missing values dropped. Sensitive:
+    racepctblack ≥ 0.5 (the FKR-F²E paper's "minority"; 244 rows, 243 in
+    the authors' file of 1,993). y = ViolentCrimesPerPop (continuous).
+``compas``
+    compas-scores-two-years.csv (7,214 rows). X: age, priors_count,
+    juv_fel/misd/other_count, charge degree (felony = 1), and the other
+    attribute one-hot (sex when race is sensitive, race when sex is).
+    Sensitive: race (default, 6 groups) or sex. y = two_year_recid.
+``credit_default``
+    UCI_Credit_Card.csv (30,000 rows); ID dropped; the label is the last
+    column. Sensitive: EDUCATION (default, its 7 codes) or SEX.
+``ffe_credit``
+    the FKR-F²E authors' 20,000 × 24 file: col 2 (binarised education) is
+    the sensitive attribute, col 23 the label, X = the other 22 columns.
+    ``splits``: their 50 training index arrays of 15,000 rows (0-based), as
+    published — they were drawn with replacement, so each repeats about 40
+    rows (14,950–14,970 distinct).
+``ffe_crime``
+    their 1,993 × 102 file: col 0 (minority) sensitive, col 101 the
+    binarised crime rate, X = cols 1–99. Col 100 is dropped: it is the
+    continuous crime rate itself (the label equals col 100 ≥ 0.5 on every
+    row), a target leak in the published file. Their index file holds 50
+    permutations of the rows (1-based); the training set of a trial is the
+    first 1,495 rows (75 %, the paper's split ratio) of its permutation.
+``ffe_compas``
+    compas/compas.csv inside compas.zip (16,000 × 16): col 15 is the label
+    (minority rate 0.228 as the data README states), col 14 is taken as
+    race (64 / 36 %; col 0, 82 / 18 %, is sex) — inferred, not documented
+    by the authors. X = cols 0–13. Index: 50 permutations (1-based);
+    training = first 12,000 (75 %). Col 15 is the only column whose rate
+    matches the paper's constant error; no model beats the constant predictor
+    on it (docs/findings.md F1.2).
+``safairkm_adult``
+    / ``safairkm_bank`` the SAfairKM authors' arrays: X = X_org,
+    sensitive = demograph, y = None. See :func:`preprocess_safairkm`.
 """
 
 from __future__ import annotations
@@ -114,7 +122,31 @@ class DataIntegrityError(ValueError):
 
 @dataclass(frozen=True)
 class Dataset:
-    """A loaded data set (see the module docstring for each encoding)."""
+    """A loaded data set (see the module docstring for each encoding).
+
+    Made by :func:`load_dataset`.
+
+    Parameters
+    ----------
+    name : str
+        The data set's name, as :func:`load_dataset` takes it.
+    X : ndarray of shape (n_samples, n_features)
+        The features, float64 and finite; never the sensitive attribute or the label.
+    y : ndarray of shape (n_samples,) or None
+        The label (None for a set without one).
+    sensitive : ndarray of shape (n_samples,)
+        The sensitive attribute as integer codes into ``groups``.
+    groups : ndarray
+        The names of the groups.
+    sensitive_name : str
+        Which attribute is the sensitive one.
+    feature_names : list of str
+        A name for every column of ``X``.
+    splits : list of ndarray or None
+        The authors' training index arrays, for the sets that come with them.
+    description : str
+        Where the data come from and how they are encoded.
+    """
 
     name: str
     X: np.ndarray
@@ -138,6 +170,16 @@ def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
     a ``SHA256SUMS`` file is a copy kept by hand: it is used as it is, and a missing file is an
     error. Any other folder is a cache: a missing file is downloaded into it on first use and
     checked against :mod:`daskfair.sources` (:mod:`daskfair.fetch`).
+
+    Parameters
+    ----------
+    path : path-like, optional
+        The folder to use; overrides everything else.
+
+    Returns
+    -------
+    pathlib.Path
+        The data directory.
     """
     if path is not None:
         p = Path(path)
@@ -163,7 +205,14 @@ def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
 
 
 def cache_dir() -> Path:
-    """The user's cache folder for data sets (the platform's convention)."""
+    """The user's cache folder for data sets (the platform's convention).
+
+    Returns
+    -------
+    pathlib.Path
+        ``~/.cache/daskfair/data`` on Linux (under an absolute ``XDG_CACHE_HOME`` if set),
+        the platform's cache folder elsewhere; not created here.
+    """
     if sys.platform == "win32":
         base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
         return base / "daskfair" / "Cache" / "data"
@@ -175,8 +224,20 @@ def cache_dir() -> Path:
 
 
 def is_cache(root: Path) -> bool:
-    """Whether missing files are downloaded into ``root`` (no ``SHA256SUMS``: not kept by
-    hand)."""
+    """Whether missing files are downloaded into ``root``.
+
+    A folder without ``SHA256SUMS`` is a cache; one with it is kept by hand.
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The data directory.
+
+    Returns
+    -------
+    bool
+        True for a cache.
+    """
     return not (root / "SHA256SUMS").exists()
 
 
@@ -241,8 +302,20 @@ def _file(root: Path, rel: str) -> Path:
 
 
 def verify_data(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
-    """Check every file of the data directory's SHA256SUMS (a cache: of daskfair's registry):
-    {relative path: "ok" | "missing" | "corrupt"}. Nothing is downloaded."""
+    """Check every file of the data directory's SHA256SUMS (a cache: of daskfair's registry).
+
+    Nothing is downloaded.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        The data directory (default: :func:`data_dir`'s choice).
+
+    Returns
+    -------
+    dict of str to str
+        ``{relative path: "ok" | "missing" | "corrupt"}``.
+    """
     root = data_dir(path)
     sums = _checksums(root)
     status = {}
@@ -258,11 +331,24 @@ def verify_data(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
 
 def fetch_data(name: str = "all", path: str | os.PathLike[str] | None = None, *,
                progress: bool | None = None) -> list[Path]:
-    """Download the files of data set ``name`` (a pool name, or ``"all"``) into the data
-    directory if they are missing; returns their paths, each checked.
+    """Download the files of data set ``name`` into the data directory if they are missing.
 
     Every file is tried: when some cannot be downloaded (no public source, no network), the
     others are still fetched and one error lists them all at the end.
+
+    Parameters
+    ----------
+    name : str
+        A data set, a pool name, or ``"all"``.
+    path : path-like, optional
+        The data directory (default: :func:`data_dir`'s choice).
+    progress : bool, optional
+        Show download progress (default: on a terminal).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files' paths, each checked.
     """
     root = data_dir(path)
     files = files_of(name)
@@ -285,7 +371,19 @@ def fetch_data(name: str = "all", path: str | os.PathLike[str] | None = None, *,
 
 
 def list_datasets() -> list[str]:
-    """Names accepted by :func:`load_dataset`."""
+    """Names accepted by :func:`load_dataset`.
+
+    Returns
+    -------
+    list of str
+        The names.
+
+    Examples
+    --------
+    >>> from daskfair.datasets import list_datasets
+    >>> "adult" in list_datasets()
+    True
+    """
     return list(DATASETS)
 
 
@@ -495,6 +593,13 @@ def load_dataset(
     Returns
     -------
     Dataset
+
+    Examples
+    --------
+    >>> from daskfair import load_dataset
+    >>> adult = load_dataset("adult")
+    >>> adult.X.shape[0], adult.sensitive_name, list(adult.groups)
+    (32561, 'sex', ['Female', 'Male'])
     """
     if name not in _LOADERS:
         raise ValueError(f"unknown data set {name!r}; choose one of {list(DATASETS)}.")
@@ -518,6 +623,24 @@ def preprocess_safairkm(
     The subsample is ``n_samples`` rows drawn without replacement by
     ``numpy.random.default_rng(seed)`` (sorted); the authors' exact rows cannot be reproduced
     without their code. ``n_samples=None`` keeps every row.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The features.
+    sensitive : ndarray of shape (n_samples,)
+        The groups.
+    n_samples : int or None
+        Rows to keep.
+    seed : int
+        Seeds the subsample.
+
+    Returns
+    -------
+    X : ndarray of shape (n_kept, n_features)
+        The preprocessed rows.
+    sensitive : ndarray of shape (n_kept,)
+        Their groups.
     """
     Z = standard_scale(np.asarray(X, dtype=np.float64))
     Z /= np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1e-300)
@@ -532,6 +655,14 @@ def load_fce_pool(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One of the FCE authors' base-clustering pools.
 
+    Parameters
+    ----------
+    name : str
+        The pool: ``"ds"`` (D&S), ``"har"``, ``"mnist_usps"``, ``"reverse_mnist"``,
+        ``"jaffe"`` or ``"yale"``.
+    data_dir : path-like, optional
+        The data folder (default: :func:`data_dir`'s choice).
+
     Returns
     -------
     base_labels : ndarray of shape (n_samples, 100), int64
@@ -540,6 +671,13 @@ def load_fce_pool(
         True classes, 0-based.
     groups : ndarray of shape (n_samples,), int64
         Protected group, 0-based.
+
+    Examples
+    --------
+    >>> from daskfair import load_fce_pool
+    >>> base, y, groups = load_fce_pool("har")
+    >>> base.shape, len(set(y)), len(set(groups))
+    ((10299, 100), 6, 30)
     """
     import scipy.io
 
@@ -575,6 +713,20 @@ def load_mnist_usps(
     ``n_mnist`` digits of the MNIST test set (resized by linear interpolation, scaled to
     [-1, 1] like USPS) and ``n_usps`` of the USPS training set, drawn with ``seed``;
     group = source (0 MNIST, 1 USPS), y = digit.
+
+    Parameters
+    ----------
+    data_dir : path-like, optional
+        The data folder (default: :func:`data_dir`'s choice).
+    n_mnist, n_usps : int
+        Digits drawn from each source.
+    seed : int
+        Seeds the draw.
+
+    Returns
+    -------
+    Dataset
+        The digits, their sources as groups and their values as labels.
     """
     from scipy.ndimage import zoom
 
@@ -658,11 +810,41 @@ def make_fair_blobs(
     x = μ_k + ``cluster_std``·ε, ε ~ N(0, I). Rows are drawn in fixed blocks, so the values
     do not depend on ``chunks``.
 
+    Parameters
+    ----------
+    n_samples : int
+        Rows.
+    n_features : int
+        Columns of X.
+    n_clusters : int
+        Blobs.
+    n_groups : int
+        Groups J.
+    group_weights : array-like of shape (n_groups,), optional
+        w, the groups' overall shares (default: equal).
+    group_bias : float
+        How strongly each blob over-represents its group, in [0, 1].
+    cluster_std : float
+        The blobs' standard deviation.
+    center_box : (float, float)
+        The box the centers are drawn in.
+    chunks : int, optional
+        Rows per block of the dask arrays.
+    random_state : int, SeedSequence or None
+        Seeds everything.
+
     Returns
     -------
     X : dask array of shape (n_samples, n_features), float64
     sensitive : dask array of shape (n_samples,), int64
     true_labels : dask array of shape (n_samples,), int64
+
+    Examples
+    --------
+    >>> from daskfair import make_fair_blobs
+    >>> X, s, labels = make_fair_blobs(1000, n_features=3, random_state=0)
+    >>> X.shape, s.shape, labels.shape
+    ((1000, 3), (1000,), (1000,))
     """
     if n_samples < 1 or n_features < 1 or n_clusters < 1:
         raise ValueError("n_samples, n_features and n_clusters must be >= 1.")
@@ -706,11 +888,39 @@ def make_fair_regression(
     y = xᵀw + ``group_effect``·g + ``noise``·η with w ~ N(0, I/d) drawn once from the seed.
     Rows are drawn in fixed blocks, so the values do not depend on ``chunks``.
 
+    Parameters
+    ----------
+    n_samples : int
+        Rows.
+    n_features : int
+        Columns of X (d).
+    n_groups : int
+        Groups.
+    group_weights : array-like of shape (n_groups,), optional
+        The groups' shares (default: equal).
+    group_shift : float
+        How far each group's features are shifted.
+    group_effect : float
+        How much the group moves y.
+    noise : float
+        The standard deviation of y's noise.
+    chunks : int, optional
+        Rows per block of the dask arrays.
+    random_state : int, SeedSequence or None
+        Seeds everything.
+
     Returns
     -------
     X : dask array of shape (n_samples, n_features), float64
     y : dask array of shape (n_samples,), float64
     sensitive : dask array of shape (n_samples,), int64
+
+    Examples
+    --------
+    >>> from daskfair import make_fair_regression
+    >>> X, y, s = make_fair_regression(1000, n_features=5, random_state=0)
+    >>> X.shape, y.shape, s.shape
+    ((1000, 5), (1000,), (1000,))
     """
     if n_samples < 1 or n_features < 1:
         raise ValueError("n_samples and n_features must be >= 1.")

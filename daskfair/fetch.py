@@ -51,13 +51,32 @@ class DataUnavailableError(OSError):
 
 
 def mirror_url() -> str | None:
-    """The mirror that replaces every publisher, if one is set."""
+    """The mirror that replaces every publisher, if one is set.
+
+    Returns
+    -------
+    str or None
+        ``DASKFAIR_DATA_URL``, else the config key ``daskfair.data-url``, else None.
+    """
     url = os.environ.get("DASKFAIR_DATA_URL") or dask.config.get("daskfair.data-url", None)
     return url.rstrip("/") if url else None
 
 
 def source_url(src: Source) -> tuple[str | None, str | None]:
-    """(URL, member inside the archive at that URL or None) a file is fetched from."""
+    """Where a file is fetched from.
+
+    Parameters
+    ----------
+    src : daskfair.sources.Source
+        The registry entry.
+
+    Returns
+    -------
+    url : str or None
+        The URL (the mirror's, when one is set).
+    member : str or None
+        The member inside the archive at that URL.
+    """
     mirror = mirror_url()
     if mirror is not None:
         return f"{mirror}/{src.path}", None
@@ -66,6 +85,20 @@ def source_url(src: Source) -> tuple[str | None, str | None]:
 
 def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
     """Download ``rel`` into ``root`` (a cache directory), check it, return its path.
+
+    Parameters
+    ----------
+    rel : str
+        The file's path relative to the data directory (a registry entry).
+    root : pathlib.Path
+        The cache directory.
+    progress : bool, optional
+        Show download progress (default: on a terminal).
+
+    Returns
+    -------
+    pathlib.Path
+        The checked file.
 
     Raises
     ------
@@ -135,8 +168,25 @@ def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
 
 
 def matches(src: Source, path: Path, digest: str | None = None) -> bool:
-    """Whether ``path`` is the registry's file: its SHA-256, or for a gzip file its publisher
-    compresses otherwise, the SHA-256 of its decompressed bytes."""
+    """Whether ``path`` is the registry's file.
+
+    Its SHA-256, or for a gzip file its publisher compresses otherwise, the SHA-256 of its
+    decompressed bytes.
+
+    Parameters
+    ----------
+    src : daskfair.sources.Source
+        The registry entry.
+    path : pathlib.Path
+        The file on disk.
+    digest : str, optional
+        The file's SHA-256 if already known.
+
+    Returns
+    -------
+    bool
+        True when the file is the registry's.
+    """
     if (digest or sha256_of(path)) == src.sha256:
         return True
     if src.content_sha256 is None:
@@ -193,7 +243,18 @@ def _extract(archive: Path, member: str, dest: Path) -> None:
 
 
 def sha256_of(path: Path) -> str:
-    """The file's SHA-256, read in 1 MiB pieces."""
+    """The file's SHA-256, read in 1 MiB pieces.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+
+    Returns
+    -------
+    str
+        Its SHA-256, in hexadecimal.
+    """
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):

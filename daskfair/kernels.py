@@ -83,6 +83,11 @@ def kernel_params(
         Number of input features (``gamma`` defaults to its inverse).
     gamma, degree, coef0 : float
         As in :func:`sklearn.metrics.pairwise_kernels`.
+
+    Returns
+    -------
+    dict
+        The kernel's name and its resolved parameters.
     """
     if kernel not in KERNELS:
         raise ValueError(f"unknown kernel {kernel!r}; choose one of {sorted(KERNELS)}.")
@@ -96,5 +101,28 @@ def kernel_params(
 
 
 def kernel_block(X: np.ndarray, Y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
-    """The kernel block ``k(X, Y)`` of shape (len(X), len(Y)) for resolved ``params``."""
+    """The kernel block ``k(X, Y)`` of shape (len(X), len(Y)) for resolved ``params``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_x, n_features)
+        Rows.
+    Y : ndarray of shape (n_y, n_features)
+        Rows (landmarks, say).
+    params : dict
+        From :func:`kernel_params`.
+
+    Returns
+    -------
+    ndarray of shape (n_x, n_y)
+        The kernel values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from daskfair.kernels import kernel_block, kernel_params
+    >>> kernel_block(np.zeros((2, 3)), np.ones((1, 3)), kernel_params("linear", 3))
+    array([[0.],
+           [0.]])
+    """
     return KERNELS[params["kernel"]](X, Y, **params)

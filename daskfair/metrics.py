@@ -5,7 +5,7 @@ per-cluster sums), the counts are tree-summed over the row blocks
 (:func:`daskfair._blocks.block_sum`), and the metric is a formula on the small table. Dask
 inputs therefore never leave the workers; the result is a Python float.
 
-Notation: D_tk = |G_t ∩ π_k| (groups × clusters), |π_k| cluster sizes, n rows.
+Notation: ``D_tk = |G_t ∩ π_k|`` (groups × clusters), ``|π_k|`` cluster sizes, n rows.
 """
 
 from __future__ import annotations
@@ -157,6 +157,13 @@ def contingency(a: Any, b: Any, *, n_a: int | None = None, n_b: int | None = Non
     Returns
     -------
     ndarray of shape (n_a, n_b), int64
+
+    Examples
+    --------
+    >>> from daskfair.metrics import contingency
+    >>> contingency([0, 0, 1, 1], [0, 1, 1, 1])
+    array([[1, 1],
+           [0, 2]])
     """
     a = _label_column(a, "a")
     b = _label_column(b, "b", a.shape[0])
@@ -177,8 +184,8 @@ def statistical_disparity(
 ) -> float:
     """Statistical disparity of binary predictions (the FKR-F²E paper's eq. 16).
 
-    SD = |P(ŷ = 1 | s = 1) − P(ŷ = 1 | s = 0)|; with more than two groups, the largest gap
-    between any two groups, max_g P(ŷ = 1 | g) − min_g P(ŷ = 1 | g). Every group listed in
+    ``SD = |P(ŷ = 1 | s = 1) − P(ŷ = 1 | s = 0)|``; with more than two groups, the largest gap
+    between any two groups, ``max_g P(ŷ = 1 | g) − min_g P(ŷ = 1 | g)``. Every group listed in
     ``sensitive_features`` has at least one row, so every rate is defined.
 
     Parameters
@@ -189,6 +196,18 @@ def statistical_disparity(
         Group of every row (at least two groups).
     positive_label : scalar
         The favourable outcome.
+
+    Returns
+    -------
+    float
+        The largest gap in positive rate between two groups, in [0, 1].
+
+    Examples
+    --------
+    >>> from daskfair.metrics import statistical_disparity
+    >>> statistical_disparity([1, 1, 0, 1, 0, 0],
+    ...                       sensitive_features=["a", "a", "a", "b", "b", "b"])
+    0.3333333333333333
     """
     y_pred = as_array(y_pred, "y_pred")
     if y_pred.ndim != 1 or y_pred.shape[0] == 0:
@@ -201,7 +220,24 @@ def statistical_disparity(
 
 
 def error_rate(y_true: Any, y_pred: Any) -> float:
-    """Fraction of rows where ``y_pred != y_true`` (the papers' classification error)."""
+    """Fraction of rows where ``y_pred != y_true`` (the papers' classification error).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like or dask array of shape (n_samples,)
+        True and predicted labels.
+
+    Returns
+    -------
+    float
+        The error rate, in [0, 1].
+
+    Examples
+    --------
+    >>> from daskfair.metrics import error_rate
+    >>> error_rate([0, 1, 1, 0], [0, 1, 0, 0])
+    0.25
+    """
     y_true, y_pred = as_array(y_true, "y_true"), as_array(y_pred, "y_pred")
     if y_true.ndim != 1 or y_pred.ndim != 1:
         raise ValueError(f"y_true and y_pred must be 1-D, got shapes {y_true.shape} and "
@@ -241,6 +277,18 @@ def equalized_odds_difference(
         Group of every row (at least two groups); every group needs both true classes.
     positive_label : scalar
         The favourable outcome.
+
+    Returns
+    -------
+    float
+        The largest gap, in [0, 1].
+
+    Examples
+    --------
+    >>> from daskfair.metrics import equalized_odds_difference
+    >>> equalized_odds_difference([1, 0, 1, 0], [1, 0, 0, 0],
+    ...                           sensitive_features=["a", "a", "b", "b"])
+    1.0
     """
     y_true, y_pred, s = _true_pred_groups(y_true, y_pred, sensitive_features)
     truth = (y_true == positive_label).astype(np.int64)
@@ -272,14 +320,29 @@ def _group_sum_block(s: np.ndarray, pred: np.ndarray, truth: np.ndarray) -> Keye
 def regression_report(y_true: Any, y_pred: Any, *, sensitive_features: Any) -> dict[str, float]:
     """The gap between the groups' mean predictions and the root mean squared error.
 
-    ``mean_prediction_gap`` is max_g mean(ŷ | g) − min_g mean(ŷ | g), the continuous analogue
-    of the statistical disparity (demographic parity of a score; what
+    ``mean_prediction_gap`` is ``max_g mean(ŷ | g) − min_g mean(ŷ | g)``, the continuous
+    analogue of the statistical disparity (demographic parity of a score; what
     :class:`~daskfair.FairKernelRegressorCV` bounds on validation rows); ``rmse`` is over all
     rows. One pass over the three columns, which also lists the groups.
 
+    Parameters
+    ----------
+    y_true, y_pred : array-like or dask array of shape (n_samples,)
+        True values and predictions.
+    sensitive_features : array-like or dask array of shape (n_samples,)
+        Group of every row (at least two groups).
+
     Returns
     -------
-    dict with keys ``"mean_prediction_gap"`` and ``"rmse"``.
+    dict
+        ``{"mean_prediction_gap": float, "rmse": float}``.
+
+    Examples
+    --------
+    >>> from daskfair.metrics import regression_report
+    >>> regression_report([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 6.0],
+    ...                   sensitive_features=[0, 0, 1, 1])
+    {'mean_prediction_gap': 3.0, 'rmse': 1.0}
     """
     y_true, y_pred, s = _true_pred_groups(y_true, y_pred, sensitive_features)
     keyed = block_sum(_group_sum_block, s, y_pred.astype(np.float64),
@@ -295,8 +358,28 @@ def regression_report(y_true: Any, y_pred: Any, *, sensitive_features: Any) -> d
 
 
 def mean_prediction_gap(y_pred: Any, *, sensitive_features: Any) -> float:
-    """max_g mean(ŷ | g) − min_g mean(ŷ | g): the largest gap between the groups' mean
-    predictions (at least two groups), in the units of ŷ; one pass."""
+    """The largest gap between the groups' mean predictions, in the units of ŷ; one pass.
+
+    ``max_g mean(ŷ | g) − min_g mean(ŷ | g)`` over at least two groups.
+
+    Parameters
+    ----------
+    y_pred : array-like or dask array of shape (n_samples,)
+        Predictions.
+    sensitive_features : array-like or dask array of shape (n_samples,)
+        Group of every row.
+
+    Returns
+    -------
+    float
+        The gap, ≥ 0.
+
+    Examples
+    --------
+    >>> from daskfair.metrics import mean_prediction_gap
+    >>> mean_prediction_gap([1.0, 2.0, 3.0, 6.0], sensitive_features=[0, 0, 1, 1])
+    3.0
+    """
     y_pred = as_array(y_pred, "y_pred")
     return regression_report(y_pred, y_pred, sensitive_features=sensitive_features)[
         "mean_prediction_gap"]
@@ -319,9 +402,9 @@ def _cost_block(X: np.ndarray, labels: np.ndarray, shift: np.ndarray) -> Keyed:
 def kmeans_cost(X: Any, labels: Any) -> float:
     """k-means cost with exact cluster means (the SAfairKM paper's f1, eq. 2).
 
-    f1 = (1/N) Σ_k Σ_{p ∈ C_k} ‖x_p − c̄_k‖², c̄_k the mean of the points assigned to k,
+    ``f1 = (1/N) Σ_k Σ_{p ∈ C_k} ‖x_p − c̄_k‖²``, ``c̄_k`` the mean of the points assigned to k,
     computed in one pass over X and the labels as
-    (1/N) Σ_k (Σ_{p∈k} ‖x_p‖² − ‖Σ_{p∈k} x_p‖² / n_k) on the rows shifted by the first row
+    ``(1/N) Σ_k (Σ_{p∈k} ‖x_p‖² − ‖Σ_{p∈k} x_p‖² / n_k)`` on the rows shifted by the first row
     (the cost does not change; the two sums no longer cancel when the data sit far from the
     origin). X's first block is read once more for that row; the labels' value checks come
     from the pass.
@@ -329,7 +412,20 @@ def kmeans_cost(X: Any, labels: Any) -> float:
     Parameters
     ----------
     X : array-like or dask array of shape (n_samples, n_features)
+        The points.
     labels : array-like or dask array of shape (n_samples,)
+        Cluster of every point.
+
+    Returns
+    -------
+    float
+        The mean squared distance of a point to its cluster's mean.
+
+    Examples
+    --------
+    >>> from daskfair.metrics import kmeans_cost
+    >>> kmeans_cost([[0.0], [2.0], [10.0], [12.0]], [0, 0, 1, 1])
+    1.0
     """
     X = check_array(X, "X")
     labels = _label_column(labels, "labels", X.shape[0])
@@ -346,9 +442,29 @@ def kmeans_cost(X: Any, labels: Any) -> float:
 def balance(labels: Any, *, sensitive_features: Any, n_clusters: int | None = None) -> float:
     """Balance (the SAfairKM paper's f2; the FCE paper's "Bal").
 
-    Bal = min_k min_{j ≠ j'} |C_k ∩ V_j| / |C_k ∩ V_j'| = min_k (min_j D_jk / max_j D_jk),
+    ``Bal = min_k min_{j ≠ j'} |C_k ∩ V_j| / |C_k ∩ V_j'| = min_k (min_j D_jk / max_j D_jk)``,
     over the clusters that have points (an empty cluster constrains nothing). A cluster that
     misses a group gives 0; perfectly proportional clusters with equal groups give 1.
+
+    Parameters
+    ----------
+    labels : array-like or dask array of shape (n_samples,)
+        Cluster of every row.
+    sensitive_features : array-like or dask array of shape (n_samples,)
+        Group of every row.
+    n_clusters : int, optional
+        Number of clusters (default: the largest label + 1).
+
+    Returns
+    -------
+    float
+        The balance, in [0, 1].
+
+    Examples
+    --------
+    >>> from daskfair.metrics import balance
+    >>> balance([0, 0, 0, 1, 1, 1], sensitive_features=[0, 1, 1, 0, 1, 1])
+    0.5
     """
     return _balance(_group_cluster(labels, sensitive_features, n_clusters))
 
@@ -391,7 +507,7 @@ def _cce(sizes: np.ndarray) -> float:
 
 
 def _ne(sizes: np.ndarray, c: int) -> float:
-    return _entropy(sizes) / np.log(c) if c > 1 else 1.0
+    return float(_entropy(sizes) / np.log(c)) if c > 1 else 1.0
 
 
 def _fairness_cce(D: np.ndarray) -> float:
@@ -405,8 +521,26 @@ def _fairness_cce(D: np.ndarray) -> float:
 def clustering_accuracy(y_true: Any, labels: Any) -> float:
     """ACC: accuracy after the best one-to-one matching of clusters to classes (Hungarian).
 
-    ACC = max over matchings m of Σ_k |π_k ∩ class m(k)| / n; with more clusters than classes
-    (or the reverse) the unmatched ones count as errors.
+    ``ACC = max over matchings m of Σ_k |π_k ∩ class m(k)| / n``; with more clusters than
+    classes (or the reverse) the unmatched ones count as errors.
+
+    Parameters
+    ----------
+    y_true : array-like or dask array of shape (n_samples,)
+        True classes.
+    labels : array-like or dask array of shape (n_samples,)
+        Cluster of every row.
+
+    Returns
+    -------
+    float
+        The accuracy, in [0, 1].
+
+    Examples
+    --------
+    >>> from daskfair.metrics import clustering_accuracy
+    >>> clustering_accuracy([0, 0, 1, 1], [1, 1, 0, 1])
+    0.75
     """
     return _accuracy(contingency(y_true, labels))
 
@@ -415,6 +549,24 @@ def nmi(y_true: Any, labels: Any) -> float:
     """NMI = I(Y; Ŷ) / max(H(Y), H(Ŷ)) (natural log; the FCE paper's normalisation).
 
     Equals ``sklearn.metrics.normalized_mutual_info_score(..., average_method="max")``.
+
+    Parameters
+    ----------
+    y_true : array-like or dask array of shape (n_samples,)
+        True classes.
+    labels : array-like or dask array of shape (n_samples,)
+        Cluster of every row.
+
+    Returns
+    -------
+    float
+        The normalised mutual information, in [0, 1].
+
+    Examples
+    --------
+    >>> from daskfair.metrics import nmi
+    >>> nmi([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
     """
     return _nmi(contingency(y_true, labels))
 
@@ -425,24 +577,78 @@ def mnce(labels: Any, *, sensitive_features: Any) -> float:
     Entropies in natural log over the group proportions inside cluster k and in the whole
     data; empty clusters are skipped. Always in [0, 1]; 1 when every cluster has the groups in
     the data's proportions.
+
+    Parameters
+    ----------
+    labels : array-like or dask array of shape (n_samples,)
+        Cluster of every row.
+    sensitive_features : array-like or dask array of shape (n_samples,)
+        Group of every row.
+
+    Returns
+    -------
+    float
+        The least mixed cluster's normalised group entropy, in [0, 1].
+
+    Examples
+    --------
+    >>> from daskfair.metrics import mnce
+    >>> mnce([0, 0, 1, 1], sensitive_features=[0, 1, 0, 1])
+    1.0
     """
     return _mnce(_group_cluster(labels, sensitive_features, None))
 
 
 def cce(labels: Any, *, n_clusters: int | None = None) -> float:
-    """CCE = min_k |π_k| / max_k |π_k| (cluster capacity equality, FCE paper, Definition 2).
+    """CCE = ``min_k |π_k| / max_k |π_k|`` (cluster capacity equality, FCE paper, Definition 2).
 
     With ``n_clusters`` given, a label that never occurs is an empty cluster and gives 0.
+
+    Parameters
+    ----------
+    labels : array-like or dask array of shape (n_samples,)
+        Cluster of every row.
+    n_clusters : int, optional
+        Number of clusters (default: the largest label + 1).
+
+    Returns
+    -------
+    float
+        The smallest cluster's size over the largest's, in [0, 1].
+
+    Examples
+    --------
+    >>> from daskfair.metrics import cce
+    >>> cce([0, 0, 0, 1])
+    0.3333333333333333
     """
     labels = _label_column(labels, "labels")
     return _cce(_count_table(("labels", labels, n_clusters))[0])
 
 
 def normalized_entropy(labels: Any, *, n_clusters: int | None = None) -> float:
-    """NE = −(1/log c) Σ_k p_k log p_k, p_k = |π_k| / n (FCE seed).
+    """NE = ``−(1/log c) Σ_k p_k log p_k``, ``p_k = |π_k| / n`` (FCE seed).
 
     c is ``n_clusters`` if given (the FCE paper uses the number of true classes), else the
     number of distinct labels. 1 for equal cluster sizes.
+
+    Parameters
+    ----------
+    labels : array-like or dask array of shape (n_samples,)
+        Cluster of every row.
+    n_clusters : int, optional
+        The c of the normalisation.
+
+    Returns
+    -------
+    float
+        The normalised entropy of the cluster sizes.
+
+    Examples
+    --------
+    >>> from daskfair.metrics import normalized_entropy
+    >>> normalized_entropy([0, 1, 0, 1])
+    1.0
     """
     labels = _label_column(labels, "labels")
     sizes = _count_table(("labels", labels, n_clusters))[0]
@@ -453,10 +659,31 @@ def normalized_entropy(labels: Any, *, n_clusters: int | None = None) -> float:
 def fairness_cce(
     labels: Any, *, sensitive_features: Any, n_clusters: int | None = None
 ) -> float:
-    """fairness_CCE = min_{t,k} min(c γ_tk, 1 / (c γ_tk)), γ_tk = D_tk / |G_t| (FCE paper, Def. 3).
+    """fairness_CCE (FCE paper, Definition 3): how evenly every group is spread over the clusters.
 
-    1 when every group is spread evenly over the c clusters (|π_k ∩ G_t| = |G_t| / c), which
-    implies both fairness and equal capacity; a cluster missing a group gives 0.
+    ``fairness_CCE = min_{t,k} min(c γ_tk, 1 / (c γ_tk))``, ``γ_tk = D_tk / |G_t|``. 1 when every
+    group is spread evenly over the c clusters (``|π_k ∩ G_t| = |G_t| / c``), which implies both
+    fairness and equal capacity; a cluster missing a group gives 0.
+
+    Parameters
+    ----------
+    labels : array-like or dask array of shape (n_samples,)
+        Cluster of every row.
+    sensitive_features : array-like or dask array of shape (n_samples,)
+        Group of every row.
+    n_clusters : int, optional
+        c (default: the largest label + 1).
+
+    Returns
+    -------
+    float
+        The value, in [0, 1].
+
+    Examples
+    --------
+    >>> from daskfair.metrics import fairness_cce
+    >>> fairness_cce([0, 1, 0, 1], sensitive_features=[0, 0, 1, 1])
+    1.0
     """
     return _fairness_cce(_group_cluster(labels, sensitive_features, n_clusters))
 
@@ -481,6 +708,18 @@ def clustering_report(
     n_clusters : int, optional
         c of CCE, NE and f_CCE; default: the number of true classes, as in the FCE paper
         (labels ≥ c are an error then).
+
+    Returns
+    -------
+    dict
+        The seven metrics by their column names, :data:`REPORT_COLUMNS`, as floats.
+
+    Examples
+    --------
+    >>> from daskfair import clustering_report
+    >>> report = clustering_report([0, 0, 1, 1], [0, 0, 1, 1], sensitive_features=[0, 1, 0, 1])
+    >>> {name: round(value, 3) for name, value in report.items()}
+    {'ACC': 1.0, 'NMI': 1.0, 'Bal': 1.0, 'MNCE': 1.0, 'CCE': 1.0, 'NE': 1.0, 'f_CCE': 1.0}
     """
     y_true = _label_column(y_true, "y_true")
     labels = _label_column(labels, "labels", y_true.shape[0])
@@ -509,15 +748,27 @@ def clustering_report(
 def hypervolume_2d(cost: Any, balance: Any, reference: tuple[float, float]) -> float:
     """Area dominated by a front when minimising cost and maximising balance.
 
-    The region {(f1, f2): some point has cost ≤ f1 and balance ≥ f2, f1 ≤ r_cost,
-    f2 ≥ r_balance}; points outside the reference box add nothing. O(L log L): sort by cost,
+    The region ``{(f1, f2): some point has cost ≤ f1 and balance ≥ f2, f1 ≤ r_cost,
+    f2 ≥ r_balance}``; points outside the reference box add nothing. O(L log L): sort by cost,
     sweep keeping the best balance so far.
 
     Parameters
     ----------
     cost, balance : array-like of shape (n_points,)
+        The points' cost and balance.
     reference : (r_cost, r_balance)
         A cost no point should exceed and a balance no point should fall below.
+
+    Returns
+    -------
+    float
+        The dominated area.
+
+    Examples
+    --------
+    >>> from daskfair.metrics import hypervolume_2d
+    >>> hypervolume_2d([1.0, 2.0], [0.5, 1.0], reference=(3.0, 0.0))
+    1.5
     """
     f1 = np.asarray(cost, dtype=np.float64).ravel()
     f2 = np.asarray(balance, dtype=np.float64).ravel()

@@ -46,6 +46,24 @@ def landmark_pool(n_rows: int, n_landmarks: int, method: str, width: int,
     "kmeans++"), and at least :data:`MIN_LANDMARK_BLOCKS`: reading landmarks costs a
     fraction of a pass (docs/findings.md F1.5), where drawing rows from the whole data would
     read every block once more.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the data.
+    n_landmarks : int
+        m.
+    method : {"uniform", "kmeans++"}
+        How the landmarks will be drawn from the pool.
+    width : int
+        Columns of the data (it sets the canonical block size).
+    rng : numpy.random.Generator
+        Draws the blocks.
+
+    Returns
+    -------
+    ndarray of int
+        The row indices of the pool, sorted.
     """
     bounds = np.cumsum((0, *canonical_rows(n_rows, width)))
     n_blocks = len(bounds) - 1
@@ -117,6 +135,13 @@ def whitening(W: np.ndarray, rcond: float = 1e-10) -> tuple[np.ndarray, np.ndarr
     kernel on the landmarks). This is a deviation from the paper's exact method, which works
     with K itself; a warning says how much of the spectrum was dropped.
 
+    Parameters
+    ----------
+    W : ndarray of shape (m, m)
+        The kernel matrix of the landmarks.
+    rcond : float
+        Relative cut-off of the eigenvalues.
+
     Returns
     -------
     T : ndarray of shape (m, r)
@@ -148,7 +173,7 @@ def whitening(W: np.ndarray, rcond: float = 1e-10) -> tuple[np.ndarray, np.ndarr
 class NystroemMap:
     """A fitted Nyström map ``z(x) = k(x, L) T``.
 
-    Attributes
+    Parameters
     ----------
     landmarks : ndarray of shape (m, n_features)
     whitening : ndarray of shape (m, r)
@@ -168,11 +193,35 @@ class NystroemMap:
         return self.whitening.shape[1]
 
     def kernel(self, X: np.ndarray) -> np.ndarray:
-        """``C = k(X, L)`` for a numpy block."""
+        """``C = k(X, L)`` for a numpy block.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_rows, n_features)
+            A row block.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, m)
+            The kernel between the rows and the landmarks.
+        """
         return kernel_block(X, self.landmarks, self.params)
 
     def project(self, X: np.ndarray | da.Array, P: np.ndarray) -> np.ndarray | da.Array:
-        """``k(X, L) @ P`` per row block: numpy in, numpy out; dask in, lazy dask out."""
+        """``k(X, L) @ P`` per row block: numpy in, numpy out; dask in, lazy dask out.
+
+        Parameters
+        ----------
+        X : ndarray or dask array of shape (n_samples, n_features)
+            Rows.
+        P : ndarray of shape (m, k)
+            The projection.
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples, k)
+            The projected rows.
+        """
         if is_dask(X):
             # computed on the canonical row blocks (the bits of a row's result may depend on
             # the size of its block), returned in the caller's row chunks
@@ -186,7 +235,18 @@ class NystroemMap:
                                for (b,) in numpy_blocks([X], len(self.landmarks))])
 
     def transform(self, X: np.ndarray | da.Array) -> np.ndarray | da.Array:
-        """Features ``Z = k(X, L) T`` of shape (n_samples, r)."""
+        """Features ``Z = k(X, L) T`` of shape (n_samples, r).
+
+        Parameters
+        ----------
+        X : ndarray or dask array of shape (n_samples, n_features)
+            Rows.
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples, r)
+            The Nyström features.
+        """
         return self.project(X, self.whitening)
 
 
@@ -207,6 +267,38 @@ def fit_nystroem(
     landmarks: np.ndarray | None = None,
 ) -> NystroemMap:
     """Choose landmarks (or take ``landmarks``) and compute the clipped whitening ``W^{-1/2}``.
+
+    Parameters
+    ----------
+    X : ndarray or dask array of shape (n_samples, n_features)
+        The data the landmarks are drawn from.
+    params : dict
+        Resolved kernel parameters (:func:`daskfair.kernels.kernel_params`).
+    n_landmarks : int
+        m, the landmarks.
+    method : {"uniform", "kmeans++"}
+        How the landmarks are drawn from the pool (:func:`landmark_pool`).
+    rcond : float
+        Eigenvalues below ``rcond · max Λ`` are dropped (:func:`whitening`).
+    random_state : int, RandomState, Generator, SeedSequence or None
+        Seeds the draw.
+    landmarks : ndarray of shape (m, n_features), optional
+        Landmarks to use instead of drawing them.
+
+    Returns
+    -------
+    NystroemMap
+        The fitted map.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from daskfair.kernels import kernel_params
+    >>> from daskfair.nystroem import fit_nystroem
+    >>> X = np.random.default_rng(0).normal(size=(200, 3))
+    >>> fmap = fit_nystroem(X, kernel_params("rbf", 3), n_landmarks=20, random_state=0)
+    >>> fmap.transform(X).shape
+    (200, 20)
     """
     L = (select_landmarks(X, n_landmarks, method=method, random_state=random_state)
          if landmarks is None else landmarks)

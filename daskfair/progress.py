@@ -22,23 +22,51 @@ _KEY = "daskfair.progress"
 
 
 def progress_enabled() -> bool:
-    """Whether daskfair shows progress (the ``daskfair.progress`` dask config key)."""
+    """Whether daskfair shows progress (the ``daskfair.progress`` dask config key).
+
+    Returns
+    -------
+    bool
+        True when progress is shown.
+    """
     return bool(dask.config.get(_KEY, False))
 
 
 @contextmanager
 def show_progress(enabled: bool = True) -> Iterator[None]:
-    """``with show_progress():`` — progress bars for the daskfair work inside the block."""
+    """``with show_progress():`` — progress bars for the daskfair work inside the block.
+
+    Parameters
+    ----------
+    enabled : bool
+        Whether to show progress inside the block.
+
+    Yields
+    ------
+    None
+        Inside the block progress is on (or off); the setting before is restored after it.
+    """
     with dask.config.set({_KEY: bool(enabled)}):
         yield
 
 
 def compute(obj: Any, **kwargs: Any) -> Any:
-    """``obj.compute(**kwargs)``, with Dask's progress bar when progress is on and a client
-    runs.
+    """``obj.compute(**kwargs)``, with Dask's progress bar when progress is on and a client runs.
 
     The graph is the same either way, so the result does not depend on the bar. Dask's bar
     redraws one line, which only a terminal shows well: in logs it is left out.
+
+    Parameters
+    ----------
+    obj : dask collection
+        What to compute.
+    **kwargs
+        Passed to ``obj.compute``.
+
+    Returns
+    -------
+    object
+        The computed value.
     """
     if progress_enabled() and sys.stdout.isatty():
         import distributed
@@ -84,7 +112,15 @@ class IterationBar:
         self._last: tuple[int, str] | None = None  # an update not yet printed (logs)
 
     def update(self, done: int, note: str = "") -> None:
-        """Report that ``done`` iterations are finished (``note``: extra text, e.g. points)."""
+        """Report that ``done`` iterations are finished.
+
+        Parameters
+        ----------
+        done : int
+            Iterations finished so far.
+        note : str
+            Extra text shown after the count (points of a front, say).
+        """
         if not self.enabled:
             return
         frac = min(1.0, done / self.total)

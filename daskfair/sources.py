@@ -18,7 +18,30 @@ __all__ = ["DATASET_FILES", "SOURCES", "Source", "files_of"]
 
 @dataclass(frozen=True)
 class Source:
-    """One data file as published."""
+    """One data file as published.
+
+    Parameters
+    ----------
+    path : str
+        Where the file goes under the data directory.
+    size : int
+        Its size in bytes.
+    sha256 : str
+        Its SHA-256.
+    url : str or None
+        The publisher's download (None: no download gives these bytes).
+    member : str or None
+        The file inside the archive at ``url``.
+    origin : str
+        Who publishes it.
+    licence : str
+        Its licence.
+    note : str
+        Anything else a user should know of it.
+    content_sha256 : str or None
+        For a gzip file its publisher compresses otherwise: the SHA-256 of its decompressed
+        bytes.
+    """
 
     path: str                 # under the data directory
     size: int                 # bytes
@@ -318,7 +341,18 @@ DATASET_FILES: dict[str, tuple[str, ...]] = {
 
 
 def files_of(name: str) -> tuple[str, ...]:
-    """The files of a data set, an FCE pool (``"har"`` or ``"pool_har"``), or ``"all"``."""
+    """The files of a data set, an FCE pool (``"har"`` or ``"pool_har"``), or ``"all"``.
+
+    Parameters
+    ----------
+    name : str
+        The data set.
+
+    Returns
+    -------
+    tuple of str
+        The files' paths relative to the data directory.
+    """
     if name == "all":
         return tuple(SOURCES)
     key = name if name in DATASET_FILES else f"pool_{name}"

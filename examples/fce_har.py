@@ -1,10 +1,13 @@
-"""Fair clustering ensemble on the FCE authors' HAR pool.
+"""Fair clustering ensemble on the FCE authors' HAR pool
+=====================================================
 
 HAR: 10,299 recordings of 6 activities by 30 people (the protected group). The pool holds 100
 k-means base clusterings; FCE finds one consensus of the first 10 that is fair towards the
 30 people and has clusters of equal capacity — from the labelings alone, never the features.
 The script prints the FCE report of a base clustering, of the consensus without the fairness
 term (FCE-f) and of FCE, and then how accuracy and fairness trade off as the weight grows.
+
+Run it from the repository root::
 
     python examples/fce_har.py
 """

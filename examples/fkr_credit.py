@@ -1,4 +1,5 @@
-"""Fair kernel classification on the Credit Default data of the FKR-F²E authors.
+"""Fair kernel classification on the Credit Default data of the FKR-F²E authors
+============================================================================
 
 First the model a user would pick: the most accurate fair kernel classifier whose validation
 statistical disparity (SD) stays within a bound, chosen by 5-fold cross-validation over every
@@ -7,6 +8,8 @@ the same fit re-chosen under other bounds without touching the data. Then the se
 methods on the same split (FKR-F²E with both objectives, FKRR, kernel ridge, the constant
 predictor). Test SD and error on the authors' first train/test split; the fits run on dask
 arrays on a Dask cluster (a LocalCluster unless DASK_SCHEDULER_ADDRESS is set).
+
+Run it from the repository root::
 
     python examples/fkr_credit.py
 """

@@ -1,4 +1,5 @@
-"""SA2GD on a smooth relaxation of fair k-means, next to SAfairKM's front on the same data.
+"""SA2GD on a smooth relaxation of fair k-means, next to SAfairKM's front on the same data
+=======================================================================================
 
 The SAfairKM seed motivates SA2GD (its §5) with a continuous version of its bi-objective
 problem (2): soft assignments S = softmax(Θ) (rows on the simplex) and the min operators of the
@@ -15,6 +16,8 @@ scored with the exact cost f1 and balance f2, as SAfairKM's points are. Neither 
 convex in Θ, so Theorem 5.1 does not apply here: the example shows the mechanism — the ratio
 n_a : n_b moves the result along the trade-off — not the rate (see tests/test_sa2gd.py and
 benchmarks/sa2gd_quadratics.py for that).
+
+Run it from the repository root::
 
     python examples/sa2gd_fair_kmeans.py [--out sa2gd_fair_kmeans.png]
 """
@@ -84,7 +87,7 @@ class SmoothFairKMeans:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="sa2gd_fair_kmeans.png")
     ap.add_argument("--iterations", type=int, default=600)
     args = ap.parse_args()

@@ -1,4 +1,5 @@
-"""The cost/balance trade-off of fair k-means on Adult, by SAfairKM and by VfairKM.
+"""The cost/balance trade-off of fair k-means on Adult, by SAfairKM and by VfairKM
+===============================================================================
 
 The SAfairKM authors' Adult arrays (5 numeric features, sex as the group), z-scored, rows
 L2-normalised, 5,000 rows sampled, K = 10 — the seed's setting. SAfairKM builds the whole
@@ -6,6 +7,8 @@ Pareto front in one run on the Dask cluster (a LocalCluster is started if there 
 VfairKM needs one fit per penalty μ. The script prints both fronts' extremes and
 hypervolumes, three clusterings picked from the front, and writes the plot to
 ``safairkm_adult_front.png`` (needs matplotlib: ``pip install daskfair[plot]``).
+
+Run it from the repository root::
 
     python examples/safairkm_adult.py [--iterations 300] [--out safairkm_adult_front.png]
 """
@@ -20,7 +23,7 @@ from daskfair.datasets import load_dataset, preprocess_safairkm
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--iterations", type=int, default=300)
     ap.add_argument("--out", default="safairkm_adult_front.png")
     args = ap.parse_args()

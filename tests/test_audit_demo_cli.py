@@ -91,7 +91,8 @@ def test_demo_command_writes_the_store(data_dir, tmp_path, capsys, monkeypatch):
     # the constant predictor has SD 0 and the majority-class error (data README: 0.229)
     assert fkr["constant"]["sd"] == 0.0
     assert abs(fkr["constant"]["error"] - 0.229) < 0.01
-    # the README's claim: the seed's paper objective is exactly the constant predictor here
+    # the claim of docs/getting_started.md (what the demo prints): the seed's paper
+    # objective is exactly the constant predictor here
     assert fkr["FKR-F2E (paper)"] == fkr["constant"]
     # the disparity-bound workflow beats the constant and is fairer than kernel ridge
     cv = fkr[CV_METHOD]

@@ -379,9 +379,10 @@ def test_logistic_loss_reads_x_once_per_newton_step():
 
 @pytest.mark.parametrize("mu", [0.0, 1.0])
 def test_fkrr_from_the_cvs_moments_is_the_fit_of_its_own_with_no_pass(mu, monkeypatch):
-    """The README's claim for the CLI's baselines: FairKernelRidge.fit_moments on the CV's
-    first-pass moments equals FairKernelRidge.fit on the same rows and landmarks (to 1e-9),
-    and reads no data. Ten canonical row blocks, uneven input chunks."""
+    """The claim of docs/guide/classification.md for the CLI's baselines:
+    FairKernelRidge.fit_moments on the CV's first-pass moments equals FairKernelRidge.fit on
+    the same rows and landmarks (to 1e-9), and reads no data. Ten canonical row blocks, uneven
+    input chunks."""
     X, y, s = _data(600)
     Xd = da.from_array(X, chunks=97)
     kw = {"gamma": 0.2, "n_landmarks": 60, "random_state": 0}

@@ -52,9 +52,9 @@ def test_grid_alpha_is_chosen_without_the_test_rows():
 
 
 def test_paper_objective_is_the_constant_predictor_on_the_authors_splits(data_dir):
-    """The README's claim, on the first two of the authors' splits of each data set: the
-    paper's own objective predicts the majority class on every test row (SD 0, the
-    constant's error). All 150 splits: benchmarks/fkr_table1.py."""
+    """The claim of docs/guide/classification.md, on the first two of the authors' splits of
+    each data set: the paper's own objective predicts the majority class on every test row (SD
+    0, the constant's error). All 150 splits: benchmarks/fkr_table1.py."""
     from daskfair.datasets import load_dataset
 
     for name in ("ffe_credit", "ffe_crime", "ffe_compas"):

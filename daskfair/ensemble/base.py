@@ -163,6 +163,16 @@ def base_clusterings(
     -------
     ndarray or dask array of shape (n_samples, n_runs)
         dask (lazy, row-chunked like X) for dask input, numpy otherwise.
+
+    Examples
+    --------
+    >>> from distributed import Client
+    >>> from daskfair import base_clusterings, make_fair_blobs
+    >>> X, s, _ = make_fair_blobs(600, n_clusters=3, random_state=0)
+    >>> with Client(processes=False, n_workers=1, dashboard_address=":0") as client:
+    ...     base = base_clusterings(X, n_clusters=3, n_runs=4, random_state=0, client=client)
+    >>> base.shape
+    (600, 4)
     """
     from ..deploy import get_client
 

@@ -61,6 +61,26 @@ def auto_fairness(n_samples: int, n_clusters: int, n_groups: int) -> float:
     A_gk of order n / (c T); this λ2 makes the two terms of equal order for any n, c and T
     (the fairness term's pull does not fade as n grows; docs/design.md §4.1). The values it
     takes on the FCE paper's pools: docs/findings.md F3.1.
+
+    Parameters
+    ----------
+    n_samples : int
+        n, the rows.
+    n_clusters : int
+        c, the consensus's clusters.
+    n_groups : int
+        T, the groups.
+
+    Returns
+    -------
+    float
+        The λ2 ``fairness_weight="auto"`` stands for.
+
+    Examples
+    --------
+    >>> from daskfair.ensemble import auto_fairness
+    >>> round(auto_fairness(10_000, 4, 2), 6)
+    1.6e-05
     """
     return float(np.sqrt(n_clusters / n_samples) * n_clusters * n_groups / n_samples)
 

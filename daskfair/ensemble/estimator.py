@@ -220,6 +220,17 @@ def select_n_clusters(
     candidate c and the silhouette of each result is computed (on a seeded subsample of at
     most ``sample_size`` rows); the c with the largest silhouette wins.
 
+    Parameters
+    ----------
+    base_labels : array-like or dask array of shape (n_samples, n_labelings)
+        The base clusterings.
+    candidates : sequence of int
+        The values of c to try.
+    sample_size : int
+        Rows the silhouette is computed on, at most.
+    random_state : int, RandomState, Generator, SeedSequence or None
+        Seeds the k-means fits and the subsample.
+
     Returns
     -------
     best : int
@@ -340,7 +351,7 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         Consensus clusters (dask when the input was dask).
     weights_ : ndarray of shape (n_labelings,)
         α.
-    objective_ : ndarray of shape (n_iter_,)
+    objective_ : ndarray, one value per iteration (``n_iter_`` of them)
         The objective after every iteration (non-increasing).
     n_iter_ : int
     converged_ : bool
@@ -499,6 +510,23 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
             Iterations between checkpoints.
         callback : callable, optional
             ``callback(state)`` after every iteration (progress).
+
+        Returns
+        -------
+        self : FairClusteringEnsemble
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> from sklearn.cluster import KMeans
+        >>> import numpy as np
+        >>> from daskfair import FairClusteringEnsemble, make_fair_blobs
+        >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(600, n_clusters=3, random_state=0))
+        >>> base = np.column_stack([KMeans(3, n_init=1, random_state=i).fit_predict(X)
+        ...                         for i in range(5)])
+        >>> fce = FairClusteringEnsemble(3, random_state=0).fit(base, sensitive_features=s)
+        >>> fce.labels_.shape
+        (600,)
         """
         check_resume(store, resume, "fit")
         params = self._resolved_params()
@@ -559,5 +587,20 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
 
     def fit_predict(self, base_labels: Any, y: None = None, *,
                     sensitive_features: Any) -> Any:
-        """Fit and return ``labels_``."""
+        """Fit and return ``labels_``.
+
+        Parameters
+        ----------
+        base_labels : array-like or dask array of shape (n_samples, n_labelings)
+            The base clusterings, one per column.
+        y : None
+            Ignored (present for the scikit-learn API).
+        sensitive_features : array-like of shape (n_samples,)
+            Group of every row.
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The consensus cluster of every row.
+        """
         return self.fit(base_labels, sensitive_features=sensitive_features).labels_

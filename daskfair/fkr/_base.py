@@ -317,13 +317,36 @@ class CalibratedClassifierMixin:
     Platt's slope a > 0 (``calibration_ = (a, c)`` with c = −a·threshold_)."""
 
     def decision_function(self, X: Any) -> Any:
-        """a·(f(x) − threshold_), the calibrated log-odds of ``classes_[1]``: positive means
-        ``classes_[1]``; lazy for dask input."""
+        """a·(f(x) − ``threshold_``), the calibrated log-odds of ``classes_[1]``.
+
+        Positive means ``classes_[1]``; lazy for dask input.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Rows to score (no group needed).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The log-odds.
+        """
         self._check_model("calibration_")
         return self.calibration_[0] * (self._kernel_output(X) - self.threshold_)
 
     def predict_proba(self, X: Any) -> Any:
-        """Probabilities of ``classes_`` (columns), shape (n_samples, 2); lazy for dask."""
+        """Probabilities of ``classes_`` (columns), shape (n_samples, 2); lazy for dask.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Rows to score (no group needed).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples, 2)
+            The probability of each class.
+        """
         d = self.decision_function(X)
         if is_dask(d):
             p = d.map_blocks(expit, dtype=np.float64)
@@ -332,7 +355,18 @@ class CalibratedClassifierMixin:
         return np.column_stack([1 - p, p])
 
     def predict(self, X: Any) -> Any:
-        """Class labels, shape (n_samples,): ``classes_[1]`` where f(x) ≥ threshold_."""
+        """Class labels, shape (n_samples,): ``classes_[1]`` where ``f(x) ≥ threshold_``.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Rows to classify (no group needed).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The predicted classes; lazy for dask input.
+        """
         positive = self.decision_function(X) >= 0
         if is_dask(positive):
             return da.where(positive, self.classes_[1], self.classes_[0])

@@ -265,6 +265,16 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         Every candidate was refitted on all rows during ``fit``, so this only changes the
         choice, ``disparity_bound_`` and (with ``refit=True``) the model; the constructor
         parameter ``disparity_bound`` is left as it is.
+
+        Parameters
+        ----------
+        disparity_bound : float
+            The new bound on the validation disparity.
+
+        Returns
+        -------
+        self
+            The estimator, with the new choice.
         """
         check_is_fitted(self, "cv_error_")
         _check_bound(disparity_bound)
@@ -402,7 +412,8 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     disparity_bound_ : float
         The bound of the current choice (``disparity_bound``, or the one given to
         :meth:`choose`).
-    dual_coef_, intercept_, threshold_ : the refitted score k(x, L)·dual_coef_ + intercept_
+    dual_coef_, intercept_, threshold_ : ndarray, float, float
+        The refitted score ``k(x, L)·dual_coef_ + intercept_``
         and the threshold above which ``classes_[1]`` is predicted.
     calibration_ : tuple of float
         (a, c): ``predict_proba`` is σ(a·score + c), fitted on the validation scores with
@@ -426,8 +437,38 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
             sample_weight: Any = None) -> FairKernelClassifierCV:
-        """Search the candidates on the folds of ``cv`` and refit the chosen one on all rows
-        (two passes per kernel setting)."""
+        """Search the candidates on the folds of ``cv`` and refit the chosen one on all rows.
+
+        Two passes per kernel setting.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Training rows.
+        y : array-like, pandas or dask of shape (n_samples,)
+            Two classes.
+        sensitive_features : array-like, pandas or dask of shape (n_samples,)
+            Group of every row (any number of groups); needed to fit, never to predict.
+        sample_weight : array-like or dask of shape (n_samples,), optional
+            Weight of every row.
+
+        Returns
+        -------
+        self : FairKernelClassifierCV
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from daskfair import FairKernelClassifierCV, make_fair_regression
+        >>> X, y, s = (np.asarray(a) for a in make_fair_regression(600, 4, random_state=0))
+        >>> clf = FairKernelClassifierCV(disparity_bound=0.05, n_landmarks=100, random_state=0)
+        >>> clf = clf.fit(X, (y > 0).astype(int), sensitive_features=s)
+        >>> bool(clf.best_disparity_ <= 0.05)
+        True
+        >>> clf.predict(X[:4]).shape
+        (4,)
+        """
         return self._fit(X, y, sensitive_features, sample_weight)
 
     def _validate(self, data: FitInput, fmap: Any, folded: FoldedMoments, per_fold: list,
@@ -441,7 +482,18 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
         self._set_calibration(*calibrate(by_class, lo[k], width[k], self.thresholds_[k, j]))
 
     def plot_frontier(self, ax: Any = None) -> Any:
-        """The validation disparity/error of every candidate, the front and the choice."""
+        """The validation disparity/error of every candidate, the front and the choice.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on.
+        """
         check_is_fitted(self, "cv_results_")
         return plot_frontier(self, ax, "error")
 
@@ -463,9 +515,10 @@ class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
         The mean-prediction gap (demographic parity of a score).
     strengths : sequence of float, optional
         Default 25 values in [0, 1.2].
-    kernel, gammas, degree, coef0, families, relative_alphas, fair_feature_counts,
-    fairness_weights, cv, refit, approximation, n_landmarks, landmarks, rcond, random_state
+    kernel, gammas, degree, coef0, families, relative_alphas, fair_feature_counts
         As in :class:`FairKernelClassifierCV` (each gamma one pass).
+    fairness_weights, cv, refit, approximation, n_landmarks, landmarks, rcond, random_state
+        As in :class:`FairKernelClassifierCV`.
     gamma, alphas, n_components, fairness
         Renamed, as in :class:`FairKernelClassifierCV`.
 
@@ -477,8 +530,9 @@ class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
         ``selected``.
     frontier_ : pandas.DataFrame
         ``cv_results_`` as a table.
-    best_params_, best_index_, best_score_, best_disparity_, disparity_bound_, dual_coef_,
-    intercept_, feature_map_, groups_, n_features_in_, feature_names_in_
+    best_params_, best_index_, best_score_, best_disparity_, disparity_bound_
+        As in :class:`FairKernelClassifierCV`.
+    dual_coef_, intercept_, feature_map_, groups_, n_features_in_, feature_names_in_
         As in :class:`FairKernelClassifierCV`.
     """
 
@@ -493,8 +547,35 @@ class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
             sample_weight: Any = None) -> FairKernelRegressorCV:
-        """Search the candidates on the folds of ``cv`` (one pass per kernel setting) and
-        refit the chosen one."""
+        """Search the candidates on the folds of ``cv`` and refit the chosen one.
+
+        One pass per kernel setting.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Training rows.
+        y : array-like, pandas or dask of shape (n_samples,)
+            Continuous targets.
+        sensitive_features : array-like, pandas or dask of shape (n_samples,)
+            Group of every row (any number of groups).
+        sample_weight : array-like or dask of shape (n_samples,), optional
+            Weight of every row.
+
+        Returns
+        -------
+        self : FairKernelRegressorCV
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from daskfair import FairKernelRegressorCV, make_fair_regression
+        >>> X, y, s = (np.asarray(a) for a in make_fair_regression(600, 4, random_state=0))
+        >>> reg = FairKernelRegressorCV(disparity_bound=0.1, n_landmarks=100, random_state=0)
+        >>> reg.fit(X, y, sensitive_features=s).predict(X[:4]).shape
+        (4,)
+        """
         return self._fit(X, y, sensitive_features, sample_weight)
 
     def _validate(self, data: FitInput, fmap: Any, folded: FoldedMoments, per_fold: list,
@@ -503,10 +584,32 @@ class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
         return {"disparity": gap[:, None], "error": error[:, None]}
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
-        """Predictions of shape (n_samples,); lazy for dask input."""
+        """Predictions of shape (n_samples,); lazy for dask input.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Rows to predict (no group needed).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The predictions.
+        """
         return self._kernel_output(X)
 
     def plot_frontier(self, ax: Any = None) -> Any:
-        """The validation mean gap/RMSE of every candidate, the front and the choice."""
+        """The validation mean gap/RMSE of every candidate, the front and the choice.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on.
+        """
         check_is_fitted(self, "cv_results_")
         return plot_frontier(self, ax, "RMSE")

@@ -264,6 +264,33 @@ class FairKernelRegressor(
         (plus the landmark draw's 8 blocks).
         ``sensitive_features`` may hold any number of groups (two for ``objective="paper"``);
         without it the model has no fairness constraint (a warning says so).
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Training rows.
+        y : array-like, pandas or dask of shape (n_samples,)
+            Targets.
+        sensitive_features : array-like, pandas or dask of shape (n_samples,), optional
+            Group of every row.
+        sample_weight : array-like or dask of shape (n_samples,), optional
+            Weight of every row in the moments.
+
+        Returns
+        -------
+        self : FairKernelRegressor
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from daskfair import FairKernelRegressor, make_fair_regression
+        >>> X, y, s = (np.asarray(a) for a in make_fair_regression(500, 4, random_state=0))
+        >>> reg = FairKernelRegressor(n_fair_features=5, n_landmarks=100, random_state=0)
+        >>> reg = reg.fit(X, y, sensitive_features=s)
+        >>> Z = reg.transform(X)
+        >>> bool(abs(Z[s == 0].mean(axis=0) - Z[s == 1].mean(axis=0)).max() < 1e-8)
+        True
         """
         with one_blas_thread():  # bits independent of the client's threads
             p = self._params()
@@ -273,11 +300,33 @@ class FairKernelRegressor(
             return self
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
-        """Predictions of shape (n_samples,); lazy for dask input."""
+        """Predictions of shape (n_samples,); lazy for dask input.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Rows to predict (no group needed).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The predictions.
+        """
         return self._kernel_output(X)
 
     def transform(self, X: Any) -> np.ndarray | da.Array:
-        """The k fair features ``φ_FS(x)`` (eq. 14), shape (n_samples, k); lazy for dask."""
+        """The k fair features ``φ_FS(x)`` (eq. 14), shape (n_samples, k); lazy for dask.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Rows to map.
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples, k)
+            The fair features; on the training rows every group has the same mean.
+        """
         X = self._check_X(X)
         return self.feature_map_.project(X, self.projection_)
 
@@ -300,8 +349,9 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
         probability is at least 1/2; a number thresholds the least-squares output there.
     max_iter : int
         Newton steps at most for ``loss="logistic"``.
-    kernel, gamma, degree, coef0, n_fair_features, relative_alpha, fit_intercept, objective,
-    fairness_weight, approximation, n_landmarks, landmarks, rcond, random_state
+    kernel, gamma, degree, coef0, n_fair_features, relative_alpha, fit_intercept
+        As in :class:`FairKernelRegressor`.
+    objective, fairness_weight, approximation, n_landmarks, landmarks, rcond, random_state
         As in :class:`FairKernelRegressor`.
     alpha, n_components, fairness
         Renamed, as in :class:`FairKernelRegressor`.
@@ -368,6 +418,32 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
         ``sample_weight`` weighs every row in the moments, the calibration and the logistic
         loss, so fairlearn's reductions (ExponentiatedGradient, GridSearch) can wrap the
         classifier.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Training rows.
+        y : array-like, pandas or dask of shape (n_samples,)
+            Two classes.
+        sensitive_features : array-like, pandas or dask of shape (n_samples,), optional
+            Group of every row.
+        sample_weight : array-like or dask of shape (n_samples,), optional
+            Weight of every row.
+
+        Returns
+        -------
+        self : FairKernelClassifier
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from daskfair import FairKernelClassifier, make_fair_regression
+        >>> X, y, s = (np.asarray(a) for a in make_fair_regression(500, 4, random_state=0))
+        >>> clf = FairKernelClassifier(n_fair_features=5, n_landmarks=100, random_state=0)
+        >>> clf = clf.fit(X, (y > 0).astype(int), sensitive_features=s)
+        >>> clf.predict(X[:5]).shape, clf.predict_proba(X[:5]).shape
+        ((5,), (5, 2))
         """
         with one_blas_thread():  # bits independent of the client's threads
             p = self._params()
@@ -420,8 +496,9 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
     ----------
     fairness_weight : float
         The relative fairness penalty μ.
-    kernel, gamma, degree, coef0, relative_alpha, fit_intercept, approximation, n_landmarks,
-    landmarks, rcond, random_state
+    kernel, gamma, degree, coef0, relative_alpha, fit_intercept
+        As in :class:`FairKernelRegressor`.
+    approximation, n_landmarks, landmarks, rcond, random_state
         As in :class:`FairKernelRegressor`.
     mu, alpha
         Renamed ``fairness_weight``, ``relative_alpha``: the old names work with a
@@ -482,7 +559,33 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
             sample_weight: Any = None) -> FairKernelRidge:
-        """Fit on ``X``, ``y`` and the groups (numpy, pandas or dask; any number of groups)."""
+        """Fit on ``X``, ``y`` and the groups (numpy, pandas or dask; any number of groups).
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Training rows.
+        y : array-like, pandas or dask of shape (n_samples,)
+            Targets.
+        sensitive_features : array-like, pandas or dask of shape (n_samples,), optional
+            Group of every row.
+        sample_weight : array-like or dask of shape (n_samples,), optional
+            Weight of every row in the moments.
+
+        Returns
+        -------
+        self : FairKernelRidge
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from daskfair import FairKernelRidge, make_fair_regression
+        >>> X, y, s = (np.asarray(a) for a in make_fair_regression(500, 4, random_state=0))
+        >>> ridge = FairKernelRidge(fairness_weight=1.0, n_landmarks=100, random_state=0)
+        >>> ridge.fit(X, y, sensitive_features=s).predict(X[:3]).shape
+        (3,)
+        """
         with one_blas_thread():  # bits independent of the client's threads
             p = self._params()
             data = self._fit_input(X, y, sensitive_features, sample_weight, classify=False)
@@ -500,6 +603,21 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
         as a CV estimator's ``moments_[i]`` and ``feature_maps_[i]``
         (:class:`FairKernelClassifierCV` sums them in its first pass): the model equals
         ``fit`` on those rows with the same landmarks, up to the order of the sums.
+
+        Parameters
+        ----------
+        moments : object
+            The training rows' moments in ``feature_map``'s whitened basis (a CV estimator's
+            ``moments_[i]``).
+        feature_map : daskfair.nystroem.NystroemMap
+            The map the moments were summed in (a CV estimator's ``feature_maps_[i]``).
+        groups : ndarray, optional
+            The groups, in the order of the moments' cells.
+
+        Returns
+        -------
+        self : FairKernelRidge
+            The fitted estimator.
         """
         with one_blas_thread():  # bits independent of the client's threads
             p = self._params()
@@ -517,5 +635,16 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
         self.dual_coef_ = fmap.whitening @ self.coef_
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
-        """Predictions of shape (n_samples,); lazy for dask input."""
+        """Predictions of shape (n_samples,); lazy for dask input.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Rows to predict (no group needed).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The predictions.
+        """
         return self._kernel_output(X)

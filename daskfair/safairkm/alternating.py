@@ -125,6 +125,19 @@ def sa2gd(
     Returns
     -------
     SA2GDResult
+
+    Examples
+    --------
+    Two quadratics with minimisers a and b; one step on each per iteration approaches the
+    minimiser of their equal-weight sum, (a + b) / 2:
+
+    >>> import numpy as np
+    >>> from daskfair import sa2gd
+    >>> a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    >>> run = sa2gd(lambda x, rng: x - a, lambda x, rng: x - b, np.zeros(2), n_a=1, n_b=1,
+    ...             n_iter=2000, strong_convexity=1.0, random_state=0)
+    >>> np.round(run.x, 2)
+    array([0.5, 0.5])
     """
     n_a, n_b = check_int(n_a, "n_a", 0), check_int(n_b, "n_b", 0)
     if n_a + n_b == 0:
@@ -180,6 +193,41 @@ def sa2gd_front(
     Pair i uses the seed's child i, so results do not depend on where the tasks run.
     ``update_pairs`` (renamed from ``pairs``) overrides the list. Returns the results in
     order of increasing λ.
+
+    Parameters
+    ----------
+    grad_a, grad_b : callable ``(x, rng) -> g``
+        Stochastic gradients of f_a and f_b, as in :func:`sa2gd`.
+    x0 : array-like
+        Starting point of every run.
+    n_total : int
+        n_a + n_b of every pair.
+    n_iter : int
+        Iterations T of every run.
+    update_pairs : sequence of (int, int), optional
+        The pairs (n_a, n_b) to run instead.
+    step, strong_convexity, history_every
+        As in :func:`sa2gd`.
+    random_state : int, SeedSequence or None
+        Seeds the runs (pair i gets child i).
+    client : distributed.Client, optional
+        Where the tasks run (default: :func:`daskfair.deploy.get_client`'s choice, or this
+        process when there is no cluster).
+
+    Returns
+    -------
+    list of SA2GDResult
+        One run per pair, by increasing λ = n_a / n_total.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from daskfair import sa2gd_front
+    >>> a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    >>> runs = sa2gd_front(lambda x, rng: x - a, lambda x, rng: x - b, np.zeros(2), n_total=2,
+    ...                    n_iter=2000, strong_convexity=1.0, random_state=0)
+    >>> [np.round(run.x, 2).tolist() for run in runs]
+    [[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]]
     """
     from ..deploy import task_client
 

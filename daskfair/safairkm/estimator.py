@@ -56,7 +56,7 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
     cost_ : float
         f1, the mean squared distance to the cluster means.
     balance_ : float
-        f2 = min_k min_{j≠j'} |C_k ∩ V_j| / |C_k ∩ V_j'|.
+        f2 = ``min_k min_{j≠j'} |C_k ∩ V_j| / |C_k ∩ V_j'|``.
     history_ : ndarray of shape (max_iter, 2)
         (f1, f2) after every iteration.
     groups_ : ndarray
@@ -103,6 +103,20 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
         y : ignored
         sensitive_features : array-like of shape (n_samples,)
             Group of every row (at least two groups).
+
+        Returns
+        -------
+        self : SAFairKMeans
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from daskfair import SAFairKMeans, make_fair_blobs
+        >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(400, n_clusters=2, random_state=0))
+        >>> km = SAFairKMeans(2, max_iter=20, random_state=0).fit(X, sensitive_features=s)
+        >>> km.labels_.shape, bool(0 <= km.balance_ <= 1)
+        ((400,), True)
         """
         self._check_params()
         problem = make_problem(X, sensitive_features, self.n_clusters)
@@ -140,11 +154,37 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X: Any, y: Any = None, *, sensitive_features: Any) -> np.ndarray:
-        """Fit and return ``labels_``."""
+        """Fit and return ``labels_``.
+
+        Parameters
+        ----------
+        X : array-like or dask array of shape (n_samples, n_features)
+            The points.
+        y : None
+            Ignored (present for the scikit-learn API).
+        sensitive_features : array-like of shape (n_samples,)
+            Group of every row (at least two groups).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The cluster of every row.
+        """
         return self.fit(X, sensitive_features=sensitive_features).labels_
 
     def predict(self, X: Any) -> np.ndarray:
-        """Nearest center of each row (new rows: no balance guarantee, as for any k-means)."""
+        """Nearest center of each row (new rows: no balance guarantee, as for any k-means).
+
+        Parameters
+        ----------
+        X : array-like or dask array of shape (n_samples, n_features)
+            The points.
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The nearest cluster center of every row.
+        """
         check_is_fitted(self)
         X = check_array(X, "X")
         X = np.asarray(X.compute() if is_dask(X) else X)

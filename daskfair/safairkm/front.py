@@ -61,6 +61,24 @@ def nondominated(cost: Any, balance: Any, dominance: str = "weak") -> np.ndarray
     objectives and better in one; of points with equal (cost, balance) the first one stays.
     ``"strict"`` is the paper's Algorithm 3: a point is dropped only when another is better
     in both, so ties and duplicates stay (a larger front).
+
+    Parameters
+    ----------
+    cost, balance : array-like of shape (n_points,)
+        The points' cost and balance.
+    dominance : {"weak", "strict"}
+        Which points count as dominated.
+
+    Returns
+    -------
+    ndarray of int
+        The indices of the non-dominated points, by increasing cost.
+
+    Examples
+    --------
+    >>> from daskfair.safairkm import nondominated
+    >>> nondominated([1.0, 2.0, 3.0], [0.2, 0.1, 0.5])
+    array([0, 2])
     """
     f1 = np.asarray(cost, dtype=np.float64).ravel()
     f2 = np.asarray(balance, dtype=np.float64).ravel()
@@ -79,7 +97,9 @@ def _check_dominance(dominance: str) -> None:
 class ParetoFront:
     """A cost/balance trade-off: non-dominated clusterings sorted by increasing cost.
 
-    Attributes
+    Made by :func:`pareto_front` (or read back by :meth:`from_store`), not by hand.
+
+    Parameters
     ----------
     cost : ndarray of shape (n_points,)
         f1 of each point (increasing).
@@ -89,6 +109,20 @@ class ParetoFront:
         Per iteration: ``iteration``, ``n_points``, ``seconds`` since the start.
     params : dict
         The parameters of the run.
+    _labels, _client : object
+        Where the label vectors are (on the workers, or in memory) and the client holding
+        them; read them through :attr:`labels` or :meth:`labels_dask`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from daskfair import make_fair_blobs, pareto_front
+    >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(500, n_clusters=3, random_state=0))
+    >>> front = pareto_front(X, sensitive_features=s, n_clusters=3, n_init=6, max_iter=20,
+    ...                      random_state=0)
+    >>> fairest = front.labels[np.argmax(front.balance)]  # one clustering per point
+    >>> bool(front.hypervolume((1.05 * front.cost.max(), 0.0)) > 0)
+    True
     """
 
     cost: np.ndarray
@@ -118,7 +152,18 @@ class ParetoFront:
 
     @classmethod
     def from_store(cls, path: str) -> ParetoFront:
-        """Load a finished front written by ``pareto_front(..., store=path)``."""
+        """Load a finished front written by ``pareto_front(..., store=path)``.
+
+        Parameters
+        ----------
+        path : path-like
+            The run store.
+
+        Returns
+        -------
+        ParetoFront
+            The stored front, its label vectors read from the store.
+        """
         run = open_run(path)
         if run.kind != "safairkm":
             raise ValueError(f"{path} holds a {run.kind!r} run, not a SAfairKM front.")
@@ -127,17 +172,49 @@ class ParetoFront:
                    run.read_array("labels"))
 
     def labels_dask(self) -> da.Array:
-        """The label vectors as a dask array, without gathering them."""
+        """The label vectors as a dask array, without gathering them.
+
+        Returns
+        -------
+        dask.array.Array of shape (n_points, n_samples)
+            One label vector per point.
+        """
         if isinstance(self._labels, da.Array):
             return self._labels
         return da.from_array(self._labels, chunks=(64, -1))
 
     def hypervolume(self, reference: tuple[float, float]) -> float:
-        """Area dominated by the front inside the box (cost ≤ r_cost, balance ≥ r_balance)."""
+        """Area dominated by the front inside the box (cost ≤ r_cost, balance ≥ r_balance).
+
+        Parameters
+        ----------
+        reference : (r_cost, r_balance)
+            A cost no point should exceed and a balance no point should fall below.
+
+        Returns
+        -------
+        float
+            The dominated area (:func:`daskfair.metrics.hypervolume_2d`).
+        """
         return hypervolume_2d(self.cost, self.balance, reference)
 
     def plot(self, ax: Any = None, *, label: str = "SAfairKM", **kwargs: Any) -> Any:
-        """Scatter the front (cost on x, balance on y); needs matplotlib (the ``plot`` extra)."""
+        """Scatter the front (cost on x, balance on y); needs matplotlib (the ``plot`` extra).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure).
+        label : str, optional
+            The legend entry.
+        **kwargs
+            Passed to ``ax.plot``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on.
+        """
         import matplotlib.pyplot as plt
 
         if ax is None:
@@ -425,6 +502,18 @@ def pareto_front(
     ParetoFront
         Its ``params`` are the stored parameters (the first stores' keys: ``pairs``,
         ``n_starts``, ``n_iter``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from daskfair import make_fair_blobs, pareto_front
+    >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(500, n_clusters=3, random_state=0))
+    >>> front = pareto_front(X, sensitive_features=s, n_clusters=3, n_init=6, max_iter=20,
+    ...                      random_state=0)
+    >>> bool(np.all(np.diff(front.cost) > 0) and np.all(np.diff(front.balance) > 0))
+    True
+    >>> front.labels.shape == (len(front.cost), 500)
+    True
     """
     from ..deploy import task_client
 

@@ -184,7 +184,30 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any) -> VFairKMeans:
-        """Fit on ``X`` with the groups ``sensitive_features``."""
+        """Fit on ``X`` with the groups ``sensitive_features``.
+
+        Parameters
+        ----------
+        X : array-like or dask array of shape (n_samples, n_features)
+            The points.
+        y : None
+            Ignored (present for the scikit-learn API).
+        sensitive_features : array-like of shape (n_samples,)
+            Group of every row.
+
+        Returns
+        -------
+        self : VFairKMeans
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from daskfair import VFairKMeans, make_fair_blobs
+        >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(400, n_clusters=2, random_state=0))
+        >>> VFairKMeans(2, random_state=0).fit(X, sensitive_features=s).labels_.shape
+        (400,)
+        """
         weight = renamed_params(self, self._renamed_params)["fairness_weight"]
         if isinstance(weight, bool) or not isinstance(weight, Real) or not (
                 np.isfinite(weight) and weight >= 0):
@@ -215,6 +238,22 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X: Any, y: Any = None, *, sensitive_features: Any) -> np.ndarray:
+        """Fit and return ``labels_``.
+
+        Parameters
+        ----------
+        X : array-like or dask array of shape (n_samples, n_features)
+            The points.
+        y : None
+            Ignored (present for the scikit-learn API).
+        sensitive_features : array-like of shape (n_samples,)
+            Group of every row.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The cluster of every row.
+        """
         return self.fit(X, sensitive_features=sensitive_features).labels_
 
 
@@ -266,6 +305,16 @@ def vfairkm_front(
     ParetoFront
         ``params["fairness_weight"]`` gives the μ of every point of the front
         (``params["mu"]`` too, the old key, until daskfair 0.3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from daskfair import make_fair_blobs, vfairkm_front
+    >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(500, n_clusters=3, random_state=0))
+    >>> front = vfairkm_front(X, sensitive_features=s, n_clusters=3,
+    ...                       fairness_weights=[0, 100, 1000], random_state=0)
+    >>> 1 <= len(front.cost) <= 3
+    True
     """
     from ..deploy import task_client
 

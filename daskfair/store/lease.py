@@ -292,6 +292,11 @@ def break_lock(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """Remove the lease a dead run left in the store at ``path``, with a warning; refuse a
     live one.
 
+    Parameters
+    ----------
+    path : path-like
+        The run store.
+
     Returns
     -------
     dict or None

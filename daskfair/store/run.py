@@ -67,7 +67,25 @@ Verify = Literal["sizes", "contents"] | None
 
 
 def to_json(value: Any) -> Any:
-    """Convert numpy scalars/arrays, tuples and paths to JSON-compatible values (NaN → None)."""
+    """Convert numpy scalars/arrays, tuples and paths to JSON-compatible values (NaN → None).
+
+    Parameters
+    ----------
+    value : object
+        What to convert (containers are converted recursively).
+
+    Returns
+    -------
+    object
+        The JSON-able value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from daskfair.store import to_json
+    >>> to_json({"a": np.float64(0.5), "b": (1, np.nan)})
+    {'a': 0.5, 'b': [1, None]}
+    """
     if isinstance(value, Mapping):
         return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -105,10 +123,14 @@ class Run:
     :meth:`mark_complete` or :meth:`close` (also a context manager); one from
     :func:`open_run` only reads.
 
-    Attributes
+    Parameters
     ----------
     path : pathlib.Path
+        The store's directory.
     group : zarr.Group
+        Its root group.
+    lease : object, optional
+        The writer's lease, for a run that writes (None: read only).
     """
 
     def __init__(self, path: Path, group: zarr.Group, lease: Lease | None = None) -> None:
@@ -151,7 +173,13 @@ class Run:
         self._lease.check()
 
     def set_attrs(self, **values: Any) -> None:
-        """Record JSON-able values as group attributes (client side only)."""
+        """Record JSON-able values as group attributes (client side only).
+
+        Parameters
+        ----------
+        **values
+            Names and JSON-able values (converted by :func:`to_json`).
+        """
         reserved = {"daskfair", "params"} & values.keys()
         if reserved:
             raise ValueError(f"attribute names {sorted(reserved)} are reserved.")
@@ -166,6 +194,20 @@ class Run:
 
         A dask array is written block by block by the workers (``dask.array.store``), each
         block to its own chunk-aligned region, so it is never gathered on the client.
+
+        Parameters
+        ----------
+        name : str
+            The array's path within the run.
+        data : array-like or dask array
+            What to store.
+        chunks : tuple of int, optional
+            The zarr chunks (default: the dask array's blocks, or one chunk).
+
+        Returns
+        -------
+        zarr.Array
+            The stored array.
         """
         if isinstance(data, da.Array):
             if any(math.isnan(c) for c in data.shape):
@@ -191,8 +233,20 @@ class Run:
         return self.group.create_array(name, data=data, overwrite=True, **kwargs)
 
     def read_array(self, name: str) -> np.ndarray:
-        """Load an array of the run into memory (a finished run's contents are checked
-        against its manifest first)."""
+        """Load an array of the run into memory.
+
+        A finished run's contents are checked against its manifest first.
+
+        Parameters
+        ----------
+        name : str
+            The array's path within the run.
+
+        Returns
+        -------
+        ndarray
+            The array.
+        """
         if name not in self.array_names():
             raise KeyError(f"run {self.path} has no array {name!r}; it has "
                            f"{self.array_names()}.")
@@ -201,11 +255,23 @@ class Run:
         return self.group[name][...]
 
     def array_names(self) -> list[str]:
-        """The arrays of the run, by path within it (checkpoints included)."""
+        """The arrays of the run, by path within it (checkpoints included).
+
+        Returns
+        -------
+        list of str
+            The arrays' paths.
+        """
         return sorted(self.arrays())
 
     def arrays(self) -> dict[str, zarr.Array]:
-        """Every array of the run, by path within it (checkpoints included)."""
+        """Every array of the run, by path within it (checkpoints included).
+
+        Returns
+        -------
+        dict of str to zarr.Array
+            The arrays, not loaded.
+        """
         with _quiet_listing():
             return {name: node for name, node in self.group.members(max_depth=None)
                     if isinstance(node, zarr.Array)}
@@ -213,6 +279,11 @@ class Run:
     def verify(self, *, contents: bool = True) -> None:
         """Check a finished run's files against the manifest written with its completion
         marker: file counts and sizes, and with ``contents`` their digests.
+
+        Parameters
+        ----------
+        contents : bool
+            Also compare every file's digest (reads every file).
 
         Raises
         ------
@@ -247,6 +318,13 @@ class Run:
 
         The pointer attribute is switched first and the previous checkpoint's group deleted
         afterwards, so a crash at any point leaves one complete checkpoint to resume from.
+
+        Parameters
+        ----------
+        name : str
+            The checkpoint's group.
+        **info
+            JSON-able values recorded with the pointer (the iteration, say).
         """
         if name not in self.group:
             raise KeyError(f"checkpoint group {name!r} was not written to {self.path}.")
@@ -270,6 +348,11 @@ class Run:
         Every file of the run is flushed to disk first; the marker carries the manifest of
         the result arrays (:mod:`daskfair.store.integrity`), so a store that says complete
         holds exactly what was written or is reported corrupt.
+
+        Parameters
+        ----------
+        **summary
+            JSON-able result values, recorded as attributes before the marker.
         """
         if summary:
             self.set_attrs(**summary)
@@ -358,6 +441,23 @@ def create_run(
         stays. A kind name (``"demo"``) replaces only a run of that kind. A path that is
         not a daskfair run is refused whatever this says.
 
+    Returns
+    -------
+    Run
+        The new run, holding the store's lease.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import numpy as np
+    >>> from daskfair.store import create_run, open_run
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.zarr"
+    >>> run = create_run(path, kind="demo", params={"rows": 3})
+    >>> _ = run.write_array("labels", np.array([0, 1, 1]))
+    >>> run.mark_complete(n_clusters=2)
+    >>> open_run(path).read_array("labels")
+    array([0, 1, 1])
+
     Raises
     ------
     FileExistsError
@@ -444,6 +544,18 @@ def _exists_message(path: Path, overwrite: bool | str = False) -> str:
 def check_new_store(path: str | os.PathLike[str], *, overwrite: bool | str = False) -> Path:
     """Check that a new run store can be made at ``path`` (before any work starts).
 
+    Parameters
+    ----------
+    path : path-like
+        Where the run would be stored.
+    overwrite : bool or str
+        As in :func:`create_run`.
+
+    Returns
+    -------
+    pathlib.Path
+        The path, resolved.
+
     Raises
     ------
     FileExistsError
@@ -496,6 +608,11 @@ def open_run(
         ``stat`` per file), also their digests (reads every file), or not at all.
         :meth:`Run.read_array` checks the contents of what it reads in any case.
 
+    Returns
+    -------
+    Run
+        The run, read only.
+
     Raises
     ------
     StoreError
@@ -547,6 +664,20 @@ def open_run(
 def resume_run(path: str | os.PathLike[str], *, kind: str, params: Mapping[str, Any]) -> Run:
     """Open an interrupted run of ``kind`` to continue it with the same ``params``, holding
     its lease.
+
+    Parameters
+    ----------
+    path : path-like
+        The run store.
+    kind : str
+        What produced it (must match).
+    params : mapping
+        The run's parameters (must match the stored ones).
+
+    Returns
+    -------
+    Run
+        The run, holding the store's lease, its last checkpoint readable.
 
     Raises
     ------

@@ -41,6 +41,24 @@ def summarize(X: Any, columns: Sequence[str], *, limit: int, counted: Sequence[s
 
     For a dask DataFrame pass ``parts`` (its delayed partitions) to summarise the very
     partitions the arrays will later be cut from.
+
+    Parameters
+    ----------
+    X : pandas or dask DataFrame
+        The table.
+    columns : sequence of str
+        The columns to summarise as features.
+    limit : int
+        Distinct values of a text column kept at most (``max_levels``).
+    counted : sequence of str
+        Further columns whose values are counted (the label, the groups).
+    parts : sequence of dask.delayed.Delayed, optional
+        ``X``'s partitions.
+
+    Returns
+    -------
+    TableSummary
+        Every column's summary and every partition's length.
     """
     columns, counted = list(columns), list(counted)
     if not _is_dask_frame(X):
@@ -204,14 +222,49 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     # -- fitting --------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None) -> TableEncoder:
-        """Learn the levels and ranges of every column of ``X`` in one pass."""
+        """Learn the levels and ranges of every column of ``X`` in one pass.
+
+        Parameters
+        ----------
+        X : pandas or dask DataFrame
+            The table.
+        y : None
+            Ignored (present for the scikit-learn API).
+
+        Returns
+        -------
+        self : TableEncoder
+            The fitted encoder.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from daskfair import TableEncoder
+        >>> table = pd.DataFrame({"age": [30, 40, 50], "job": ["nurse", None, "clerk"]})
+        >>> list(TableEncoder().fit(table).get_feature_names_out())
+        ['age', 'job=clerk', 'job=nurse', 'job=<missing>']
+        """
         self._check_params()
         columns = self._columns(X)
         return self.fit_summary(summarize(X, columns, limit=self.max_levels), columns)
 
     def fit_summary(self, summary: TableSummary, columns: Sequence[str]) -> TableEncoder:
-        """Fit from a pass already made (the command line summarises the label and the
-        groups in the same pass)."""
+        """Fit from a pass already made.
+
+        The command line summarises the label and the groups in the same pass.
+
+        Parameters
+        ----------
+        summary : TableSummary
+            The pass's summary (:func:`daskfair.tables.summarize`).
+        columns : sequence of str
+            The columns to encode.
+
+        Returns
+        -------
+        self : TableEncoder
+            The fitted encoder.
+        """
         self._check_params()
         columns = [str(c) for c in columns]
         if summary.n_rows == 0:
@@ -270,8 +323,21 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     # -- output ---------------------------------------------------------------------------
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-        """``column`` for numeric columns, ``column=<missing>`` for their indicators,
-        ``column=level`` for text columns."""
+        """The names of the encoded columns.
+
+        ``column`` for numeric columns, ``column=<missing>`` for their indicators,
+        ``column=level`` for text columns.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored (present for the scikit-learn API).
+
+        Returns
+        -------
+        ndarray of str
+            One name per encoded column, in order.
+        """
         names = list(self.numeric_columns_)
         names += [f"{c}={MISSING}" for c in self.indicator_columns_]
         names += [f"{c}={v}" for c, levels in self.levels_.items() for v in levels]
@@ -297,6 +363,19 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             Rows of each partition of a dask ``X``; default: counted in a pass.
         chunk_rows : int, optional
             Largest block of the dask array (default: one per partition).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_rows, n_encoded)
+            The encoded rows, float64.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from daskfair import TableEncoder
+        >>> enc = TableEncoder().fit(pd.DataFrame({"age": [30, 40], "job": ["nurse", "clerk"]}))
+        >>> enc.transform(pd.DataFrame({"age": [35], "job": ["nurse"]}))
+        array([[35.,  0.,  1.]])
         """
         check_columns(X, list(self.feature_names_in_), "the table to encode")
         plan = self._plan()
@@ -308,12 +387,42 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     def transform_partitions(self, parts: Sequence[Any], lengths: Sequence[int], *,
                              chunk_rows: int | None = None) -> Any:
-        """Encode delayed partitions whose lengths are known (the pass's)."""
+        """Encode delayed partitions whose lengths are known (the pass's).
+
+        Parameters
+        ----------
+        parts : sequence of dask.delayed.Delayed
+            The partitions (:func:`daskfair.tables.partitions`).
+        lengths : sequence of int
+            Rows of each partition.
+        chunk_rows : int, optional
+            Largest block of the dask array (default: one per partition).
+
+        Returns
+        -------
+        dask.array.Array of shape (sum(lengths), n_encoded)
+            The encoded rows, float64, lazy.
+        """
         return partition_array(parts, lengths, self._plan().encode, dtype=np.float64,
                                width=self.n_features_out_, chunk_rows=chunk_rows)
 
     def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
-        """Fit, then encode with the fit pass's partition lengths (no second pass)."""
+        """Fit, then encode with the fit pass's partition lengths (no second pass).
+
+        Parameters
+        ----------
+        X : pandas or dask DataFrame
+            The table.
+        y : None
+            Ignored (present for the scikit-learn API).
+        **fit_params
+            ``chunk_rows``: as in :meth:`transform`.
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_rows, n_encoded)
+            The encoded rows, float64 (lazy, with known chunks, for dask).
+        """
         self._check_params()
         columns = self._columns(X)
         if not _is_dask_frame(X):
@@ -325,8 +434,15 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     # -- storage ----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The fitted encoding as JSON-able data (a run stores it: new rows are encoded as
-        the training rows were)."""
+        """The fitted encoding as JSON-able data.
+
+        A run stores it: new rows are encoded as the training rows were.
+
+        Returns
+        -------
+        dict
+            What :meth:`from_dict` takes.
+        """
         return {"max_levels": int(self.max_levels), "numeric_missing": self.numeric_missing,
                 "columns": [str(c) for c in self.feature_names_in_],
                 "numeric": list(self.numeric_columns_),
@@ -337,7 +453,18 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     @classmethod
     def from_dict(cls, spec: dict[str, Any]) -> TableEncoder:
-        """The encoder :meth:`to_dict` described, fitted (no data needed)."""
+        """The encoder :meth:`to_dict` described, fitted (no data needed).
+
+        Parameters
+        ----------
+        spec : dict
+            A :meth:`to_dict` result.
+
+        Returns
+        -------
+        TableEncoder
+            The fitted encoder.
+        """
         enc = cls(max_levels=spec["max_levels"], numeric_missing=spec["numeric_missing"])
         enc.feature_names_in_ = np.asarray(spec["columns"], dtype=object)
         enc.n_features_in_ = len(spec["columns"])
@@ -358,8 +485,21 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
 
 def check_encodable(X: Any) -> None:
-    """Refuse columns of dates, durations, periods or intervals: as levels they would not
-    survive being stored as JSON (nor mean much one-hot), and no number is implied."""
+    """Refuse columns of dates, durations, periods or intervals.
+
+    As levels they would not survive being stored as JSON (nor mean much one-hot), and no
+    number is implied.
+
+    Parameters
+    ----------
+    X : pandas or dask DataFrame
+        The table.
+
+    Raises
+    ------
+    ValueError
+        A column of one of those types; the message names it.
+    """
     odd = {str(c): str(t) for c, t in X.dtypes.items()
            if pd.api.types.is_datetime64_any_dtype(t) or pd.api.types.is_timedelta64_dtype(t)
            or isinstance(t, pd.PeriodDtype | pd.IntervalDtype)}
@@ -377,5 +517,16 @@ def _jsonable(value: Any) -> Any:
 
 
 def text_columns(X: Any) -> list[str]:
-    """The columns of a DataFrame that :class:`TableEncoder` one-hot encodes."""
+    """The columns of a DataFrame that :class:`TableEncoder` one-hot encodes.
+
+    Parameters
+    ----------
+    X : pandas or dask DataFrame
+        The table.
+
+    Returns
+    -------
+    list of str
+        The text, categorical and object columns.
+    """
     return [str(c) for c, t in X.dtypes.items() if is_text(t)]

@@ -24,12 +24,34 @@ __all__ = ["count_rows", "partition_array", "partitions"]
 
 
 def partitions(frame: Any) -> list[Any]:
-    """The delayed partitions of a dask DataFrame or Series (graph optimised once, here)."""
+    """The delayed partitions of a dask DataFrame or Series (graph optimised once, here).
+
+    Parameters
+    ----------
+    frame : dask DataFrame or Series
+        The table.
+
+    Returns
+    -------
+    list of dask.delayed.Delayed
+        One per partition, in order.
+    """
     return list(frame.to_delayed(optimize_graph=True))
 
 
 def count_rows(parts: Sequence[Any]) -> list[int]:
-    """Rows of every partition (one pass that reads them)."""
+    """Rows of every partition (one pass that reads them).
+
+    Parameters
+    ----------
+    parts : sequence of dask.delayed.Delayed
+        The partitions (:func:`partitions`).
+
+    Returns
+    -------
+    list of int
+        The rows of each.
+    """
     return [int(n) for n in dask.compute(*[dask.delayed(len)(p) for p in parts])]
 
 
@@ -50,15 +72,23 @@ def partition_array(
 
     Parameters
     ----------
-    parts : delayed partitions (:func:`partitions`)
-    lengths : rows of each partition (from the pass that read them)
+    parts : sequence of dask.delayed.Delayed
+        The partitions (:func:`partitions`).
+    lengths : sequence of int
+        Rows of each partition (from the pass that read them).
     fn : callable
         pandas rows → numpy array of ``len(rows)`` rows (a 1-D array when ``width`` is None).
-    dtype : numpy dtype of the result
+    dtype : numpy dtype
+        The result's.
     width : int, optional
         Columns of a 2-D result.
     chunk_rows : int, optional
         Largest block; default one block per partition. Empty partitions give no block.
+
+    Returns
+    -------
+    dask.array.Array
+        The rows, with known chunks.
     """
     if len(parts) != len(lengths):
         raise ValueError(f"{len(parts)} partitions but {len(lengths)} lengths.")

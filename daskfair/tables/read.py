@@ -32,7 +32,18 @@ def _is_zarr(path: Path) -> bool:
 
 
 def is_table_path(path: str | os.PathLike[str]) -> bool:
-    """True for what :func:`read_table` reads (a zarr array's directory is not a table)."""
+    """True for what :func:`read_table` reads (a zarr array's directory is not a table).
+
+    Parameters
+    ----------
+    path : path-like
+        A file, directory or glob.
+
+    Returns
+    -------
+    bool
+        Whether it names a table.
+    """
     text = str(path)
     if _GLOB & set(text):
         return True
@@ -66,6 +77,21 @@ def read_table(path: str | os.PathLike[str], *, blocksize: str | int = "64MB") -
     blocksize : str or int
         Bytes of uncompressed CSV per partition (compressed files are one partition each:
         they cannot be split).
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        The table, lazily (nothing is read yet).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from daskfair import read_table
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "people.csv"
+    >>> _ = path.write_text("age,job\\n30,nurse\\n40,\\n")
+    >>> table = read_table(path)  # lazy: nothing is read yet
+    >>> list(table.columns), int(table["job"].isna().sum().compute())
+    (['age', 'job'], 1)
 
     Raises
     ------

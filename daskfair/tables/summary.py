@@ -32,7 +32,7 @@ def is_text(dtype: Any) -> bool:
 class ColumnSummary:
     """What one pass learns of a column.
 
-    Attributes
+    Parameters
     ----------
     text : bool
         One-hot encoded (text, categorical, object) rather than used as a number.
@@ -71,7 +71,15 @@ class ColumnSummary:
 
 @dataclass
 class TableSummary:
-    """The merged summary: every column's, and the length of every partition."""
+    """The merged summary: every column's, and the length of every partition.
+
+    Parameters
+    ----------
+    columns : dict of str to ColumnSummary
+        Every column's summary, by name.
+    lengths : list of int
+        The rows of every partition, in order.
+    """
 
     columns: dict[str, ColumnSummary]
     lengths: list[int]
