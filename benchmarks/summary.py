@@ -492,13 +492,24 @@ def store_kill_points(doc: dict[str, Any]) -> Extracted:
             for job, t in doc["tally"].items()]
 
 
+def slurm_end_to_end(doc: dict[str, Any]) -> Extracted:
+    return [(f"daskfair {job} on 2 jobs of a local SLURM vs a 2-worker LocalCluster, best of "
+             f"{max(r['repeat'] for r in doc['rows']) + 1}", [
+                 Measure("wall s local/SLURM", (s["local_wall_s"], s["slurm_wall_s"]), ".1f"),
+                 Measure("job start s", s["slurm_job_start_s"], ".1f"),
+                 Measure("fit × local", s["fit_ratio_slurm_over_local"], ".2f"),
+                 Measure("goal s", s["goal_s"], ".1f"),
+                 Measure("goal met", s["goal_met"])])
+            for job, s in doc["summary"].items()]
+
+
 EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
     f.__name__: f for f in (fkr_table1, fkr_tradeoff, fkr_scale, fkr_convergence, fce_tables,
                             fce_raw, safairkm_seed, safairkm_synthetic, safairkm_scale,
                             sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn,
                             fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
                             ffe_compas_columns, safairkm_end_to_end, tables_at_scale,
-                            store_kill_points)
+                            store_kill_points, slurm_end_to_end)
 }
 
 

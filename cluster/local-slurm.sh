@@ -99,14 +99,15 @@ wait_for_node() {
     local conf=$1/slurm.conf i state
     for i in $(seq 1 60); do
         state=$(SLURM_CONF=$conf sinfo -h -N -o '%t' 2>/dev/null | head -1 || true)
+        # a trailing * means "not responding": not ready
         case "$state" in
-            idle*|mix*|alloc*) echo "local-slurm: node $(hostname -s) is $state"; return ;;
+            idle|mix|alloc) echo "local-slurm: node $(hostname -s) is $state"; return ;;
         esac
         sleep 0.5
     done
     echo "local-slurm: the node did not become idle within 30 s (state '${state:-none}');" \
          "see $1/log/slurmctld.log and $1/log/slurmd.log" >&2
-    exit 1
+    return 1
 }
 
 start() {
@@ -117,10 +118,13 @@ start() {
         echo "local-slurm: slurmctld not found; run '$0 install' first." >&2; exit 1; }
     write_conf "$dir"
     start_munge "$dir"
-    # -i: ignore state from an earlier run in the same folder
-    slurmctld -i -f "$dir/slurm.conf"
-    slurmd -f "$dir/slurm.conf"
-    wait_for_node "$dir"
+    # -c: start clean, without the jobs of an earlier run in the same folder
+    if ! { slurmctld -c -f "$dir/slurm.conf" && slurmd -f "$dir/slurm.conf" \
+           && wait_for_node "$dir"; }; then
+        stop "$dir" >/dev/null
+        echo "local-slurm: start failed; the daemons it started are stopped" >&2
+        exit 1
+    fi
     echo "export SLURM_CONF=$dir/slurm.conf"
 }
 
@@ -138,12 +142,24 @@ stop_pid() {
 
 stop() {
     need_root stop
-    local dir=$1
-    SLURM_CONF=$dir/slurm.conf scancel --full --quiet --user="$(id -un)" 2>/dev/null || true
+    local dir=$1 i jobs
+    # every job of this SLURM, whoever submitted it; wait (up to 15 s) until they are gone
+    # so that no job step outlives slurmd
+    jobs=$(SLURM_CONF=$dir/slurm.conf squeue -h -o %i 2>/dev/null || true)
+    if [ -n "$jobs" ]; then
+        # shellcheck disable=SC2086
+        SLURM_CONF=$dir/slurm.conf scancel --quiet $jobs 2>/dev/null || true
+        for i in $(seq 1 30); do
+            [ -z "$(SLURM_CONF=$dir/slurm.conf squeue -h -t running,completing,pending \
+                    2>/dev/null)" ] && break
+            sleep 0.5
+        done
+    fi
     stop_pid "$dir/slurmd.pid"
     stop_pid "$dir/slurmctld.pid"
+    # munged is shared: stopped only if this script started it and no other SLURM runs
     if [ -e "$dir/munged.started" ]; then
-        stop_pid /run/munge/munged.pid
+        pgrep -x slurmctld >/dev/null || stop_pid /run/munge/munged.pid
         rm -f "$dir/munged.started"
     fi
     echo "local-slurm: stopped"

@@ -8,16 +8,23 @@ script, the jobs' states in the queue and the end of their logs.
 
 from __future__ import annotations
 
+import asyncio
 import getpass
+import logging
+import re
 import shutil
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-#: SLURM states of a job that will start no worker any more
+logger = logging.getLogger(__name__)
+
+#: SLURM states of a job that will start no worker any more (not PREEMPTED: SLURM may
+#: requeue such a job)
 ENDED = {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
-         "OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT"}
+         "OUT_OF_MEMORY", "TIMEOUT"}
+GONE = "gone from the queue"
 
 #: queue listing of one user's jobs, by batch system
 _QUEUE_COMMANDS = {
@@ -46,12 +53,13 @@ def queue_listing(system: str) -> tuple[bool, str]:
     return done.returncode == 0, (done.stdout + done.stderr).strip()
 
 
-def ended_jobs(system: str, ids: list[str]) -> dict[str, str]:
+def ended_jobs(system: str, ids: list[str], seen: set[str]) -> dict[str, str]:
     """Those of ``ids`` that ended, with their state (SLURM only; empty elsewhere, and when
     the queue cannot be read).
 
     A job the queue no longer lists has ended too (SLURM forgets finished jobs after
-    ``MinJobAge``).
+    ``MinJobAge``) — if an earlier listing showed it: ``seen`` collects the ids listed so far
+    (a job sent to another cluster with ``--clusters`` is never listed, and must not count).
     """
     if system != "slurm" or not ids:
         return {}
@@ -63,8 +71,10 @@ def ended_jobs(system: str, ids: list[str]) -> dict[str, str]:
         parts = line.split()
         if len(parts) >= 2:
             states[parts[0]] = parts[1]
-    gone = "gone from the queue"
-    return {i: states.get(i, gone) for i in ids if states.get(i, gone) in ENDED | {gone}}
+    seen.update(i for i in ids if i in states)
+    ended = {i: states[i] for i in ids if states.get(i) in ENDED}
+    ended.update({i: GONE for i in ids if i in seen and i not in states})
+    return ended
 
 
 def _log_tails(cluster: Any, ids: list[str], lines: int = 15) -> list[str]:
@@ -74,13 +84,14 @@ def _log_tails(cluster: Any, ids: list[str], lines: int = 15) -> list[str]:
                 "the jobs' output)"]
     files = sorted((p for p in Path(folder).glob("*") if p.is_file()),
                    key=lambda p: p.stat().st_mtime)
-    mine = [p for p in files if any(i.split(".")[0] in p.name for i in ids)] or files[-2:]
+    tokens = [re.compile(rf"(^|\D){re.escape(i.split('.')[0])}(\D|$)") for i in ids]
+    mine = [p for p in files if any(t.search(p.name) for t in tokens)]
     out = []
     for path in mine[-4:]:
         text = path.read_text(errors="replace").splitlines()[-lines:]
         out.append(f"--- {path} (last {len(text)} lines)")
         out.extend(f"  {line}" for line in text)
-    return out or [f"(no log file in {folder} yet: the jobs have not started)"]
+    return out or [f"(no log file of these jobs in {folder}: they have not started)"]
 
 
 def describe(cluster: Any, system: str, ids: list[str] | None = None) -> str:
@@ -101,15 +112,16 @@ def wait_for_jobs(client: Any, cluster: Any, system: str, timeout: float,
     """Return once a worker of ``cluster`` joined; raise ``ConnectionError`` with what the
     batch system says when none did within ``timeout`` seconds, or as soon as a job ended
     without one (SLURM: its states tell) — a job that ends before its worker joined has
-    failed, and the cluster would only resubmit it."""
+    failed, and a new one would fail the same way."""
     deadline = time.monotonic() + timeout
     submitted: set[str] = set()
+    listed: set[str] = set()
     while True:
         if client.scheduler_info().get("workers"):
             return
         ids = job_ids(cluster)
         submitted.update(ids)
-        ended = ended_jobs(system, sorted(submitted))
+        ended = ended_jobs(system, sorted(submitted), listed)
         if ended:
             states = ", ".join(f"{i} {s}" for i, s in sorted(ended.items()))
             raise ConnectionError(
@@ -125,3 +137,79 @@ def wait_for_jobs(client: Any, cluster: Any, system: str, timeout: float,
                 "their workers cannot reach the scheduler (the interface setting, a "
                 "firewall).\n" + describe(cluster, system, sorted(submitted)))
         time.sleep(poll)
+
+
+async def keep_jobs(cluster: Any, system: str, interval: float = 2.0) -> None:
+    """Drop from ``cluster`` the jobs that ended, so that its adaptive loop submits new ones.
+
+    Distributed forgets a job when its worker leaves, but only when the worker has the job's
+    name: a job of several worker processes (``name-0``, ``name-1``, …, the shipped
+    configuration's 8) would stay counted forever once its workers are gone, and so would a
+    job whose submission failed or that ended before its workers joined. A job counts as
+    ended when every worker it had left more than ``distributed.deploy.lost-worker-timeout``
+    ago (a nanny restarting a worker is back sooner), when it has no id (refused), or when
+    SLURM lists it as ended. Runs on the cluster's event loop until the cluster closes.
+    """
+    import dask
+    from dask.utils import parse_timedelta
+    from distributed.core import Status
+
+    grace = parse_timedelta(dask.config.get("distributed.deploy.lost-worker-timeout"))
+    joined: set[str] = set()
+    absent: dict[str, float] = {}
+    listed: set[str] = set()
+    last_queue = 0.0
+    closing: set[asyncio.Future[None]] = set()
+    loop = asyncio.get_running_loop()
+    while cluster.status not in (Status.closing, Status.closed):
+        await asyncio.sleep(interval)
+        try:
+            names = {str(w.get("name")) for w in cluster.scheduler_info.get(
+                "workers", {}).values()}
+            now = time.monotonic()
+            drop = []
+            for name, job in list(cluster.workers.items()):
+                # a job's workers are `name`, or `name-0`, `name-1`, ... for several processes
+                mine = re.compile(rf"{re.escape(str(name))}(-\d+)?")
+                if any(mine.fullmatch(worker) for worker in names):
+                    joined.add(name)
+                    absent.pop(name, None)
+                elif getattr(job, "job_id", None) is None:
+                    drop.append((name, "its submission failed"))
+                elif name in joined and now - absent.setdefault(name, now) > grace:
+                    drop.append((name, "its workers left"))
+            waiting = {str(job.job_id): name for name, job in cluster.workers.items()
+                       if job.job_id and name not in joined}
+            if waiting and now - last_queue > 5 * interval:
+                last_queue = now
+                ended = await loop.run_in_executor(None, ended_jobs, system, sorted(waiting),
+                                                   listed)
+                drop += [(waiting[i], f"it ended ({state}) before its workers joined")
+                         for i, state in ended.items()]
+            for name, why in drop:
+                # the new job takes the same name: it starts as one not yet joined
+                joined.discard(name)
+                absent.pop(name, None)
+                job = cluster.workers.pop(name, None)
+                if job is not None:
+                    logger.info("job %s of the %s cluster is replaced: %s", name, system, why)
+                    closing.add(task := asyncio.ensure_future(_close_quietly(job)))
+                    task.add_done_callback(closing.discard)
+        except Exception as exc:  # the watch must outlive a bad poll
+            logger.debug("keeping the jobs: %s", exc)
+        # no job object may stay referenced here between polls: the cluster tracks the jobs
+        # it created in a weak set, and checks at close that every one still there is closed
+        job = None
+
+
+async def _close_quietly(job: Any) -> None:
+    # cancelling a job that already ended can fail; it is gone either way. dask-jobqueue's
+    # Job.close leaves the status as it was, and the cluster's own close insists on closed.
+    from distributed.core import Status
+
+    try:
+        await job.close()
+    except Exception as exc:
+        logger.debug("closing job %s: %s", getattr(job, "job_id", None), exc)
+    finally:
+        job.status = Status.closed

@@ -40,6 +40,17 @@ def local_cluster_size(n_workers: int | None = None) -> dict[str, Any]:
     Processes, not threads: the numba and numpy block functions release the GIL, but pandas and
     Python-level loops do not, and a process per core also isolates worker failures. Memory is
     split evenly between the workers.
+
+    Parameters
+    ----------
+    n_workers : int, optional
+        Worker processes (default: one per core this process may run on).
+
+    Returns
+    -------
+    dict
+        ``n_workers``, ``threads_per_worker`` and ``memory_limit`` for
+        :class:`distributed.LocalCluster`.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cores = max(1, cores or 1)
@@ -52,7 +63,16 @@ def local_cluster_size(n_workers: int | None = None) -> dict[str, Any]:
 
 
 def worker_memory_limits(client: Any) -> list[int]:
-    """The memory limits of ``client``'s workers in bytes (workers without one left out)."""
+    """The memory limits of ``client``'s workers in bytes (workers without one left out).
+
+    Parameters
+    ----------
+    client : distributed.Client
+
+    Returns
+    -------
+    list of int
+    """
     workers = client.scheduler_info().get("workers", {}).values()
     return [v for v in (w.get("memory_limit") or 0 for w in workers) if v > 0]
 
@@ -69,7 +89,13 @@ _IN_PROCESS: list[Any] = []
 
 
 def scheduler_from_environment() -> str | None:
-    """``DASK_SCHEDULER_ADDRESS``, else dask's ``scheduler-address`` configuration key."""
+    """``DASK_SCHEDULER_ADDRESS``, else dask's ``scheduler-address`` configuration key.
+
+    Returns
+    -------
+    str or None
+        The address, or None when neither is set.
+    """
     return os.environ.get("DASK_SCHEDULER_ADDRESS") or dask.config.get("scheduler-address",
                                                                        None)
 
@@ -81,6 +107,14 @@ def task_client(client: Any = None) -> Any:
     process's :class:`~daskfair._inprocess.InProcessClient` (a thread pool, created once):
     such data fits in one process, and the same tasks give the same results there without
     starting a cluster.
+
+    Parameters
+    ----------
+    client : distributed.Client, optional
+
+    Returns
+    -------
+    distributed.Client or InProcessClient
     """
     if client is not None:
         return client
@@ -135,11 +169,19 @@ def get_client(
         machine's loopback by default, since the dashboard has no authentication and shows
         logs, task names and call stacks (Dask turns ``":8787"`` into every interface);
         ``None`` disables it. If the port is taken, a free one is chosen.
+    timeout : str
+        How long to try reaching ``address`` (a Dask time such as ``"30s"``).
     jobqueue : {"slurm", "pbs"}, optional
-        Start a dask-jobqueue cluster instead (:func:`daskfair.hpc.jobqueue_cluster`) with
-        ``jobs`` batch jobs, configured by dask's ``jobqueue`` configuration or the file
-        ``jobqueue_config``; wait up to ``jobqueue_wait`` seconds for the first worker (a job
-        that ends before one joined fails at once, showing its script, state and log).
+        Start a dask-jobqueue cluster instead (:func:`daskfair.hpc.jobqueue_cluster`),
+        configured by dask's ``jobqueue`` configuration or the file ``jobqueue_config``.
+    jobs : int or None
+        Batch jobs to keep running with ``jobqueue`` (None with ``adapt`` in
+        ``jobqueue_options``).
+    jobqueue_config : path-like, optional
+        A dask-jobqueue YAML file merged over dask's configuration.
+    jobqueue_wait : float
+        Seconds to wait for the first worker of the jobs; a job that ends before one joined
+        fails at once, showing its script, state and log.
     jobqueue_options : dict, optional
         More keyword arguments of :func:`daskfair.hpc.jobqueue_cluster` (``walltime``,
         ``adapt``, ``job_script_prologue``, ``job_directives_skip``).
@@ -168,7 +210,7 @@ def get_client(
         return current
     env = scheduler_from_environment()
     if env:
-        return _connect(env, timeout)
+        return _connect(env, timeout, security)
     layout = local_cluster_size(n_workers)
     layout.update(cluster_kwargs)
     if dashboard_address is None:
@@ -190,7 +232,7 @@ def _jobqueue_client(system: str, jobs: int | None, config: Any, wait: float,
     cluster = jobqueue_cluster(system, jobs, config=config, **options)
     client = distributed.Client(cluster)
     _OWNED[id(client)] = cluster
-    logger.info("submitted %s %s job(s)", jobs or options.get("adapt"), system)
+    logger.info("submitted the first of %s %s job(s)", jobs or "adaptive", system)
     try:
         wait_for_jobs(client, cluster, system, wait)
         check_versions(client)
@@ -246,7 +288,12 @@ SAME_VERSIONS = ("dask", "distributed", "daskfair", "cloudpickle", "msgpack")
 def check_versions(client: distributed.Client) -> None:
     """Raise :class:`VersionMismatchError` naming where the client, scheduler and workers differ in
     Python (major.minor) or in :data:`SAME_VERSIONS` (distributed's own check leaves daskfair
-    out and only warns about some)."""
+    out and only warns about some).
+
+    Parameters
+    ----------
+    client : distributed.Client
+    """
     versions = client.get_versions(packages=["daskfair"])
     where = {"this client": versions["client"]["packages"],
              "the scheduler": versions["scheduler"]["packages"],
@@ -301,7 +348,12 @@ def _connect(address: str, timeout: str, security: Any = None) -> distributed.Cl
 
 
 def close_client(client: distributed.Client) -> None:
-    """Close ``client`` and, if :func:`get_client` started it, its LocalCluster."""
+    """Close ``client`` and, if :func:`get_client` started it, its cluster.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    """
     cluster = _OWNED.pop(id(client), None)
     client.close()
     if cluster is not None:
@@ -311,6 +363,17 @@ def close_client(client: distributed.Client) -> None:
 @contextmanager
 def client_context(address: str | None = None, **kwargs: Any) -> Iterator[distributed.Client]:
     """``with client_context() as client:`` — :func:`get_client`, closed afterwards if new.
+
+    Parameters
+    ----------
+    address : str, optional
+        As for :func:`get_client`.
+    **kwargs
+        Passed to :func:`get_client`.
+
+    Yields
+    ------
+    distributed.Client
 
     A client that already existed (yours, or the process's default) is left open.
     """
@@ -328,6 +391,14 @@ def dashboard_link(client: distributed.Client) -> str | None:
 
     A jobqueue cluster's dashboard is served on the login node's loopback only: its link is
     ``http://127.0.0.1:PORT/status``, to be reached there or through an ssh tunnel.
+
+    Parameters
+    ----------
+    client : distributed.Client
+
+    Returns
+    -------
+    str or None
     """
     try:
         info = client.scheduler_info()

@@ -30,12 +30,15 @@ import contextlib
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 import weakref
 from pathlib import Path
 from typing import Any
 
 import dask
+
+from ._batch_jobs import keep_jobs
 
 __all__ = ["JOBQUEUE_SYSTEMS", "format_walltime", "jobqueue_cluster", "load_jobqueue_config",
            "parse_walltime", "worker_lifetime"]
@@ -45,7 +48,13 @@ JOBQUEUE_SYSTEMS = {"slurm": "SLURMCluster", "pbs": "PBSCluster"}
 
 
 def load_jobqueue_config(path: str | os.PathLike[str]) -> None:
-    """Merge a dask-jobqueue YAML file (top-level key ``jobqueue``) into dask's config."""
+    """Merge a dask-jobqueue YAML file (top-level key ``jobqueue``) into dask's config.
+
+    Parameters
+    ----------
+    path : path-like
+        Such as ``cluster/jobqueue.yaml``; keys it leaves out keep their values.
+    """
     import yaml
 
     p = Path(path)
@@ -59,14 +68,33 @@ def load_jobqueue_config(path: str | os.PathLike[str]) -> None:
     dask.config.update(dask.config.config, cfg, priority="new")
 
 
-def parse_walltime(text: str | int) -> int:
+def parse_walltime(text: str | int, system: str = "slurm") -> int:
     """Seconds of a batch-system time limit.
 
     Accepts SLURM's forms — ``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM``,
-    ``D-HH:MM:SS`` — which include PBS's ``HH:MM:SS``; an integer is minutes, as for SLURM.
+    ``D-HH:MM:SS`` — which include PBS's ``HH:MM:SS``. A bare number is minutes for SLURM
+    and seconds for PBS, as each batch system reads it.
+
+    Parameters
+    ----------
+    text : str or int
+    system : {"slurm", "pbs"}
+        Whose reading of a bare number applies.
+
+    Returns
+    -------
+    int
+        Seconds, at least 1.
+
+    Examples
+    --------
+    >>> from daskfair.hpc import parse_walltime
+    >>> parse_walltime("01:30:00"), parse_walltime("2-00"), parse_walltime(90)
+    (5400, 172800, 5400)
     """
+    unit = 1 if system == "pbs" else 60
     if isinstance(text, int) and not isinstance(text, bool):
-        return _positive(text * 60, text)
+        return _positive(text * unit, text)
     m = re.fullmatch(r"\s*(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?\s*", str(text))
     if m is None:
         raise ValueError(f"walltime {text!r} is not a time limit such as 01:30:00, 90 "
@@ -78,8 +106,8 @@ def parse_walltime(text: str | int) -> int:
         seconds = (int(a) * 60 + int(b)) * 60 + int(c)
     elif b is not None:  # MM:SS
         seconds = int(a) * 60 + int(b)
-    else:  # MM
-        seconds = int(a) * 60
+    else:  # a bare number
+        seconds = int(a) * unit
     return _positive(seconds, text)
 
 
@@ -90,7 +118,16 @@ def _positive(seconds: int, text: Any) -> int:
 
 
 def format_walltime(seconds: int) -> str:
-    """``HH:MM:SS``, the form SLURM and PBS both read."""
+    """``HH:MM:SS``, the form SLURM and PBS both read.
+
+    Parameters
+    ----------
+    seconds : int
+
+    Returns
+    -------
+    str
+    """
     hours, rest = divmod(int(seconds), 3600)
     return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
 
@@ -106,6 +143,22 @@ def worker_lifetime(walltime: int) -> tuple[int, int]:
     hand its results over when it retires; the stagger spreads the retirements (each worker
     retires at ``lifetime`` ± a random part of ``stagger``). The margin below the walltime is
     a sixth of it, between 15 s and 5 minutes (one-hour jobs: workers retire at 55 min ± 100 s).
+
+    Parameters
+    ----------
+    walltime : int
+        Seconds, at least :data:`MIN_WALLTIME`.
+
+    Returns
+    -------
+    (int, int)
+        Dask's ``--lifetime`` and ``--lifetime-stagger`` in seconds.
+
+    Examples
+    --------
+    >>> from daskfair.hpc import worker_lifetime
+    >>> worker_lifetime(3600)
+    (3300, 100)
     """
     if walltime < MIN_WALLTIME:
         raise ValueError(f"walltime {walltime} s is too short: a worker needs time to start "
@@ -164,9 +217,10 @@ def jobqueue_cluster(
         lo, hi = adapt
         if jobs is not None:
             raise ValueError("give either --jobs or --adapt, not both.")
-        if not 0 <= lo <= hi or hi < 1:
-            raise ValueError(f"--adapt MIN MAX needs 0 <= MIN <= MAX and MAX >= 1, got "
-                             f"{lo} {hi}.")
+        # MIN 0 would let the adaptive loop cancel the first job (no work yet) before its
+        # worker arrives
+        if not 1 <= lo <= hi:
+            raise ValueError(f"--adapt MIN MAX needs 1 <= MIN <= MAX, got {lo} {hi}.")
     elif jobs is None or jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {jobs}.")
     try:
@@ -216,9 +270,10 @@ def jobqueue_cluster(
     lo, hi = adapt if adapt is not None else (jobs, jobs)
     # adaptive scaling, also between equal bounds: a fixed scale() never replaces a job that
     # ended, the adaptive loop resubmits it (dask-jobqueue's answer to walltimes)
-    cluster.scale(jobs=max(lo, 1))  # a first job for the client to wait for
+    cluster.scale(jobs=lo)
     _submitted(cluster, system)
     cluster.adapt(minimum_jobs=lo, maximum_jobs=hi)
+    cluster.loop.add_callback(keep_jobs, cluster, system)
     return cluster
 
 
@@ -228,22 +283,62 @@ def _submitted(cluster: Any, system: str) -> None:
 
     ``scale`` only schedules the submission; its failure would be logged by the event loop
     while the client waits for workers that never come. Distributed's ``SpecCluster`` does
-    the submission in ``_correct_state`` (the coroutine ``scale`` and ``adapt`` call).
+    the submission in ``_correct_state`` (the coroutine ``scale`` and ``adapt`` call); once a
+    round of it has run, a job without an id was refused.
     """
     correct = getattr(cluster, "_correct_state", None)
     if correct is None:  # pragma: no cover - a distributed without it: the wait reports
         return
     try:
-        cluster.sync(correct)
+        cluster.sync(correct, callback_timeout=600)
+        refused = [job for job in list(cluster.workers.values())
+                   if not getattr(job, "job_id", None)]
+        why = _refusal(cluster, system) if refused else None
     except Exception as exc:
-        script = cluster.job_script()
-        # a cluster whose job never started can fail its own close
-        with contextlib.suppress(Exception):
-            cluster.close()
-        raise ConnectionError(
-            f"submitting a {system} job failed: {exc}\nCheck the jobqueue settings (queue, "
-            "account, memory, walltime) against the site's limits. The job script was:\n"
-            + script) from None
+        why = str(exc)
+    if why is None:
+        return
+    script = cluster.job_script()
+    # a cluster whose job never started can fail its own close
+    with contextlib.suppress(Exception):
+        cluster.close()
+    raise ConnectionError(
+        f"submitting a {system} job failed: {why}\nCheck the jobqueue settings (queue, "
+        "account, memory, walltime) against the site's limits. The job script was:\n"
+        + script)
+
+
+def _refusal(cluster: Any, system: str) -> str:
+    """What the batch system says about the job script: SLURM checks it without submitting
+    (``sbatch --test-only``); PBS has no such check."""
+    if system != "slurm":
+        return "qsub refused the job (its message is in the log above)."
+    with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as f:
+        f.write(cluster.job_script())
+    try:
+        done = subprocess.run(["sbatch", "--test-only", f.name], capture_output=True,
+                              text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"sbatch refused the job, and sbatch --test-only could not run ({exc})."
+    finally:
+        os.unlink(f.name)
+    return (done.stderr or done.stdout).strip() or "sbatch refused the job."
+
+
+def _check_own_lifetime(args: list[Any], walltime: int) -> None:
+    """A ``--lifetime`` of the user's must end before the walltime, or the workers are killed
+    instead of retiring."""
+    from dask.utils import parse_timedelta
+
+    words = [str(a) for a in args]
+    for i, word in enumerate(words):
+        value = (word.split("=", 1)[1] if word.startswith("--lifetime=")
+                 else words[i + 1] if word == "--lifetime" and i + 1 < len(words) else None)
+        if value is not None and parse_timedelta(value) > walltime - 15:
+            raise ValueError(
+                f"worker-extra-args give --lifetime {value}, but the walltime is "
+                f"{format_walltime(walltime)}: the workers would be killed before they retire. "
+                "Remove --lifetime (daskfair then sets one below the walltime) or shorten it.")
 
 
 def _job_options(system: str, walltime: str | int | None, prologue: list[str] | None,
@@ -253,15 +348,17 @@ def _job_options(system: str, walltime: str | int | None, prologue: list[str] | 
     section = f"jobqueue.{system}"
     out: dict[str, Any] = {}
     if walltime is not None:
-        out["walltime"] = format_walltime(parse_walltime(walltime))
+        out["walltime"] = format_walltime(parse_walltime(walltime, system))
     limit = out.get("walltime", kwargs.get("walltime", dask.config.get(f"{section}.walltime",
                                                                        None)))
     args = list(kwargs.get("worker_extra_args",
                            dask.config.get(f"{section}.worker-extra-args", None) or []))
-    if limit and not any(str(a).startswith("--lifetime") for a in args):
-        lifetime, stagger = worker_lifetime(parse_walltime(limit))
+    if limit and "--lifetime" not in [str(a).split("=")[0] for a in args]:
+        lifetime, stagger = worker_lifetime(parse_walltime(limit, system))
         args += ["--lifetime", f"{lifetime}s", "--lifetime-stagger", f"{stagger}s"]
         out["worker_extra_args"] = args
+    elif limit:
+        _check_own_lifetime(args, parse_walltime(limit, system))
     if prologue:
         out["job_script_prologue"] = [
             *(kwargs.get("job_script_prologue")

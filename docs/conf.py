@@ -62,12 +62,6 @@ numpydoc_validation_checks = {
     "PR02",  # a documented parameter the signature does not have
     "RT01",  # no Returns section
 }
-# Files another change is rewriting (issue 25); validated once it is merged.
-numpydoc_validation_exclude = {
-    r"^daskfair\.deploy\.",
-    r"^daskfair\.hpc\.",
-    r"^daskfair\.get_client$",
-}
 
 # -- Markdown pages -------------------------------------------------------------------------
 myst_enable_extensions = ["colon_fence", "dollarmath"]

@@ -230,6 +230,14 @@ def test_walltime_forms_of_slurm_and_pbs(text, seconds):
 
     assert parse_walltime(text) == seconds
     assert parse_walltime(format_walltime(seconds)) == seconds
+    assert parse_walltime(format_walltime(seconds), "pbs") == seconds
+
+
+def test_a_bare_number_is_minutes_for_slurm_and_seconds_for_pbs():
+    from daskfair.hpc import parse_walltime
+
+    assert parse_walltime("3600", "pbs") == parse_walltime(3600, "pbs") == 3600
+    assert parse_walltime("60", "slurm") == parse_walltime(60) == 3600
 
 
 def test_a_bad_walltime_says_which_forms_work():
@@ -282,6 +290,14 @@ def test_walltime_prologue_and_skipped_directives_reach_the_job_script(tmp_path,
     assert "#SBATCH --mem" not in script and "#SBATCH --cpus-per-task=1" in script
     assert default["worker_extra_args"] == ["--lifetime", "500s", "--lifetime-stagger", "33s"]
     assert mine == {"walltime": "01:00:00"}  # the user's own --lifetime is left as it is
+    with dask.config.set({"jobqueue.slurm.worker-extra-args": ["--lifetime", "55m"]}), \
+            pytest.raises(ValueError, match="killed before they retire"):
+        _job_options("slurm", "00:30:00", None, None, {})
+    # --lifetime-stagger alone is not a lifetime
+    with dask.config.set({"jobqueue.slurm.worker-extra-args": ["--lifetime-stagger", "1m"]}):
+        args = _job_options("slurm", "00:20:00", None, None, {})["worker_extra_args"]
+    assert args == ["--lifetime-stagger", "1m", "--lifetime", "1000s", "--lifetime-stagger",
+                    "66s"]
 
 
 def test_jobqueue_flag_errors(tmp_path, monkeypatch, capsys):
@@ -291,10 +307,11 @@ def test_jobqueue_flag_errors(tmp_path, monkeypatch, capsys):
     cases = [
         (["--walltime", "1:00:00"], "--walltime only apply with --jobqueue"),
         (["--jobs", "3"], "--jobs only apply with --jobqueue"),
-        (["--tls-cert", "c.pem"], "are for joining a TLS scheduler with --scheduler"),
+        (["--tls-cert", "c.pem"], "are for joining a TLS scheduler (--scheduler or"),
         (["--jobqueue", "slurm", "--jobs", "2", "--adapt", "1", "3"],
          "either --jobs or --adapt"),
-        (["--jobqueue", "slurm", "--adapt", "3", "1"], "0 <= MIN <= MAX"),
+        (["--jobqueue", "slurm", "--adapt", "3", "1"], "1 <= MIN <= MAX"),
+        (["--jobqueue", "slurm", "--adapt", "0", "2"], "1 <= MIN <= MAX"),
         (["--jobqueue", "slurm", "--walltime", "1h"], "not a time limit"),
         (["--jobqueue", "slurm", "--walltime", "0:10"], "too short"),
     ]
@@ -302,7 +319,12 @@ def test_jobqueue_flag_errors(tmp_path, monkeypatch, capsys):
         code = main(["fce", "--pool", "yale", "--store", str(tmp_path / "x.zarr"), *extra])
         err = capsys.readouterr().err
         assert code == 2 and says in err, (extra, err)
-    assert not (tmp_path / "x.zarr").exists()
+        # also where the job would run in this process (SAfairKM without a cluster)
+        code = main(["safairkm", "--dataset", "safairkm_adult", "--store",
+                     str(tmp_path / "y.zarr"), *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and says in err, (extra, err)
+    assert not (tmp_path / "x.zarr").exists() and not (tmp_path / "y.zarr").exists()
 
 
 def test_a_job_that_ends_before_its_worker_joined_fails_at_once(tmp_path, monkeypatch):
@@ -354,3 +376,39 @@ def test_a_refused_submission_fails_at_once_with_the_batch_systems_message(tmp_p
     assert "submitting a slurm job failed" in text and "invalid partition" in text
     assert "#SBATCH" in text and "distributed.cli.dask_worker" in text
     assert not list(tmp_path.glob(".daskfair-tls-*"))  # the credentials went with it
+
+
+@pytest.mark.cluster
+def test_a_job_of_two_worker_processes_that_ended_is_replaced(tmp_path, monkeypatch):
+    """The shipped layout runs several worker processes per job (name-0, name-1, ...), which
+    distributed never matches to the job: daskfair's watch drops the job once its workers are
+    gone, and the cluster submits a new one."""
+    import signal
+
+    import distributed
+
+    fake, queue = _fake_batch_system(tmp_path, "slurm")
+    for name, value in fake.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    config = _config(tmp_path, "slurm")
+    cfg = yaml.safe_load(config.read_text())
+    cfg["jobqueue"]["slurm"].update(cores=2, processes=2)
+    config.write_text(yaml.safe_dump(cfg))
+    import dask
+
+    cluster = jobqueue_cluster("slurm", 1, config=config)
+    try:
+        with dask.config.set({"distributed.deploy.lost-worker-timeout": "2s"}), \
+                distributed.Client(cluster) as client:
+            client.wait_for_workers(2, timeout=120)
+            time.sleep(3)  # the watch (every 2 s) saw the job's workers
+            first = next(queue.glob("*.pgid"))
+            os.killpg(int(first.read_text()), signal.SIGKILL)  # the job ends, as at its walltime
+            deadline = time.monotonic() + 90
+            while len(list(queue.glob("*.sh"))) < 2:
+                assert time.monotonic() < deadline, "the ended job was not replaced"
+                time.sleep(0.5)
+            client.wait_for_workers(2, timeout=120)
+    finally:
+        cluster.close()

@@ -466,21 +466,23 @@ def _client(args: argparse.Namespace, in_process: bool = False) -> Any:
 
     from ..deploy import client_context, scheduler_from_environment, task_client
 
+    cluster = _cluster_kwargs(args)  # the flags are checked whichever way the job runs
     asked = (args.scheduler or args.workers or args.jobqueue
              or scheduler_from_environment())
     if in_process and not asked:
         return contextlib.nullcontext(task_client())
-    return client_context(args.scheduler, n_workers=args.workers, **_cluster_kwargs(args))
+    return client_context(args.scheduler, n_workers=args.workers, **cluster)
 
 
 def _cluster_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """get_client's arguments for the --jobqueue and TLS flags, checked against each other."""
-    from ..deploy import tls_security
+    from ..deploy import scheduler_from_environment, tls_security
 
     tls = (args.tls_ca_file, args.tls_cert, args.tls_key)
-    if any(tls) and not args.scheduler:
+    if any(tls) and not (args.scheduler or scheduler_from_environment()):
         raise ValueError("--tls-ca-file/--tls-cert/--tls-key are for joining a TLS scheduler "
-                         "with --scheduler (a --jobqueue cluster makes its own credentials).")
+                         "(--scheduler or DASK_SCHEDULER_ADDRESS; a --jobqueue cluster makes "
+                         "its own credentials).")
     batch = {"--adapt": args.adapt, "--walltime": args.walltime,
              "--job-script-prologue": args.job_script_prologue,
              "--job-directives-skip": args.job_directives_skip}

@@ -106,7 +106,10 @@ def _fit_runs(client: Any, sample: np.ndarray, runs: list[tuple[str, int, int]])
         except LOST_WORK as exc:
             for r, future in futures.items():
                 if future.status == "finished":
-                    models[r] = future.result()
+                    try:
+                        models[r] = future.result()
+                    except LOST_WORK:  # lost in the meantime: fitted again below
+                        pass
             recoveries = count_recovery(recoveries, exc, "FCE base clusterings")
             wait_for_workers(client)
 
