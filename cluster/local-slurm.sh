@@ -96,12 +96,24 @@ start_munge() {
 }
 
 wait_for_node() {
-    local conf=$1/slurm.conf i state
+    local conf=$1/slurm.conf i state ours daemon
     for i in $(seq 1 60); do
         state=$(SLURM_CONF=$conf sinfo -h -N -o '%t' 2>/dev/null | head -1 || true)
-        # a trailing * means "not responding": not ready
-        case "$state" in
-            idle|mix|alloc) echo "local-slurm: node $(hostname -s) is $state"; return ;;
+        # a trailing * means "not responding": not ready. The daemons must be this folder's
+        # (a controller already on the port would answer for a slurmctld that could not bind)
+        ours=yes
+        for daemon in slurmctld slurmd; do
+            if [ ! -s "$1/$daemon.pid" ]; then
+                ours=no  # not written yet
+            elif ! kill -0 "$(cat "$1/$daemon.pid")" 2>/dev/null; then
+                echo "local-slurm: $daemon exited (a port in use? DASKFAIR_SLURMCTLD_PORT and" \
+                     "DASKFAIR_SLURMD_PORT choose others); see $1/log/$daemon.log" >&2
+                return 1
+            fi
+        done
+        case "$ours:$state" in
+            yes:idle|yes:mix|yes:alloc)
+                echo "local-slurm: node $(hostname -s) is $state"; return ;;
         esac
         sleep 0.5
     done
@@ -145,7 +157,11 @@ stop() {
     local dir=$1 i jobs
     # every job of this SLURM, whoever submitted it; wait (up to 15 s) until they are gone
     # so that no job step outlives slurmd
-    jobs=$(SLURM_CONF=$dir/slurm.conf squeue -h -o %i 2>/dev/null || true)
+    # (only this folder's controller's: another one may answer on the same port)
+    jobs=
+    if [ -s "$dir/slurmctld.pid" ] && kill -0 "$(cat "$dir/slurmctld.pid")" 2>/dev/null; then
+        jobs=$(SLURM_CONF=$dir/slurm.conf squeue -h -o %i 2>/dev/null || true)
+    fi
     if [ -n "$jobs" ]; then
         # shellcheck disable=SC2086
         SLURM_CONF=$dir/slurm.conf scancel --quiet $jobs 2>/dev/null || true
