@@ -19,10 +19,11 @@ from pathlib import Path
 import distributed
 import numpy as np
 import pytest
-import yaml
 
 from daskfair.cli import main
 from daskfair.store import open_run
+
+from .test_hpc import _config  # the shipped cluster/jobqueue.yaml, one core per job
 
 pytestmark = pytest.mark.slurm
 
@@ -81,18 +82,6 @@ def scheduler():
         yield cluster.scheduler_address
 
 
-def _config(tmp_path: Path) -> Path:
-    """The shipped cluster/jobqueue.yaml, with one core and 2 GiB per job."""
-    cfg = yaml.safe_load((ROOT / "cluster" / "jobqueue.yaml").read_text())
-    cfg["jobqueue"]["slurm"].update(
-        cores=1, processes=1, memory="2GiB",
-        **{"log-directory": str(tmp_path / "logs"), "local-directory": str(tmp_path),
-           "death-timeout": 30, "python": sys.executable})
-    path = tmp_path / "jobqueue.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
 def _on_slurm(slurm, args, tmp_path, data_dir, *extra):
     """Start ``daskfair ARGS --jobqueue slurm ...`` in the background (cwd tmp_path)."""
     env = {**os.environ, **slurm, "DASKFAIR_DATA": str(data_dir),
@@ -100,7 +89,7 @@ def _on_slurm(slurm, args, tmp_path, data_dir, *extra):
     env.pop("DASK_SCHEDULER_ADDRESS", None)
     return subprocess.Popen(
         [sys.executable, "-m", "daskfair.cli", *args, "--jobqueue", "slurm",
-         "--jobqueue-config", str(_config(tmp_path)), "--jobqueue-wait", "120", "--store",
+         "--jobqueue-config", str(_config(tmp_path, "slurm")), "--jobqueue-wait", "120", "--store",
          str(tmp_path / "slurm.zarr"), "--no-progress", *extra],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
