@@ -10,6 +10,7 @@ import distributed
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import norm
 
 from daskfair.cli import main
 from daskfair.datasets import load_dataset, load_fce_pool, preprocess_safairkm
@@ -106,12 +107,20 @@ def test_fkr_disparity_bound_workflow(scheduler, data_dir, tmp_path, capsys):
     assert results[0]["error"] == pytest.approx(np.mean(pred != y[test]))
     assert results[0]["sd"] == pytest.approx(statistical_disparity(
         pred, sensitive_features=d.sensitive[test]))
-    # the frontier: every candidate, the chosen one within the bound
+    # the frontier: every candidate, the chosen one within the bound with its margin
     disparity, error = run.read_array("frontier/disparity"), run.read_array("frontier/error")
-    assert len(disparity) == len(error) > sel["n_candidates"]
+    upper = run.read_array("frontier/disparity_upper")
+    sem = run.read_array("frontier/disparity_sem")
+    assert len(disparity) == len(error) == len(upper) > sel["n_candidates"]
+    np.testing.assert_allclose(upper, disparity + norm.ppf(0.9) * np.sqrt(1 + 3) * sem,
+                               rtol=1e-12)
     chosen = [r for r in sel["front"] if r["selected"]]
-    assert len(chosen) == 1 and chosen[0]["disparity"] <= 0.02
-    assert chosen[0]["error"] == pytest.approx(error[disparity <= 0.02].min())
+    assert len(chosen) == 1 and chosen[0]["disparity_upper"] <= 0.02
+    assert chosen[0]["error"] == pytest.approx(error[upper <= 0.02].min())
+    lo, hi = sel["validation_sd_interval"]
+    assert sel["disparity_confidence"] == 0.9 and hi == chosen[0]["disparity_upper"]
+    assert f"validation disparity {sel['validation_sd']:.4f} (on new rows {lo:.4f} to " \
+           f"{hi:.4f}, 90% on each side)" in out
     assert main(["plot", str(store)]) == 0 and store.with_suffix(".png").exists()
 
 

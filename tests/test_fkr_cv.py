@@ -126,6 +126,23 @@ def test_validation_error_and_disparity_equal_per_row_predictions(constraint):
             direct = (metric(y, pred, sensitive_features=s) if metric
                       else statistical_disparity(pred, sensitive_features=s))
             assert cv.cv_disparity_[k, j] == pytest.approx(direct, abs=1e-12)
+            assert cv.cv_disparity_sem_[k, j] == pytest.approx(
+                _direct_sem(y, pred, s, constraint), abs=1e-12, nan_ok=True)
+
+
+def _direct_sem(y, pred, s, constraint):
+    """Binomial standard error of the largest gap's two rates, from the rows."""
+    def worst(rows):
+        groups = [g for g in np.unique(s) if rows[s == g].any()]
+        rates = {g: pred[rows & (s == g)].mean() for g in groups}
+        hi, lo = max(groups, key=rates.get), min(groups, key=rates.get)
+        var = [rates[g] * (1 - rates[g]) / (rows & (s == g)).sum() for g in (hi, lo)]
+        return rates[hi] - rates[lo], np.sqrt(sum(var))
+
+    if constraint == "demographic_parity":
+        return worst(np.ones(len(y), bool))[1]
+    gaps = [worst(y == c) for c in (0, 1)]
+    return max(gaps, key=lambda g: g[0])[1]
 
 
 def test_regressor_validation_metrics_from_moments_equal_per_row_predictions():
@@ -142,6 +159,15 @@ def test_regressor_validation_metrics_from_moments_equal_per_row_predictions():
     means = np.array([scores[s == g].mean(axis=0) for g in range(3)])
     np.testing.assert_allclose(cv.cv_disparity_[:, 0], means.max(axis=0) - means.min(axis=0),
                                rtol=1e-7, atol=1e-10)
+    # the gap's standard error: the spread of the folds' own gaps
+    fold = fold_of(np.arange(n), cv.cv, cv._fold_seed())
+    gaps = []
+    for f in range(cv.cv):
+        m = np.array([scores[(fold == f) & (s == g)].mean(axis=0) for g in range(3)])
+        gaps.append(m.max(axis=0) - m.min(axis=0))
+    np.testing.assert_allclose(cv.cv_disparity_sem_[:, 0],
+                               np.std(gaps, axis=0, ddof=1) / np.sqrt(cv.cv), rtol=1e-6,
+                               atol=1e-10)
     assert cv.best_disparity_ <= 0.1
     # t = 1 of the reduction equalises the groups' mean predictions on the training rows
     reduction = cv._table[(cv._table.family == "reduction") & (cv._table.strength == 1.0)]
@@ -151,9 +177,39 @@ def test_regressor_validation_metrics_from_moments_equal_per_row_predictions():
         assert max(g_means) - min(g_means) < 1e-8 * np.abs(y).max()
 
 
+@pytest.mark.parametrize("confidence", [0.9, 0.75])
+def test_selection_keeps_a_margin_for_the_validation_noise(confidence):
+    from scipy.stats import norm
+
+    X, y, s = _data(3000)
+    cv = FairKernelClassifierCV(cv=4, disparity_bound=0.08, random_state=0,
+                                disparity_confidence=confidence, **SMALL)
+    cv.fit(X, y, sensitive_features=s)
+    margin = norm.ppf(confidence) * np.sqrt(1 + 4) * cv.cv_disparity_sem_
+    ok = cv.cv_disparity_ + margin <= 0.08
+    # a real margin: some candidate within the bound on the validation rows is not feasible
+    assert (ok < (cv.cv_disparity_ <= 0.08)).any()
+    assert ok.any()
+    assert cv.best_disparity_ + margin[cv.cv_disparity_ == cv.best_disparity_].min() <= 0.08
+    assert cv.best_score_ == 1 - cv.cv_error_[ok].min()
+    lo, hi = cv.best_disparity_interval_
+    chosen = cv.frontier_[cv.frontier_.selected].iloc[0]
+    assert hi == pytest.approx(chosen.disparity + norm.ppf(confidence) * np.sqrt(5)
+                               * chosen.disparity_sem, abs=1e-12)
+    assert hi <= 0.08 and lo == pytest.approx(max(0, 2 * chosen.disparity - hi), abs=1e-12)
+    # no entry of the table within the bound with its margin is more accurate
+    fr = cv.frontier_
+    assert (fr.error[fr.disparity_upper <= 0.08] >= chosen.error).all()
+    # without a margin, the same search picks a more accurate candidate
+    cv.choose(0.08, disparity_confidence=None)
+    assert cv.best_score_ > 1 - chosen.error
+    assert cv.best_disparity_interval_ == (cv.best_disparity_, cv.best_disparity_)
+
+
 def test_selection_is_the_most_accurate_within_the_bound():
     X, y, s = _data(800)
-    cv = FairKernelClassifierCV(cv=4, disparity_bound=0.03, random_state=0, **SMALL)
+    cv = FairKernelClassifierCV(cv=4, disparity_bound=0.03, random_state=0,
+                                disparity_confidence=None, **SMALL)
     cv.fit(X, y, sensitive_features=s)
     ok = cv.cv_disparity_ <= 0.03
     assert cv.best_disparity_ <= 0.03

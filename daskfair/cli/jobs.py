@@ -155,6 +155,7 @@ def fkr_job(
     gamma: Sequence[float] | float | None = None,
     coef0: float = 1.0,
     disparity_bound: float = 0.01,
+    disparity_confidence: float | None = 0.9,
     constraint: str = "demographic_parity",
     folds: int = 5,
     components: Sequence[int | None] | None = None,
@@ -172,12 +173,13 @@ def fkr_job(
 ) -> dict[str, Any]:
     """Fit the fair kernel model and its baselines on the training rows; score the test rows.
 
-    Without ``components``: the most accurate model whose validation disparity is within
-    ``disparity_bound`` (:class:`~daskfair.FairKernelClassifierCV`, or the regressor's CV for
-    a continuous label), whose candidate frontier is stored; its baselines, FKRR (penalty
-    ``mu``) and unconstrained kernel ridge, are solved from the moments its first pass
-    summed (:meth:`~daskfair.FairKernelRidge.fit_moments`), the constant predictor from the
-    class counts: two passes over the training rows in all. With ``components``: FKR-F²E
+    Without ``components``: the most accurate model whose validation disparity plus its
+    margin (``disparity_confidence``) is within ``disparity_bound``
+    (:class:`~daskfair.FairKernelClassifierCV`, or the regressor's CV for a continuous
+    label), whose candidate frontier is stored; its baselines, FKRR (penalty ``mu``) and
+    unconstrained kernel ridge, are solved from the moments its first pass summed
+    (:meth:`~daskfair.FairKernelRidge.fit_moments`), the constant predictor from the class
+    counts: two passes over the training rows in all. With ``components``: FKR-F²E
     for every k (the paper's method), the baselines fitted each with a pass of their own.
     Every model is then scored in one pass over the test rows. Features are min-max scaled
     (docs/design.md §2.7): on the training rows' range, or for a table on its range from the pass
@@ -201,7 +203,8 @@ def fkr_job(
         approximation=({"approximation": "exact"} if n_train <= n_landmarks
                        else {"n_landmarks": n_landmarks, "random_state": seed}),
         classify=classify, alpha=alpha, mu=mu, objective=objective, fairness=fairness,
-        disparity_bound=disparity_bound, constraints=constraint, folds=folds,
+        disparity_bound=disparity_bound, disparity_confidence=disparity_confidence,
+        constraints=constraint, folds=folds,
         cv_kernel={"gamma": gammas if len(gammas) > 1 else gammas[0]})
     fitted, constant = _fit_models(settings, components, rows, classify, echo)
     # every model's predictions in one pass over the test rows (kept in the cluster's memory
@@ -368,14 +371,17 @@ def _store_model(run: Run, est: Any, pred: Any, test: Any, classes: np.ndarray |
 def _store_frontier(run: Run, est: Any) -> dict[str, Any]:
     """Every candidate's validation disparity/error as arrays; the front in the attributes."""
     fr = est.frontier_
-    for col in ("candidate", "disparity", "error"):
+    for col in ("candidate", "disparity", "disparity_sem", "disparity_upper", "error"):
         run.write_array(f"frontier/{col}", fr[col].to_numpy())
     run.write_array("frontier/pareto", fr["pareto"].to_numpy().astype(np.int8))
     front = fr[fr["pareto"] | fr["selected"]].replace({np.nan: None})
     return {"n_candidates": int(est.n_candidates_), "folds": int(est.cv),
             "disparity_bound": float(est.disparity_bound_),
             "best_params": _chosen(est),
-            "validation_sd": est.best_disparity_, "validation_error": _best_error(est),
+            "validation_sd": est.best_disparity_,
+            "validation_sd_interval": list(est.best_disparity_interval_),
+            "disparity_confidence": est.disparity_confidence_,
+            "validation_error": _best_error(est),
             "front": front.to_dict(orient="records")}
 
 
@@ -398,9 +404,16 @@ def format_selection(selection: dict[str, Any]) -> str:
     family = p.pop("family")
     text = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                      for k, v in p.items())
+    confidence = selection.get("disparity_confidence")
+    if confidence is None:
+        margin = " (no margin)"
+    else:
+        lo, hi = selection["validation_sd_interval"]
+        margin = f" (on new rows {lo:.4f} to {hi:.4f}, {confidence:.0%} on each side)"
     return (f"chosen from {selection['n_candidates']} candidates on "
             f"{selection['folds']} folds: {family} ({text}); validation disparity "
-            f"{selection['validation_sd']:.4f}, error {selection['validation_error']:.4f}")
+            f"{selection['validation_sd']:.4f}{margin}, error "
+            f"{selection['validation_error']:.4f}")
 
 
 def format_fkr_results(summary: dict[str, Any]) -> str:

@@ -302,14 +302,33 @@ def _add_demo(sub: Any) -> None:
     demo.add_argument("--no-safairkm", action="store_true", help="skip the SAfairKM part")
 
 
+def _confidence(text: str) -> float | None:
+    """--disparity-confidence: a number in [0.5, 1) or 'none'."""
+    if text.lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.5 <= value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a number in [0.5, 1) or 'none', got {text!r}")
+    return value
+
+
 def _add_fkr(sub: Any) -> None:
     """The ``fkr`` command: FKR-F²E and its baselines."""
     fkr = _sub(sub, "fkr", "FKR-F²E and its baselines: SD and error", _FKR_HELP)
     _add_input_options(fkr)
     g = fkr.add_argument_group("fairness and model selection")
     g.add_argument("--disparity-bound", type=float, default=0.01, metavar="B",
-                   help="largest validation disparity accepted (default 0.01): the SD of "
-                        "predictions, or the gap of mean predictions for regression")
+                   help="largest disparity accepted (default 0.01): the SD of "
+                        "predictions, or the gap of mean predictions for regression; "
+                        "compared with the validation disparity plus a margin for its noise")
+    g.add_argument("--disparity-confidence", type=_confidence, default=0.9, metavar="C",
+                   help="confidence that the disparity on new rows (as many as one fold) "
+                        "stays within the bound: sets the margin (default 0.9; 'none': no "
+                        "margin, the validation disparity alone)")
     _renamed(g, "--constraints", "--constraint", default="demographic_parity",
              choices=["demographic_parity", "equalized_odds"],
              help="what the bound limits (classification; default demographic parity)")
@@ -643,7 +662,8 @@ def _cmd_fkr(args: argparse.Namespace) -> int:
         summary = fkr_job(
             data, run=run, client=client, kernel=args.kernel, degree=args.degree,
             gamma=args.gamma, coef0=args.coef0, disparity_bound=args.disparity_bound,
-            constraint=args.constraint, folds=args.folds, components=args.components,
+            disparity_confidence=args.disparity_confidence, constraint=args.constraint,
+            folds=args.folds, components=args.components,
             objective=args.objective, fairness=args.fairness, alpha=args.alpha, mu=args.mu,
             n_landmarks=args.landmarks, task=args.task, split=args.split,
             test_size=args.test_size, seed=args.seed, chunk_rows=args.chunk_rows)

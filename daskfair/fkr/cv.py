@@ -24,6 +24,7 @@ from typing import Any
 import dask.array as da
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
@@ -45,7 +46,9 @@ __all__ = ["FairKernelClassifierCV", "FairKernelRegressorCV", "constraint_name"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_RELATIVE_ALPHAS = (1e-6, 1e-5, 1e-4, 1e-3)
+#: 1e-7 is the smallest penalty whose solves stay accurate (the centred Gram loses digits to
+#: the kernel features' shared mean; 1e-8 breaks on Adult) and the most accurate there
+DEFAULT_RELATIVE_ALPHAS = (1e-7, 1e-6, 1e-5, 1e-4, 1e-3)
 #: The renamed constructor parameters of the CV estimators (docs/vocabulary.md).
 RENAMED = {"gamma": "gammas", "alphas": "relative_alphas", "n_components": "fair_feature_counts",
            "fairness": "fairness_weights"}
@@ -98,6 +101,7 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         degree: int = 3,
         coef0: float = 1.0,
         disparity_bound: float = 0.01,
+        disparity_confidence: float | None = 0.9,
         constraints: Any = "demographic_parity",
         families: Any = ("reduction", "embedding"),
         relative_alphas: Any = None,
@@ -121,6 +125,7 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         self.degree = degree
         self.coef0 = coef0
         self.disparity_bound = disparity_bound
+        self.disparity_confidence = disparity_confidence
         self.constraints = constraints
         self.families = families
         self.relative_alphas = relative_alphas
@@ -146,6 +151,7 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         p = renamed_params(self, self._renamed_params, stacklevel=6)  # user → fit → _fit → _grids
         check_cv(self.cv)
         _check_bound(self.disparity_bound)
+        _check_confidence(self.disparity_confidence)
         families = (self.families,) if isinstance(self.families, str) else tuple(self.families)
         if not families or any(f not in FAMILIES for f in families):
             raise ValueError(f"families must be a subset of {FAMILIES}, got {self.families!r}.")
@@ -194,6 +200,8 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
                 searches.append(self._search_kernel(data, gamma, folds, landmarks, grids))
                 landmarks, data = searches[-1].feature_map.landmarks, searches[-1].data
             self._keep(searches)
+            self.n_splits_ = folds.n_folds
+            self.disparity_confidence_ = self.disparity_confidence
             self.disparity_bound_ = float(self.disparity_bound)
             self._select()
             self._set_input_attributes(data, None)
@@ -223,6 +231,7 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         self.candidate_dual_coef_ = np.hstack([s.dual_coef for s in searches])
         self.candidate_intercept_ = np.concatenate([s.intercept for s in searches])
         self.cv_disparity_ = np.vstack([s.disparity for s in searches])
+        self.cv_disparity_sem_ = np.vstack([s.disparity_sem for s in searches])
         self.cv_error_ = np.vstack([s.error for s in searches])
         self.n_candidates_ = len(self._table)
         if searches[0].thresholds is not None:
@@ -234,16 +243,35 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
 
     # -- choice ---------------------------------------------------------------------------
 
+    def _margin(self) -> np.ndarray:
+        """z·σ of every candidate and threshold: the noise allowed for when its validation
+        disparity is compared with the bound (0 with ``disparity_confidence=None``).
+
+        The disparity measured on new rows as many as one fold differs from the validation
+        estimate by the noise of both: with the validation estimate's standard error s (on
+        all n rows), σ = s·√(1 + F) (one fold's rows: variance F·s²).
+        """
+        if self.disparity_confidence_ is None:
+            return np.zeros_like(self.cv_disparity_)
+        z = float(norm.ppf(self.disparity_confidence_))
+        return z * np.sqrt(1.0 + self.n_splits_) * self.cv_disparity_sem_
+
     def _select(self) -> None:
-        k, j = choose(self.cv_disparity_, self.cv_error_, self.disparity_bound_)
+        margin = self._margin()
+        upper = self.cv_disparity_ + margin
+        k, j = choose(self.cv_disparity_, self.cv_error_, self.disparity_bound_, upper=upper,
+                      margin=self.disparity_confidence_ is not None)
         edges = getattr(self, "thresholds_", None)
         self.cv_results_ = cv_results(self._table, edges, self.cv_disparity_, self.cv_error_,
                                       (k, j), classify=self._task == "classification",
-                                      bound=self.disparity_bound_)
+                                      bound=self.disparity_bound_, upper=upper,
+                                      sem=self.cv_disparity_sem_)
         self.best_index_ = int(np.flatnonzero(self.cv_results_["selected"])[0])
         self.best_params_ = self.cv_results_["params"][self.best_index_]
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         self.best_disparity_ = float(self.cv_disparity_[k, j])
+        self.best_disparity_interval_ = (max(0.0, self.best_disparity_ - margin[k, j]),
+                                         float(upper[k, j]))
         if edges is not None:
             self.best_threshold_ = float(edges[k, j])
         if self.refit:
@@ -259,17 +287,19 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
     def _refit_extra(self, k: int, j: int) -> None:
         """What the chosen candidate needs beyond its score (the classifier's calibration)."""
 
-    def choose(self, disparity_bound: float) -> Any:
+    def choose(self, disparity_bound: float, disparity_confidence: Any = "unchanged") -> Any:
         """Select again under another bound, from the stored validation results (no pass).
 
         Every candidate was refitted on all rows during ``fit``, so this only changes the
-        choice, ``disparity_bound_`` and (with ``refit=True``) the model; the constructor
-        parameter ``disparity_bound`` is left as it is.
+        choice, ``disparity_bound_``, ``disparity_confidence_`` and (with ``refit=True``)
+        the model; the constructor parameters are left as they are.
 
         Parameters
         ----------
         disparity_bound : float
-            The new bound on the validation disparity.
+            The new bound on the disparity.
+        disparity_confidence : float, None or "unchanged"
+            The new confidence of the margin (None: no margin); by default the current one.
 
         Returns
         -------
@@ -278,6 +308,9 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         """
         check_is_fitted(self, "cv_error_")
         _check_bound(disparity_bound)
+        if not (isinstance(disparity_confidence, str) and disparity_confidence == "unchanged"):
+            _check_confidence(disparity_confidence)
+            self.disparity_confidence_ = disparity_confidence
         self.disparity_bound_ = float(disparity_bound)
         self._select()
         return self
@@ -305,6 +338,16 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
 def _check_bound(bound: Any) -> None:
     if not (isinstance(bound, Real) and not isinstance(bound, bool) and bound >= 0):
         raise ValueError(f"disparity_bound must be a number >= 0, got {bound!r}.")
+
+
+def _check_confidence(confidence: Any) -> None:
+    if confidence is None:
+        return
+    if not (isinstance(confidence, Real) and not isinstance(confidence, bool)
+            and 0.5 <= confidence < 1):
+        raise ValueError(
+            f"disparity_confidence must be a number in [0.5, 1) or None (no margin), got "
+            f"{confidence!r}.")
 
 
 def _check_folds(folded: FoldedMoments, data: FitInput) -> None:
@@ -345,6 +388,16 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     Every candidate is scored at 257 thresholds on the validation rows, so the threshold is
     chosen too. The sensitive attribute is needed to fit, never to predict.
 
+    The validation disparity is an estimate: the selection keeps a margin for its noise
+    (``disparity_confidence``), so that the bound holds on new rows too, not only on the
+    validation rows. A candidate is feasible when its validation disparity d plus
+    z·s·√(1 + F) is within the bound: s is d's standard error from the per-group counts
+    of the validation rows (binomial, for the two groups of the largest gap), F the number
+    of folds and z the normal quantile of ``disparity_confidence``. d + z·s·√(1 + F) is then
+    a one-sided prediction bound, at that confidence, for the disparity measured on new
+    rows as many as one fold (a test set of a fifth to a third of the training rows, with
+    5 folds). Larger test sets have less noise: the bound is then conservative.
+
     Parameters
     ----------
     kernel, degree, coef0
@@ -353,16 +406,21 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
         Kernel coefficients (None: 1/n_features): each is searched with its own two passes
         and competes with the others (the chosen one is in ``best_params_``).
     disparity_bound : float
-        The largest validation disparity accepted: demographic parity difference (the FKR-F²E
+        The largest disparity accepted: demographic parity difference (the FKR-F²E
         paper's statistical disparity; largest gap in positive rate between groups) or equalized
-        odds difference (largest gap in true- or false-positive rate).
+        odds difference (largest gap in true- or false-positive rate). It is compared with
+        the validation disparity plus its margin (``disparity_confidence``).
+    disparity_confidence : float in [0.5, 1) or None
+        Confidence that the disparity on new rows as many as one fold stays within the bound
+        (default 0.9; see above). None: no margin, the validation disparity alone is compared
+        with the bound (more accurate candidates, a bound often exceeded on new rows).
     constraints : {"demographic_parity", "equalized_odds"} or a fairlearn moment
         fairlearn's ``DemographicParity()`` and ``EqualizedOdds()`` are accepted too (their
         own bounds are not read: the bound is ``disparity_bound``).
     families : sequence of {"reduction", "embedding"}
         Candidate families searched.
     relative_alphas : sequence of float, optional
-        Ridge penalties relative to tr(K) (default 1e-6, 1e-5, 1e-4, 1e-3; see
+        Ridge penalties relative to tr(K) (default 1e-7, 1e-6, 1e-5, 1e-4, 1e-3; see
         :class:`~daskfair.FairKernelRegressor`).
     strengths : sequence of float, optional
         Reduction strengths t (default 31 values in [0, 3]; t = 1 equalises the groups'
@@ -396,10 +454,12 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
         One entry per candidate and threshold on that candidate's own disparity/error front
         (:func:`~daskfair.fkr.frontier.cv_results`): ``param_<name>``, ``params``,
         ``threshold``, ``mean_test_score`` (accuracy on the validation rows of all folds),
-        ``mean_test_error``, ``mean_test_disparity``, ``rank_test_score``, ``pareto``,
-        ``selected``.
+        ``mean_test_error``, ``mean_test_disparity``, ``sem_test_disparity`` (its standard
+        error), ``upper_test_disparity`` (plus the margin: what is compared with the bound),
+        ``rank_test_score``, ``pareto``, ``selected``.
     frontier_ : pandas.DataFrame
-        ``cv_results_`` as a table (``disparity``, ``error`` columns).
+        ``cv_results_`` as a table (``disparity``, ``disparity_sem``, ``disparity_upper``,
+        ``error`` columns).
     best_params_ : dict
         The selected candidate as this estimator's grids, each holding its value alone:
         ``set_params(**best_params_)`` searches that candidate only.
@@ -409,9 +469,18 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
         Its threshold on the score.
     best_score_, best_disparity_ : float
         Its validation accuracy and disparity.
-    disparity_bound_ : float
-        The bound of the current choice (``disparity_bound``, or the one given to
-        :meth:`choose`).
+    best_disparity_interval_ : tuple of float
+        (lower, upper): the disparity expected on new rows as many as one fold, at
+        ``disparity_confidence`` on each side (lower clipped at 0); upper is what was
+        compared with the bound. Both equal ``best_disparity_`` without a margin.
+    cv_disparity_, cv_disparity_sem_, cv_error_ : ndarray of shape (n_candidates, 257)
+        Every candidate's validation disparity, its standard error and its error at every
+        threshold (``thresholds_``).
+    n_splits_ : int
+        The number of folds.
+    disparity_bound_, disparity_confidence_
+        The bound and confidence of the current choice (the constructor's, or the ones given
+        to :meth:`choose`).
     dual_coef_, intercept_, threshold_ : ndarray, float, float
         The refitted score ``k(x, L)·dual_coef_ + intercept_``
         and the threshold above which ``classes_[1]`` is predicted.
@@ -509,8 +578,12 @@ class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
     Parameters
     ----------
     disparity_bound : float
-        The largest accepted validation gap between the groups' mean predictions (in the
-        units of y).
+        The largest accepted gap between the groups' mean predictions (in the units of y),
+        compared with the validation gap plus its margin.
+    disparity_confidence : float in [0.5, 1) or None
+        As in :class:`FairKernelClassifierCV`, with the gap's standard error from the folds'
+        spread (the standard deviation of the F folds' own gaps over √F): the one pass has
+        no per-group second moments of the predictions.
     constraints : {"demographic_parity"} or fairlearn's ``DemographicParity()``
         The mean-prediction gap (demographic parity of a score).
     strengths : sequence of float, optional
@@ -530,8 +603,10 @@ class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
         ``selected``.
     frontier_ : pandas.DataFrame
         ``cv_results_`` as a table.
-    best_params_, best_index_, best_score_, best_disparity_, disparity_bound_
+    best_params_, best_index_, best_score_, best_disparity_, best_disparity_interval_
         As in :class:`FairKernelClassifierCV`.
+    disparity_bound_, disparity_confidence_, n_splits_, cv_disparity_, cv_disparity_sem_
+        As in :class:`FairKernelClassifierCV` (one column: no threshold).
     dual_coef_, intercept_, feature_map_, groups_, n_features_in_, feature_names_in_
         As in :class:`FairKernelClassifierCV`.
     """
@@ -580,8 +655,9 @@ class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
 
     def _validate(self, data: FitInput, fmap: Any, folded: FoldedMoments, per_fold: list,
                   refit: Any, folds: FoldPlan, constraint: str) -> dict[str, np.ndarray]:
-        error, gap = regression_validation(folded, per_fold)
-        return {"disparity": gap[:, None], "error": error[:, None]}
+        error, gap, sem = regression_validation(folded, per_fold)
+        return {"disparity": gap[:, None], "error": error[:, None],
+                "disparity_sem": sem[:, None]}
 
     def predict(self, X: Any) -> np.ndarray | da.Array:
         """Predictions of shape (n_samples,); lazy for dask input.

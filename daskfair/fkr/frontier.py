@@ -37,22 +37,29 @@ def pareto_mask(disparity: np.ndarray, error: np.ndarray) -> np.ndarray:
     return keep
 
 
-def choose(disparity: np.ndarray, error: np.ndarray, bound: float) -> tuple[int, ...]:
-    """Index of the most accurate entry within ``bound`` (the fairest, with a warning, when
-    none is); ties go to the fairer entry."""
-    d, e = disparity.ravel(), error.ravel()
-    d_ok = np.where(np.isfinite(d), d, np.inf)
+def choose(disparity: np.ndarray, error: np.ndarray, bound: float,
+           upper: np.ndarray | None = None, margin: bool = False) -> tuple[int, ...]:
+    """Index of the most accurate entry whose ``upper`` disparity (default: ``disparity``)
+    is within ``bound`` (the one with the smallest ``upper``, with a warning, when none
+    is); ties go to the fairer entry. ``margin`` says that ``upper`` holds a margin (for
+    the warning)."""
+    upper = disparity if upper is None else upper
+    u, e = upper.ravel(), error.ravel()
+    u_ok = np.where(np.isfinite(u), u, np.inf)
     e_ok = np.where(np.isfinite(e), e, np.inf)
-    feasible = np.isfinite(e) & (d <= bound + 1e-12)
+    feasible = np.isfinite(e) & (u <= bound + 1e-12)
     if feasible.any():
-        order = np.lexsort((np.where(feasible, d_ok, np.inf), np.where(feasible, e_ok, np.inf)))
+        order = np.lexsort((np.where(feasible, u_ok, np.inf), np.where(feasible, e_ok, np.inf)))
     else:
+        what = ("validation disparity plus its margin" if margin
+                else "validation disparity")
+        hint = (" or lower disparity_confidence (None: no margin)" if margin else "")
         warnings.warn(
-            f"no candidate reaches a validation disparity of {bound:g} (the fairest reaches "
-            f"{d_ok.min():.4g}); the fairest candidate is used. Widen the search (larger "
-            "strengths, more fair features) or raise disparity_bound.", UserWarning,
+            f"no candidate reaches a {what} of {bound:g} (the fairest reaches "
+            f"{u_ok.min():.4g}); the fairest candidate is used. Widen the search (larger "
+            f"strengths, more fair features), raise disparity_bound{hint}.", UserWarning,
             stacklevel=4)
-        order = np.lexsort((e_ok, d_ok))
+        order = np.lexsort((e_ok, u_ok))
     return tuple(int(i) for i in np.unravel_index(order[0], disparity.shape))
 
 
@@ -74,7 +81,8 @@ def candidate_params(table: pd.DataFrame, k: int) -> dict[str, Any]:
 
 
 def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndarray,
-               error: np.ndarray, chosen: tuple[int, ...], classify: bool, bound: float
+               error: np.ndarray, chosen: tuple[int, ...], classify: bool, bound: float,
+               upper: np.ndarray | None = None, sem: np.ndarray | None = None
                ) -> dict[str, Any]:
     """``cv_results_``: one entry per candidate and threshold on that candidate's own front.
 
@@ -83,8 +91,10 @@ def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndar
     ``params`` (as ``best_params_``),
     ``candidate``, ``threshold`` (classifiers), ``mean_test_score`` (accuracy, or −RMSE, on
     the validation rows of all folds pooled), ``mean_test_error``, ``mean_test_disparity``,
-    ``rank_test_score`` (1 = the selected entry, then the entries within ``bound`` by score,
-    then the others by score), ``pareto``
+    ``sem_test_disparity`` (its standard error), ``upper_test_disparity`` (the value compared
+    with ``bound``: the disparity plus its margin),
+    ``rank_test_score`` (1 = the selected entry, then the entries whose upper disparity is
+    within ``bound`` by score, then the others by score), ``pareto``
     (on the front of all entries) and ``selected``.
     """
     cand, idx = [], []
@@ -98,6 +108,7 @@ def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndar
         idx.append(keep)
     cand, idx = np.concatenate(cand), np.concatenate(idx)
     d, e = disparity[cand, idx], error[cand, idx]
+    u = d if upper is None else upper[cand, idx]
     selected = (cand == chosen[0]) & (idx == chosen[1])
     out: dict[str, Any] = {}
     for column in table.columns:
@@ -116,9 +127,12 @@ def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndar
     out["mean_test_score"] = 1.0 - e if classify else -e
     out["mean_test_error"] = e
     out["mean_test_disparity"] = d
+    out["sem_test_disparity"] = (np.full(len(d), np.nan) if sem is None
+                                 else sem[cand, idx])
+    out["upper_test_disparity"] = u
     # rank: the selected entry first, then the feasible ones by score, then the others
     # (fairer first on ties)
-    order = np.lexsort((d, -out["mean_test_score"], d > bound + 1e-12, ~selected))
+    order = np.lexsort((u, -out["mean_test_score"], ~(u <= bound + 1e-12), ~selected))
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(1, len(order) + 1)
     out["rank_test_score"] = rank
@@ -128,14 +142,16 @@ def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndar
 
 
 def frontier_table(results: dict[str, Any]) -> pd.DataFrame:
-    """``cv_results_`` as the frontier table: parameters, threshold, ``disparity``, ``error``,
-    ``pareto``, ``selected``."""
+    """``cv_results_`` as the frontier table: parameters, threshold, ``disparity``,
+    ``disparity_sem``, ``disparity_upper``, ``error``, ``pareto``, ``selected``."""
     columns = {k[len("param_"):]: v for k, v in results.items() if k.startswith("param_")}
     columns["candidate"] = results["candidate"]
     if "threshold" in results:
         columns["threshold_index"] = results["threshold_index"]
         columns["threshold"] = results["threshold"]
     columns["disparity"] = results["mean_test_disparity"]
+    columns["disparity_sem"] = results["sem_test_disparity"]
+    columns["disparity_upper"] = results["upper_test_disparity"]
     columns["error"] = results["mean_test_error"]
     columns["pareto"] = results["pareto"]
     columns["selected"] = results["selected"]

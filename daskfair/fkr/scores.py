@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ScoreModel",
     "ThresholdTable",
+    "pair_sem",
     "regression_validation",
     "score_histograms",
     "threshold_table",
@@ -140,17 +141,43 @@ class ThresholdTable:
     """Error and disparity of every candidate at every threshold (arrays of shape (K, B+1)).
 
     Threshold j predicts positive for scores in bins j, j+1, …: j = 0 predicts every row
-    positive, j = B none.
+    positive, j = B none. ``*_sem`` are the standard errors of the disparities
+    (:func:`pair_sem`).
     """
 
     error: np.ndarray
     demographic_parity: np.ndarray
     equalized_odds: np.ndarray | None
     positive_rate: np.ndarray
+    demographic_parity_sem: np.ndarray
+    equalized_odds_sem: np.ndarray | None = None
 
 
-def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.ndarray
-                    ) -> ThresholdTable:
+def pair_sem(rate: np.ndarray, total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The largest gap between the rates of ``rate`` (axis 1) and its standard error.
+
+    ``rate`` (K, J, T) are the positive rates of J groups, each estimated from ``total``
+    (K, J, 1) rows (Σ w). The gap's standard error is the binomial one of its two groups,
+    √(p_a(1−p_a)/n_a + p_b(1−p_b)/n_b): the rows of the two groups are independent. It
+    ignores that the largest of several noisy gaps is biased upwards (J > 2) and treats
+    weights as counts.
+    """
+    filled_hi = np.where(np.isnan(rate), -np.inf, rate)
+    filled_lo = np.where(np.isnan(rate), np.inf, rate)
+    hi, lo = filled_hi.argmax(axis=1), filled_lo.argmin(axis=1)
+    n = np.broadcast_to(total, rate.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = rate * (1 - rate) / n
+
+    def at(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(values, index[:, None, :], axis=1)[:, 0, :]
+
+    gap = at(rate, hi) - at(rate, lo)
+    return gap, np.sqrt(at(var, hi) + at(var, lo))
+
+
+def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.ndarray,
+                    rows_per_weight: float = 1.0) -> ThresholdTable:
     """Score every threshold of every candidate from its per-cell histograms.
 
     Parameters
@@ -158,6 +185,9 @@ def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.nda
     hist : ndarray of shape (K, q, B)
     cell_group, cell_label : ndarray of int, shape (q,)
         Cells are (group, class) pairs; classes 0/1.
+    rows_per_weight : float
+        Rows over Σ w: the standard errors count a group's rows as its weight times this
+        (weights as relative frequencies; a common factor of every weight changes nothing).
     """
     # positives[k, q, j] = rows of cell q with a score in bin j or above
     positives = np.concatenate(
@@ -177,26 +207,40 @@ def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.nda
         with np.errstate(invalid="ignore", divide="ignore"):
             return pos / tot
 
-    group_rate = rates(cell_group, J)
-    dp = np.nanmax(group_rate, axis=1) - np.nanmin(group_rate, axis=1)
-    eo = None
+    def group_totals(index: np.ndarray, size: int) -> np.ndarray:
+        tot = np.zeros((hist.shape[0], size, 1))
+        np.add.at(tot, (slice(None), index), totals)
+        return tot * rows_per_weight
+
+    dp, dp_sem = pair_sem(rates(cell_group, J), group_totals(cell_group, J))
+    eo = eo_sem = None
     if (cell_label >= 0).all():
-        cell_rate = rates(cell_group * 2 + cell_label, 2 * J).reshape(
-            hist.shape[0], J, 2, -1)
-        eo = np.nanmax(np.nanmax(cell_rate, axis=1) - np.nanmin(cell_rate, axis=1), axis=1)
+        # equalized odds: the larger of the two classes' gaps (FPR for class 0, TPR for 1)
+        K = hist.shape[0]
+        index = cell_group * 2 + cell_label
+        cell_rate = rates(index, 2 * J).reshape(K, J, 2, -1)
+        cell_total = group_totals(index, 2 * J).reshape(K, J, 2, 1)
+        gaps = [pair_sem(cell_rate[:, :, c], cell_total[:, :, c]) for c in (0, 1)]
+        worse = (gaps[1][0] > gaps[0][0]) | np.isnan(gaps[0][0])
+        eo = np.where(worse, gaps[1][0], gaps[0][0])
+        eo_sem = np.where(worse, gaps[1][1], gaps[0][1])
     return ThresholdTable(error=wrong / n, demographic_parity=dp, equalized_odds=eo,
-                          positive_rate=positives.sum(axis=1) / n)
+                          positive_rate=positives.sum(axis=1) / n,
+                          demographic_parity_sem=dp_sem, equalized_odds_sem=eo_sem)
 
 
 def regression_validation(folded: FoldedMoments, per_fold: list[Linear]
-                          ) -> tuple[np.ndarray, np.ndarray]:
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validation RMSE and gap between the groups' mean predictions of every candidate
     (:func:`daskfair.metrics.regression_report` on the held-out rows), from the folds'
-    moments alone: both are polynomials in the scores' moments."""
+    moments alone: both are polynomials in the scores' moments. The third array is the
+    gap's standard error from the folds' spread, std_f(gap_f)/√F (F ≥ 2; each fold's gap
+    between its own groups' mean predictions)."""
     total = folded.total
     K = per_fold[0].mix.shape[1]
     sse = np.zeros(K)
     group_sum = np.zeros((total.n_groups, K))
+    fold_gaps = []
     for f, lin in enumerate(per_fold):
         held = folded.folds[f]
         coef, b = lin.coef, lin.intercept
@@ -205,6 +249,14 @@ def regression_validation(folded: FoldedMoments, per_fold: list[Linear]
                 + 2 * b * (held.sums.sum(axis=0) @ coef) + held.n * b**2
                 - 2 * (held.total_fy @ coef) - 2 * b * held.total_y
                 + held.sum_yy.sum())
-        group_sum += held.group_sums @ coef + np.outer(held.group_counts, b)
+        fold_sum = held.group_sums @ coef + np.outer(held.group_counts, b)
+        group_sum += fold_sum
+        with np.errstate(invalid="ignore", divide="ignore"):
+            fold_means = fold_sum / held.group_counts[:, None]
+        fold_gaps.append(np.nanmax(fold_means, axis=0) - np.nanmin(fold_means, axis=0))
     means = group_sum / total.group_counts[:, None]
-    return np.sqrt(np.maximum(sse, 0.0) / total.n), means.max(axis=0) - means.min(axis=0)
+    F = len(per_fold)
+    sem = (np.std(fold_gaps, axis=0, ddof=1) / np.sqrt(F) if F > 1
+           else np.full(K, np.nan))
+    return (np.sqrt(np.maximum(sse, 0.0) / total.n), means.max(axis=0) - means.min(axis=0),
+            sem)

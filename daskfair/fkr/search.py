@@ -41,6 +41,7 @@ class KernelSearch:
     intercept: np.ndarray            # (K,)
     disparity: np.ndarray            # (K, T)
     error: np.ndarray                # (K, T): error rate, or RMSE
+    disparity_sem: np.ndarray        # (K, T): the disparity's standard error
     thresholds: np.ndarray | None = None   # (K, T) classifier: the threshold of each column
     hist: np.ndarray | None = None   # (K, cells, N_BINS) validation score histograms
     lo: np.ndarray | None = None     # (K,) the histograms' bins
@@ -76,8 +77,9 @@ def validate_scores(data: FitInput, fmap: NystroemMap, total: Moments, per_fold:
     hist = score_histograms(data.X, data.cells, data.weights, fmap.landmarks, fmap.params,
                             model, n_cells=len(data.cell_group), fold_seed=folds.seed,
                             folds=folds.rows(data.X))
-    scores = threshold_table(hist, data.cell_group, data.cell_label)
-    disparity = (scores.equalized_odds if constraint == "equalized_odds"
-                 else scores.demographic_parity)
-    return {"thresholds": model.edges(), "disparity": disparity, "error": scores.error,
-            "hist": hist, "lo": lo, "width": width}
+    scores = threshold_table(hist, data.cell_group, data.cell_label, data.n / total.n)
+    eo = constraint == "equalized_odds"
+    return {"thresholds": model.edges(),
+            "disparity": scores.equalized_odds if eo else scores.demographic_parity,
+            "disparity_sem": scores.equalized_odds_sem if eo else scores.demographic_parity_sem,
+            "error": scores.error, "hist": hist, "lo": lo, "width": width}

@@ -66,7 +66,9 @@ class FitSettings:
     fairness : float, optional
         FKR-F²E's γ on the group-mean gaps (mean-discrepancy objective).
     disparity_bound : float
-        The CV estimator's largest validation disparity.
+        The CV estimator's largest disparity.
+    disparity_confidence : float or None
+        The CV estimator's confidence margin (None: no margin).
     constraints : str
         The CV classifier's fairness constraint.
     folds : int
@@ -85,6 +87,7 @@ class FitSettings:
     objective: str = "mean_discrepancy"
     fairness: float | None = None
     disparity_bound: float = 0.01
+    disparity_confidence: float | None = 0.9
     constraints: str = "demographic_parity"
     folds: int = 5
     cv_kernel: Mapping[str, Any] = field(default_factory=dict)
@@ -140,7 +143,8 @@ def _cv(st: FitSettings) -> Any:
     kernel = {**st.kernel, **st.cv_kernel}
     gammas = kernel.pop("gamma", None)  # the CV estimators search a grid of them
     return _cv_class(st)(**kernel, gammas=gammas, disparity_bound=st.disparity_bound,
-                         constraints=st.constraints, cv=st.folds, **st.approximation)
+                         disparity_confidence=st.disparity_confidence, constraints=st.constraints,
+                         cv=st.folds, **st.approximation)
 
 
 def _ridge(mu: Callable[[FitSettings], float]) -> Callable[[FitSettings], Any]:
