@@ -59,7 +59,11 @@ def test_a_second_job_on_a_store_being_written_is_refused(env, tmp_path):
     """The issue's case: two FCE jobs on one store. The second starts while the first holds
     the lease and is refused (with --overwrite too) before it writes; the first's stored
     result equals a solo run's."""
-    store = tmp_path / "same.zarr"
+    store, solo = tmp_path / "same.zarr", tmp_path / "solo.zarr"
+    # the solo run to compare with, beside the rest (it is mostly waiting on its workers)
+    alone_proc = subprocess.Popen(
+        [sys.executable, "-m", "daskfair.cli", *FCE_HAR_LONG, "--store", str(solo)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = subprocess.Popen(
         [sys.executable, "-m", "daskfair.cli", *FCE_HAR_LONG, "--store", str(store)],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -89,9 +93,8 @@ def test_a_second_job_on_a_store_being_written_is_refused(env, tmp_path):
     assert first.returncode == 0, err
     assert f"written to {store}" in out
 
-    solo = tmp_path / "solo.zarr"
-    proc = _cli([*FCE_HAR_LONG, "--store", str(solo)], tmp_path, env)
-    assert proc.returncode == 0, proc.stderr
+    _, err = alone_proc.communicate(timeout=300)
+    assert alone_proc.returncode == 0, err
     shared, alone = open_run(store, verify="contents"), open_run(solo, verify="contents")
     assert shared.params == alone.params and shared.params["pool"] == "har"
     assert shared.array_names() == alone.array_names()
