@@ -620,10 +620,11 @@ for name, p in (("FairKernelRegressor", "fkr"), ("FairKernelClassifier", "fkc"),
     case(f"{p}-groups-mixed-types", fit, "groups as strings/floats/booleans",
          "object groups mixing strings and integers",
          lambda c, b=b: b(c, s=_groups("mixed")), MIXED, "give every group as one type")
-    case(f"{p}-groups-2d", fit, "mismatched lengths", "groups of shape (12, 2)",
-         lambda c, b=b: b(c, s=_groups("2d")),
-         err(ValueError, r"sensitive_features must be 1-D with one group per row"),
-         "combine the attributes into one column")
+    case(f"{p}-groups-2d", fit, "groups as strings/floats/booleans",
+         "groups of shape (12, 2): two sensitive columns",
+         lambda c, b=b: b(c, s=_groups("2d")), WORKS,
+         "works: every combination of the columns' values is a group (here the same two)",
+         same_as=lambda c, b=b: b(c))
     case(f"{p}-short-y", fit, "mismatched lengths", "y one row shorter than X",
          lambda c, b=b, k=y_key: b(c, y=D[k][:-1]),
          err(ValueError, r"Inconsistent numbers of rows: X has 12, y has 11"),
