@@ -9,6 +9,8 @@ partial result behind.
 from __future__ import annotations
 
 import math
+import os
+import sys
 import warnings
 from numbers import Integral
 from typing import Any
@@ -414,6 +416,16 @@ def _merge_block(block: np.ndarray, small: list[Any], other: str) -> np.ndarray:
     return out
 
 
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside daskfair, from the function that calls
+    this one: the estimators reach the warning through call chains of different depths."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def merge_small_groups(s: Any, min_group_size: int = 1, small_groups: str = "raise", *,
                        name: str = "sensitive_features"
                        ) -> tuple[np.ndarray | da.Array, dict[str, int]]:
@@ -466,7 +478,7 @@ def merge_small_groups(s: Any, min_group_size: int = 1, small_groups: str = "rai
     warnings.warn(
         f"{name}: {len(small)} group(s) with fewer than min_group_size={min_group_size} "
         f"rows merged into the group {other!r} ({total} rows): {_listed(small)}.",
-        UserWarning, stacklevel=3)
+        UserWarning, stacklevel=_caller_level())
     keys = list(small)
     if is_dask(s):
         return s.map_blocks(_merge_block, keys, other, dtype=object), merged

@@ -237,6 +237,7 @@ def test_small_groups_merge_equals_an_explicit_merge(fkr_data):
     with pytest.warns(UserWarning, match="merged into the group 'other'") as record:
         fit = _cv_fit(X, y, pd.DataFrame({"s": s, "race": race}), min_group_size=25,
                       small_groups="merge")
+    assert record[0].filename == __file__  # the warning points at the caller's fit
     message = " ".join(str(w.message) for w in record)
     for name, count in small.items():
         assert f"{name!r} ({count} row" in message
