@@ -33,6 +33,7 @@ __all__ = [
     "check_sensitive",
     "column_or_1d",
     "combine_columns",
+    "combined_names",
     "feature_names",
     "group_column",
     "is_dask",
@@ -274,15 +275,20 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace(GROUP_SEPARATOR, "\\" + GROUP_SEPARATOR)
 
 
-def _combine_block(block: np.ndarray, name: str) -> np.ndarray:
-    """One group name per row of a 2-D block: its values as ``str``, escaped, joined by ",".
-    """
-    if block.dtype.kind in "fOmM" and np.asarray(pd.isna(block)).any():
-        raise ValueError(_missing_groups(name))
-    text = block.astype(str)
-    out = np.empty(len(block), dtype=object)
+def combined_names(block: np.ndarray) -> np.ndarray:
+    """One group name per row of a 2-D array: its values as ``str`` (numpy's
+    ``astype(str)``), a backslash or comma in them escaped by a backslash, joined by ","
+    (fairlearn's convention). Missing values are not checked here."""
+    text = np.asarray(block).astype(str)
+    out = np.empty(len(text), dtype=object)
     out[:] = [GROUP_SEPARATOR.join(_escape(v) for v in row) for row in text]
     return out
+
+
+def _combine_block(block: np.ndarray, name: str) -> np.ndarray:
+    if block.dtype.kind in "fOmM" and np.asarray(pd.isna(block)).any():
+        raise ValueError(_missing_groups(name))
+    return combined_names(block)
 
 
 def _stack_columns(columns: list[Any], name: str) -> np.ndarray | da.Array:

@@ -404,3 +404,39 @@ def test_group_report_without_both_classes_in_a_group():
     assert np.isnan(report.table.loc["a", "false_positive_rate"])
     assert report.demographic_parity.difference == statistical_disparity(
         [1, 0, 0, 1], sensitive_features=["a", "a", "b", "b"])
+
+
+# -- command line: several --sensitive columns of a table -------------------------------------
+
+def _table(n=240):
+    rng = np.random.default_rng(1)
+    return pd.DataFrame({"age": rng.integers(19, 75, n), "x": rng.normal(size=n),
+                         "housing": rng.choice(["own", "rent"], n),
+                         "sex": rng.choice(["female", "male"], n),
+                         "risk": rng.choice(["bad", "good"], n)})
+
+
+def test_a_table_with_several_sensitive_columns(tmp_path):
+    from daskfair.cli.inputs import load_input
+
+    df = _table()
+    df.to_csv(tmp_path / "t.csv", index=False)
+    d = load_input(path=tmp_path / "t.csv", label="risk", sensitive=["sex", "housing"],
+                   need_label=True)
+    np.testing.assert_array_equal(np.asarray(d.sensitive.compute(), dtype=object),
+                                  combine(df["sex"], df["housing"]))
+    assert d.feature_names == ["age", "x"]
+    assert d.description["sensitive"] == "sex,housing"
+    assert d.description["sensitive_columns"] == ["sex", "housing"]
+    one = load_input(path=tmp_path / "t.csv", label="risk", sensitive=["sex"], need_label=True)
+    assert one.description["sensitive"] == "sex" and "sensitive_columns" not in one.description
+    assert sorted(one.feature_names) == ["age", "housing=own", "housing=rent", "x"]
+
+    df.loc[3, "housing"] = None
+    df.to_csv(tmp_path / "missing.csv", index=False)
+    with pytest.raises(ValueError, match=r"sensitive column 'sex,housing' has 1 missing"):
+        load_input(path=tmp_path / "missing.csv", label="risk", sensitive=["sex", "housing"])
+    with pytest.raises(ValueError, match=r"--sensitive lists \['sex'\] more than once"):
+        load_input(path=tmp_path / "t.csv", label="risk", sensitive=["sex", "sex"])
+    with pytest.raises(ValueError, match=r"--label and --sensitive name the same column"):
+        load_input(path=tmp_path / "t.csv", label="risk", sensitive=["sex", "risk"])

@@ -231,8 +231,9 @@ def _add_input_options(p: argparse.ArgumentParser, *, pool: bool = False) -> Non
         g.add_argument("--pool", metavar="POOL",
                        help="an FCE base-clustering pool (ds, har, mnist_usps, ...)")
     g.add_argument("--label", metavar="COLUMN", help="label column (an index for zarr)")
-    g.add_argument("--sensitive", metavar="COLUMN",
-                   help="sensitive-group column (an index for zarr)")
+    g.add_argument("--sensitive", nargs="+", metavar="COLUMN",
+                   help="sensitive-group column (an index for zarr); several columns of a "
+                        "table: every combination of their values is a group")
     g.add_argument("--features", nargs="+", metavar="COLUMN",
                    help="feature columns (default: all others)")
     g.add_argument("--no-encode", dest="encode", action="store_false",
@@ -823,6 +824,9 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``daskfair`` console script."""
     args = build_parser().parse_args(argv)
+    if len(getattr(args, "sensitive", None) or ()) == 1:
+        # one column is recorded as before, so that runs stored by earlier versions resume
+        args.sensitive = args.sensitive[0]
     # Configure daskfair's own logger only: a root handler would also print distributed's
     # INFO messages (its loggers are set to INFO by dask's configuration).
     log = logging.getLogger("daskfair")
