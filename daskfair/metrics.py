@@ -313,22 +313,22 @@ def equalized_odds_difference(
     return float((rates.max(axis=0) - rates.min(axis=0)).max())
 
 
-#: Columns of :attr:`GroupReport.table`.
+#: Columns of the ``table`` of :func:`group_report`.
 GROUP_REPORT_COLUMNS = ("rows", "selection_rate", "true_positive_rate",
                         "false_positive_rate", "error_rate")
 
 
 @dataclass(frozen=True)
 class WorstPair:
-    """The two groups farthest apart on one rate.
+    """The two groups farthest apart on one rate (made by :func:`group_report`).
 
-    Attributes
+    Parameters
     ----------
     low, high : object
         The group with the lowest and the one with the highest rate (the first in group
         order on a tie).
     rate : str
-        The column of :attr:`GroupReport.table` they differ on.
+        The column of the report's ``table`` they differ on.
     difference : float
         ``high``'s rate minus ``low``'s.
     """
@@ -341,9 +341,10 @@ class WorstPair:
 
 @dataclass(frozen=True)
 class GroupReport:
-    """Per-group rates of binary predictions and the worst pairs of groups.
+    """Per-group rates of binary predictions and the worst pairs of groups (made by
+    :func:`group_report`).
 
-    Attributes
+    Parameters
     ----------
     table : pandas.DataFrame
         One row per group (the index, named ``group``, in sorted order) with the columns
