@@ -152,9 +152,9 @@ def test_fkr_dask_columns_equal_the_combined_column(fkr_data):
     X, y, s, race = fkr_data
     Xd, yd = da.from_array(X, chunks=(150, -1)), da.from_array(y, chunks=150)
     reference = _cv_fit(Xd, yd, da.from_array(combine(s, race), chunks=150))
-    frame = dd.from_pandas(pd.DataFrame({"sex": s, "race": race}), npartitions=4)
+    frame = dd.from_pandas(pd.DataFrame({"sex": s, "race": race}), npartitions=5)  # 120 rows
     _assert_same_fkr(_cv_fit(Xd, yd, frame), reference, X)
-    array = da.from_array(np.column_stack([s.astype(object), race]), chunks=(150, 1))
+    array = da.from_array(np.column_stack([s.astype(object), race]), chunks=(100, 1))
     _assert_same_fkr(_cv_fit(Xd, yd, array), reference, X)
 
 
