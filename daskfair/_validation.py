@@ -270,19 +270,21 @@ GROUP_SEPARATOR = ","
 SMALL_GROUPS = ("raise", "merge")
 
 
-def _escape(value: str) -> str:
-    # as fairlearn: a separator inside a value is escaped, so distinct tuples stay distinct
-    return value.replace("\\", "\\\\").replace(GROUP_SEPARATOR, "\\" + GROUP_SEPARATOR)
-
-
 def combined_names(block: np.ndarray) -> np.ndarray:
     """One group name per row of a 2-D array: its values as ``str`` (numpy's
     ``astype(str)``), a backslash or comma in them escaped by a backslash, joined by ","
     (fairlearn's convention). Missing values are not checked here."""
     text = np.asarray(block).astype(str)
-    out = np.empty(len(text), dtype=object)
-    out[:] = [GROUP_SEPARATOR.join(_escape(v) for v in row) for row in text]
-    return out
+    if text.size == 0:
+        return np.empty(len(text), dtype=object)
+    # numpy's string functions (np.char: numpy 1.26 has no np.strings) are ~3x faster than
+    # joining row by row in Python
+    text = np.char.replace(np.char.replace(text, "\\", "\\\\"), GROUP_SEPARATOR,
+                           "\\" + GROUP_SEPARATOR)
+    out = text[:, 0]
+    for j in range(1, text.shape[1]):
+        out = np.char.add(np.char.add(out, GROUP_SEPARATOR), text[:, j])
+    return out.astype(object)
 
 
 def _combine_block(block: np.ndarray, name: str) -> np.ndarray:
