@@ -562,8 +562,9 @@ def check_sensitive(
 
     Parameters
     ----------
-    s : array-like of shape (n_samples,)
-        Group membership of every row.
+    s : array-like of shape (n_samples,) or (n_samples, c)
+        Group membership of every row; several columns are combined into one
+        (:func:`combine_columns`).
     n_samples : int, optional
         Required length.
     min_groups : int
