@@ -243,10 +243,13 @@ def test_small_groups_merge_equals_an_explicit_merge(fkr_data):
         assert f"{name!r} ({count} row" in message
     _assert_same_fkr(fit, reference, X)
     assert fit.merged_groups_ == small
+    Xd, yd = da.from_array(X, chunks=(200, -1)), da.from_array(y, chunks=200)
     with pytest.warns(UserWarning, match="merged"):
-        lazy = _cv_fit(da.from_array(X, chunks=(200, -1)), da.from_array(y, chunks=200),
+        lazy = _cv_fit(Xd, yd,
                        dd.from_pandas(pd.DataFrame({"s": s, "race": race}), npartitions=3),
                        min_group_size=25, small_groups="merge")
+    _assert_same_fkr(lazy, _cv_fit(Xd, yd, da.from_array(merge(names, set(small)), chunks=200)),
+                     X)
     np.testing.assert_array_equal(lazy.groups_, fit.groups_)
     assert lazy.merged_groups_ == small
 
