@@ -21,6 +21,7 @@ import pandas as pd
 from sklearn.exceptions import DataConversionWarning
 
 __all__ = [
+    "apply_merge",
     "as_array",
     "check_array",
     "check_consistent_length",
@@ -38,6 +39,7 @@ __all__ = [
     "group_column",
     "is_dask",
     "merge_small_groups",
+    "plan_merge",
 ]
 
 
@@ -434,6 +436,59 @@ def _caller_level() -> int:
     return level
 
 
+def plan_merge(sizes: dict[Any, int], min_group_size: int, small_groups: str, *,
+               name: str = "sensitive_features", flags: bool = False
+               ) -> tuple[dict[Any, int], str]:
+    """The groups of fewer than ``min_group_size`` rows and the name they merge into.
+
+    ``sizes`` are every group's rows. Nothing to merge: ``({}, "")``. With
+    ``small_groups="raise"`` a small group is an error naming each of them; with
+    ``"merge"`` a :class:`UserWarning` names them, and the result is an error when the
+    merged group is still too small or fewer than two groups would remain. ``flags``: the
+    errors' advice names the command line's options instead of the parameters.
+    """
+    min_group_size = check_group_size_params(min_group_size, small_groups)
+    merge, lower = (("--small-groups merge", "lower --min-group-size") if flags
+                    else ("small_groups='merge'", "lower min_group_size"))
+    small = {k: c for k, c in sorted(sizes.items(), key=lambda kc: (str(kc[0]), kc[1]))
+             if c < min_group_size}
+    if not small:
+        return {}, ""
+    if small_groups == "raise":
+        raise ValueError(
+            f"{name} has {len(small)} group(s) with fewer than min_group_size="
+            f"{min_group_size} rows: {_listed(small)}. Merge them into one group with "
+            f"{merge}, {lower}, or drop those rows.")
+    kept = {str(k) for k in sizes if k not in small}
+    other, i = "other", 0
+    while other in kept:
+        i += 1
+        other = f"other_{i}"
+    total = sum(small.values())
+    if total < min_group_size:
+        raise ValueError(
+            f"{name}: the merged group {other!r} of {_listed(small)} has {total} rows, still "
+            f"fewer than min_group_size={min_group_size}. {lower.capitalize()} or drop "
+            "those rows.")
+    if len(kept) + 1 < 2:
+        raise ValueError(
+            f"{name}: merging {_listed(small)} into {other!r} leaves a single group; "
+            f"fairness needs at least two. {lower.capitalize()}.")
+    warnings.warn(
+        f"{name}: {len(small)} group(s) with fewer than min_group_size={min_group_size} "
+        f"rows merged into the group {other!r} ({total} rows): {_listed(small)}.",
+        UserWarning, stacklevel=_caller_level())
+    return small, other
+
+
+def apply_merge(s: Any, small: list[Any], other: str) -> np.ndarray | da.Array:
+    """``s`` with the groups ``small`` renamed ``other`` and every name a string (lazy for
+    dask)."""
+    if is_dask(s):
+        return s.map_blocks(_merge_block, list(small), other, dtype=object)
+    return _merge_block(s, list(small), other)
+
+
 def merge_small_groups(s: Any, min_group_size: int = 1, small_groups: str = "raise", *,
                        name: str = "sensitive_features"
                        ) -> tuple[np.ndarray | da.Array, dict[str, int]]:
@@ -445,7 +500,7 @@ def merge_small_groups(s: Any, min_group_size: int = 1, small_groups: str = "rai
     ``"other"`` (``"merge"``; ``"other_1"``, ``"other_2"``, … if that name is taken), with a
     :class:`UserWarning` naming them; every group name is then a string (``str`` of the
     value). A merged group still below ``min_group_size``, or fewer than two groups left,
-    is an error.
+    is an error (:func:`plan_merge`).
 
     Returns
     -------
@@ -454,43 +509,12 @@ def merge_small_groups(s: Any, min_group_size: int = 1, small_groups: str = "rai
     merged : dict of str to int
         Every merged group's name and rows (empty when nothing was merged).
     """
-    min_group_size = check_group_size_params(min_group_size, small_groups)
-    if min_group_size == 1:
+    if check_group_size_params(min_group_size, small_groups) == 1:
         return s, {}
-    sizes = group_sizes(s, name)
-    small = {k: c for k, c in sorted(sizes.items(), key=lambda kc: (str(kc[0]), kc[1]))
-             if c < min_group_size}
+    small, other = plan_merge(group_sizes(s, name), min_group_size, small_groups, name=name)
     if not small:
         return s, {}
-    if small_groups == "raise":
-        raise ValueError(
-            f"{name} has {len(small)} group(s) with fewer than min_group_size="
-            f"{min_group_size} rows: {_listed(small)}. Merge them into one group with "
-            "small_groups='merge', lower min_group_size, or drop those rows.")
-    kept = {str(k) for k in sizes if k not in small}
-    other, i = "other", 0
-    while other in kept:
-        i += 1
-        other = f"other_{i}"
-    merged = {str(k): c for k, c in small.items()}
-    total = sum(small.values())
-    if total < min_group_size:
-        raise ValueError(
-            f"{name}: the merged group {other!r} of {_listed(small)} has {total} rows, still "
-            f"fewer than min_group_size={min_group_size}. Lower min_group_size or drop those "
-            "rows.")
-    if len(kept) + 1 < 2:
-        raise ValueError(
-            f"{name}: merging {_listed(small)} into {other!r} leaves a single group; "
-            "fairness needs at least two. Lower min_group_size.")
-    warnings.warn(
-        f"{name}: {len(small)} group(s) with fewer than min_group_size={min_group_size} "
-        f"rows merged into the group {other!r} ({total} rows): {_listed(small)}.",
-        UserWarning, stacklevel=_caller_level())
-    keys = list(small)
-    if is_dask(s):
-        return s.map_blocks(_merge_block, keys, other, dtype=object), merged
-    return _merge_block(s, keys, other), merged
+    return apply_merge(s, list(small), other), {str(k): c for k, c in small.items()}
 
 
 def group_column(s: Any, n_samples: int | None = None, min_group_size: int = 1,

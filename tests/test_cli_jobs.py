@@ -218,6 +218,20 @@ def test_fce_job_with_several_sensitive_columns(scheduler, tmp_path, capsys):
     groups = np.array([f"{a},{b}" for a, b in zip(sex, band, strict=True)])
     assert run.attrs["report"]["consensus"]["Bal"] == pytest.approx(
         balance(run.read_array("labels"), sensitive_features=groups))
+    # --min-group-size merges the smallest pairs for every report of the job
+    sizes = pd.Series(groups).value_counts().sort_values()
+    least = int(sizes.iloc[1]) + 1
+    small = set(sizes.index[:2])
+    code, out, err = _run(["fce", "--input", str(tmp_path / "d.csv"), "--sensitive", "sex",
+                           "band", "--min-group-size", str(least), "--small-groups", "merge",
+                           "--n-clusters", "3", "--n-runs", "3", "--scheduler", scheduler,
+                           "--store", str(tmp_path / "merged.zarr"), "--no-progress"], capsys)
+    assert code == 0, err
+    assert f"merged the groups of fewer than {least} rows into 'other'" in out
+    run = open_run(tmp_path / "merged.zarr")
+    merged = np.where(np.isin(groups, list(small)), "other", groups)
+    assert run.attrs["report"]["consensus"]["Bal"] == pytest.approx(
+        balance(run.read_array("labels"), sensitive_features=merged))
 
 
 def test_fce_job_from_a_csv_file(scheduler, tmp_path, capsys):

@@ -16,7 +16,7 @@ import os
 import re
 import uuid
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,14 @@ import dask.array as da
 import numpy as np
 import pandas as pd
 
-from .._validation import combined_names, is_dask
+from .._validation import (
+    apply_merge,
+    check_group_size_params,
+    combined_names,
+    group_sizes,
+    is_dask,
+    plan_merge,
+)
 from ..tables import (
     TableEncoder,
     TableSummary,
@@ -325,6 +332,8 @@ def load_input(
     numeric_missing: str = "error",
     chunk_rows: int | None = 50_000,
     task: str | None = None,
+    min_group_size: int = 1,
+    small_groups: str = "raise",
 ) -> JobData:
     """Load a job's data from a named data set or a file.
 
@@ -362,7 +371,59 @@ def load_input(
     task : {"auto", "classification", "regression"}, optional
         What the label is for: a table's label is checked against it in the pass (two values
         to classify, numbers to regress), before any fit.
+    min_group_size : int
+        The fewest rows a group may have (1: every group is kept).
+    small_groups : {"raise", "merge"}
+        Smaller groups are an error, or merged into one group "other" for every model and
+        report of the job (:func:`_merge_small_groups`).
+
+    Returns
+    -------
+    JobData
+        The features, label, groups and where they came from.
     """
+    check_group_size_params(min_group_size, small_groups)
+    data = _load(dataset, path, label, sensitive, features, sensitive_attribute, data_dir,
+                 need_label, encode, max_levels, numeric_missing, chunk_rows, task)
+    return _merge_small_groups(data, min_group_size, small_groups)
+
+
+def _merge_small_groups(data: JobData, min_group_size: int, small_groups: str) -> JobData:
+    """The job's groups with ``min_group_size`` applied (:func:`daskfair._validation.plan_merge`).
+
+    A table's group counts come from its pass (nothing more is read); other inputs' are one
+    small reduction over the groups. Merged groups are recorded in
+    ``description["merged_groups"]`` (and the table summary's counts follow the merge).
+    """
+    if min_group_size == 1:
+        return data
+    s_name = data.description.get("sensitive")
+    summary = data.summary.columns[s_name] if data.summary is not None else None
+    sizes = dict(summary.counts) if summary is not None else group_sizes(
+        data.sensitive, "--sensitive")
+    with warnings.catch_warnings():
+        # the command prints what was merged (description["merged_groups"])
+        warnings.simplefilter("ignore", UserWarning)
+        small, other = plan_merge(sizes, min_group_size, small_groups, name="--sensitive",
+                                  flags=True)
+    if not small:
+        return data
+    counts = {str(k): c for k, c in sizes.items() if k not in small}
+    counts[other] = sum(small.values())
+    tables = {} if summary is None else {"summary": replace(
+        data.summary, columns={**data.summary.columns, s_name: replace(summary, counts=counts)})}
+    description = {**data.description, "merged_groups": {str(k): c for k, c in small.items()},
+                   "merged_into": other}
+    if "groups" in description:
+        description["groups"] = sorted(counts)
+    return replace(data, sensitive=apply_merge(data.sensitive, list(small), other),
+                   description=description, **tables)
+
+
+def _load(dataset: str | None, path: Any, label: str | None, sensitive: Any,
+          features: list[str] | None, sensitive_attribute: str | None, data_dir: Any,
+          need_label: bool, encode: bool, max_levels: int, numeric_missing: str,
+          chunk_rows: int | None, task: str | None) -> JobData:
     if (dataset is None) == (path is None):
         raise ValueError("give the data as exactly one of --dataset NAME or --input PATH.")
     if dataset is not None:
