@@ -32,6 +32,7 @@ _PUBLIC = {
     "make_fair_blobs": "datasets",
     "make_fair_regression": "datasets",
     "clustering_report": "metrics",
+    "group_report": "metrics",
     "get_client": "deploy",
     "open_run": "store",
     "TableEncoder": "tables",

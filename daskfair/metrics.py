@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.optimize
 import scipy.stats
 from sklearn.metrics import mutual_info_score
@@ -33,7 +34,10 @@ from ._validation import (
 )
 
 __all__ = [
+    "GROUP_REPORT_COLUMNS",
     "REPORT_COLUMNS",
+    "GroupReport",
+    "WorstPair",
     "balance",
     "cce",
     "clustering_accuracy",
@@ -42,6 +46,7 @@ __all__ = [
     "equalized_odds_difference",
     "error_rate",
     "fairness_cce",
+    "group_report",
     "hypervolume_2d",
     "kmeans_cost",
     "mean_prediction_gap",
@@ -306,6 +311,125 @@ def equalized_odds_difference(
             "rate is undefined; equalized odds needs both classes in every group.")
     rates = table[:, :, 1] / per_class  # column 0: FPR, column 1: TPR
     return float((rates.max(axis=0) - rates.min(axis=0)).max())
+
+
+#: Columns of the ``table`` of :func:`group_report`.
+GROUP_REPORT_COLUMNS = ("rows", "selection_rate", "true_positive_rate",
+                        "false_positive_rate", "error_rate")
+
+
+@dataclass(frozen=True)
+class WorstPair:
+    """The two groups farthest apart on one rate (made by :func:`group_report`).
+
+    Parameters
+    ----------
+    low, high : object
+        The group with the lowest and the one with the highest rate (the first in group
+        order on a tie).
+    rate : str
+        The column of the report's ``table`` they differ on.
+    difference : float
+        ``high``'s rate minus ``low``'s.
+    """
+
+    low: Any
+    high: Any
+    rate: str
+    difference: float
+
+
+@dataclass(frozen=True)
+class GroupReport:
+    """Per-group rates of binary predictions and the worst pairs of groups (made by
+    :func:`group_report`).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per group (the index, named ``group``, in sorted order) with the columns
+        ``rows``, ``selection_rate`` (P(ŷ = 1)), ``true_positive_rate`` (P(ŷ = 1 | y = 1)),
+        ``false_positive_rate`` (P(ŷ = 1 | y = 0)) and ``error_rate`` (P(ŷ ≠ y)); a rate with
+        no rows to count is NaN.
+    demographic_parity : WorstPair
+        The groups of lowest and highest selection rate: its ``difference`` is
+        :func:`statistical_disparity`.
+    equalized_odds : WorstPair or None
+        The pair and rate (true- or false-positive) of the largest gap: its ``difference`` is
+        :func:`equalized_odds_difference`. None when a group lacks one of the true classes.
+    """
+
+    table: pd.DataFrame
+    demographic_parity: WorstPair
+    equalized_odds: WorstPair | None
+
+
+def _worst_pair(table: pd.DataFrame, rate: str) -> WorstPair:
+    values = table[rate].to_numpy()
+    low, high = (table.index[int(i)] for i in (np.argmin(values), np.argmax(values)))
+    return WorstPair(*(g.item() if isinstance(g, np.generic) else g for g in (low, high)),
+                     rate, float(values.max() - values.min()))
+
+
+def group_report(y_true: Any, y_pred: Any, *, sensitive_features: Any,
+                 positive_label: Any = 1) -> GroupReport:
+    """Every group's rates and the worst pairs of groups, from one pass over the rows.
+
+    The table is counted as :func:`equalized_odds_difference` counts (a group × true ×
+    predicted count table), so its worst pairs give exactly that function's value and
+    :func:`statistical_disparity`'s.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like, pandas or dask of shape (n_samples,)
+        True and predicted labels; "positive" means ``== positive_label``.
+    sensitive_features : array-like, pandas or dask of shape (n_samples,) or (n_samples, c)
+        Group of every row (at least two groups). Several columns (a 2-D array, a DataFrame,
+        a list of 1-D arrays) make one group of every combination of their values, named as
+        fairlearn names them: each value as ``str``, a comma or backslash in it escaped by a
+        backslash, joined by commas (``"black,F"``).
+    positive_label : scalar
+        The favourable outcome.
+
+    Returns
+    -------
+    GroupReport
+        ``table`` (a DataFrame indexed by group), ``demographic_parity`` and
+        ``equalized_odds`` (the worst pairs).
+
+    Examples
+    --------
+    >>> from daskfair.metrics import group_report
+    >>> report = group_report([1, 0, 1, 0, 1, 0], [1, 0, 1, 1, 0, 0],
+    ...                       sensitive_features=[["a", "F"], ["a", "F"], ["a", "M"],
+    ...                                           ["a", "M"], ["b", "F"], ["b", "F"]])
+    >>> report.table["selection_rate"].to_dict()
+    {'a,F': 0.5, 'a,M': 1.0, 'b,F': 0.0}
+    >>> report.demographic_parity
+    WorstPair(low='b,F', high='a,M', rate='selection_rate', difference=1.0)
+    """
+    y_true, y_pred, s = _true_pred_groups(y_true, y_pred, sensitive_features)
+    truth = (y_true == positive_label).astype(np.int64)
+    pred = (y_pred == positive_label).astype(np.int64)
+    counts, (names, _, _) = _count_table(  # [group, true, pred]
+        ("sensitive_features", s, "groups"), ("y_true", truth, "binary"),
+        ("y_pred", pred, "binary"))
+    rows = counts.sum(axis=(1, 2))
+    per_class = counts.sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = counts[:, :, 1] / per_class  # column 0: FPR, column 1: TPR
+    table = pd.DataFrame(
+        {"rows": rows,
+         "selection_rate": counts[:, :, 1].sum(axis=1) / rows,
+         "true_positive_rate": rates[:, 1],
+         "false_positive_rate": rates[:, 0],
+         "error_rate": (counts[:, 0, 1] + counts[:, 1, 0]) / rows},
+        index=pd.Index(names, name="group"))
+    odds = None
+    if (per_class > 0).all():
+        pairs = [_worst_pair(table, r) for r in ("true_positive_rate", "false_positive_rate")]
+        odds = max(pairs, key=lambda p: p.difference)  # the first on a tie
+    return GroupReport(table, _worst_pair(table, "selection_rate"), odds)
 
 
 def _group_sum_block(s: np.ndarray, pred: np.ndarray, truth: np.ndarray) -> Keyed:

@@ -241,6 +241,11 @@ def _groups(kind: str) -> np.ndarray:
         "none": np.array(["a", None] * (N // 2), dtype=object),
         "mixed": np.array(["a", 1] * (N // 2), dtype=object),
         "2d": np.stack([s, s], axis=1),
+        # two columns: the pairs (0, 1) and (1, 1) have 2 rows each, (0, 0) and (1, 0) 4
+        "2d-small": np.stack([s, (np.arange(N) < 4).astype(np.int64)], axis=1),
+        # the same groups with the two small pairs merged, as small_groups="merge" names them
+        "2d-merged": np.where(np.arange(N) < 4, "other", np.char.add(s.astype(str), ",0")
+                              ).astype(object),
         "short": s[:-1],
     }[kind]
 
@@ -620,10 +625,28 @@ for name, p in (("FairKernelRegressor", "fkr"), ("FairKernelClassifier", "fkc"),
     case(f"{p}-groups-mixed-types", fit, "groups as strings/floats/booleans",
          "object groups mixing strings and integers",
          lambda c, b=b: b(c, s=_groups("mixed")), MIXED, "give every group as one type")
-    case(f"{p}-groups-2d", fit, "mismatched lengths", "groups of shape (12, 2)",
-         lambda c, b=b: b(c, s=_groups("2d")),
-         err(ValueError, r"sensitive_features must be 1-D with one group per row"),
-         "combine the attributes into one column")
+    case(f"{p}-groups-2d", fit, "groups as strings/floats/booleans",
+         "groups of shape (12, 2): two sensitive columns",
+         lambda c, b=b: b(c, s=_groups("2d")), WORKS,
+         "works: every combination of the columns' values is a group (here the same two)",
+         same_as=lambda c, b=b: b(c))
+    case(f"{p}-small-groups", fit, "one group",
+         "two sensitive columns, two pairs of 2 rows, min_group_size=3",
+         lambda c, b=b: b(c, s=_groups("2d-small"), min_group_size=3),
+         err(ValueError, r"2 group\(s\) with fewer than min_group_size=3 rows: '0,1' "
+                         r"\(2 rows\), '1,1' \(2 rows\)\. Merge them.*small_groups='merge'"),
+         "merge them with small_groups='merge', lower min_group_size, or drop the rows")
+    if not p.endswith("cv"):  # 4 merged rows: too few for 3 folds
+        case(f"{p}-small-groups-merged", fit, "one group",
+             "the same, with small_groups='merge'",
+             lambda c, b=b: b(c, s=_groups("2d-small"), min_group_size=3,
+                              small_groups="merge"), Expect(warns=UserWarning),
+             "works: the small pairs become the group 'other' (a warning names them)",
+             same_as=lambda c, b=b: b(c, s=_groups("2d-merged")))
+    bad_size = err(ValueError, r"min_group_size must be an integer >= 1.*got 0")
+    case(f"{p}-min-group-size-zero", fit, "one group", "min_group_size=0",
+         lambda c, b=b: b(c, min_group_size=0), bad_size,
+         "give an integer >= 1 (1 keeps every group)", unknown=bad_size)
     case(f"{p}-short-y", fit, "mismatched lengths", "y one row shorter than X",
          lambda c, b=b, k=y_key: b(c, y=D[k][:-1]),
          err(ValueError, r"Inconsistent numbers of rows: X has 12, y has 11"),
@@ -760,6 +783,17 @@ case("sa-one-group", SA, "one group", "every row in group 0",
      lambda c: _xs(c, s=_groups("one")), ONE_GROUP, "fairness needs at least two groups")
 case("sa-three-groups", SA, "one group", "three groups", lambda c: _xs(c, s=_groups("three")),
      WORKS, "works: any number of groups >= 2")
+SMALL_PAIRS = err(ValueError, r"2 group\(s\) with fewer than min_group_size=3 rows: '0,1' "
+                              r"\(2 rows\), '1,1' \(2 rows\)")
+case("sa-small-groups", SA, "one group",
+     "two sensitive columns, two pairs of 2 rows, min_group_size=3",
+     lambda c: _xs(c, s=_groups("2d-small"), min_group_size=3), SMALL_PAIRS,
+     "merge them with small_groups='merge', lower min_group_size, or drop the rows")
+case("sa-small-groups-merged", SA, "one group", "the same, with small_groups='merge'",
+     lambda c: _xs(c, s=_groups("2d-small"), min_group_size=3, small_groups="merge"),
+     Expect(warns=UserWarning),
+     "works: the small pairs become the group 'other' (a warning names them)",
+     same_as=lambda c: _xs(c, s=_groups("2d-merged")))
 case("sa-group-of-one-row", SA, "group of one row", "group 1 has a single row, K=3",
      lambda c: _xs(c, s=_groups("single")), Expect(warns=UserWarning),
      "works, with a UserWarning: a group smaller than K makes every balance 0 "
@@ -907,6 +941,15 @@ case("fce-one-group", FCE, "one group", "every row in group 0",
      lambda c: _fce(c, s=_groups("one")), ONE_GROUP, "fairness needs at least two groups")
 case("fce-group-of-one-row", FCE, "group of one row", "group 1 has a single row",
      lambda c: _fce(c, s=_groups("single")), WORKS, "works")
+case("fce-small-groups", FCE, "one group",
+     "two sensitive columns, two pairs of 2 rows, min_group_size=3",
+     lambda c: _fce(c, s=_groups("2d-small"), min_group_size=3), SMALL_PAIRS,
+     "merge them with small_groups='merge', lower min_group_size, or drop the rows")
+case("fce-small-groups-merged", FCE, "one group", "the same, with small_groups='merge'",
+     lambda c: _fce(c, s=_groups("2d-small"), min_group_size=3, small_groups="merge"),
+     Expect(warns=UserWarning),
+     "works: the small pairs become the group 'other' (a warning names them)",
+     same_as=lambda c: _fce(c, s=_groups("2d-merged")))
 for kind in ("str", "float", "bool"):
     case(f"fce-groups-{kind}", FCE, "groups as strings/floats/booleans",
          f"groups as {kind} values", lambda c, k=kind: _fce(c, s=_groups(k)), WORKS, GROUP_SAYS,

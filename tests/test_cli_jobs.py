@@ -208,6 +208,41 @@ def test_fce_job_with_a_consensus_coarser_than_the_pool(scheduler, data_dir, tmp
                                base_rows.mean(axis=0))
 
 
+def test_fce_job_with_several_sensitive_columns(scheduler, tmp_path, capsys):
+    """--sensitive sex band: the groups are the (sex, band) pairs, named as fairlearn does."""
+    rng = np.random.default_rng(1)
+    n = 600
+    sex, band = rng.choice(["f", "m"], n), rng.choice(["old", "young"], n)
+    X = rng.normal(size=(n, 3)) + (sex == "f")[:, None]
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(sex=sex, band=band).to_csv(
+        tmp_path / "d.csv", index=False)
+    store = tmp_path / "two.zarr"
+    code, _, err = _run(["fce", "--input", str(tmp_path / "d.csv"), "--sensitive", "sex",
+                         "band", "--n-clusters", "3", "--n-runs", "3", "--scheduler",
+                         scheduler, "--store", str(store), "--no-progress"], capsys)
+    assert code == 0, err
+    run = open_run(store)
+    assert run.params["sensitive"] == ["sex", "band"]
+    assert run.attrs["encoder"]["columns"] == ["a", "b", "c"]
+    groups = np.array([f"{a},{b}" for a, b in zip(sex, band, strict=True)])
+    assert run.attrs["report"]["consensus"]["Bal"] == pytest.approx(
+        balance(run.read_array("labels"), sensitive_features=groups))
+    # --min-group-size merges the smallest pairs for every report of the job
+    sizes = pd.Series(groups).value_counts().sort_values()
+    least = int(sizes.iloc[1]) + 1
+    small = set(sizes.index[:2])
+    code, out, err = _run(["fce", "--input", str(tmp_path / "d.csv"), "--sensitive", "sex",
+                           "band", "--min-group-size", str(least), "--small-groups", "merge",
+                           "--n-clusters", "3", "--n-runs", "3", "--scheduler", scheduler,
+                           "--store", str(tmp_path / "merged.zarr"), "--no-progress"], capsys)
+    assert code == 0, err
+    assert f"merged the groups of fewer than {least} rows into 'other'" in out
+    run = open_run(tmp_path / "merged.zarr")
+    merged = np.where(np.isin(groups, list(small)), "other", groups)
+    assert run.attrs["report"]["consensus"]["Bal"] == pytest.approx(
+        balance(run.read_array("labels"), sensitive_features=merged))
+
+
 def test_fce_job_from_a_csv_file(scheduler, tmp_path, capsys):
     rng = np.random.default_rng(0)
     n = 900

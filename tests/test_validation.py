@@ -89,7 +89,7 @@ def test_check_sensitive_errors():
     with pytest.raises(ValueError, match="missing values"):
         check_sensitive(np.array(["a", None, "b"], dtype=object))
     with pytest.raises(ValueError, match="must be 1-D"):
-        check_sensitive(np.zeros((3, 2)))
+        check_sensitive(np.zeros((3, 2, 2)))
 
 
 def test_check_labels():

@@ -16,7 +16,7 @@ import os
 import re
 import uuid
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,14 @@ import dask.array as da
 import numpy as np
 import pandas as pd
 
-from .._validation import is_dask
+from .._validation import (
+    apply_merge,
+    check_group_size_params,
+    combined_names,
+    group_sizes,
+    is_dask,
+    plan_merge,
+)
 from ..tables import (
     TableEncoder,
     TableSummary,
@@ -74,16 +81,19 @@ class JobData:
     summary: TableSummary | None = None
 
 
-def _same_columns(label: Any, sensitive: Any, features: list[Any] | None) -> None:
-    if label is not None and label == sensitive:
+def _same_columns(label: Any, sensitive: list[Any], features: list[Any] | None) -> None:
+    if label is not None and label in sensitive:
         raise ValueError(
             f"--label and --sensitive name the same column ({label!r}); the groups must be a "
             "column of their own.")
+    twice = sorted({str(c) for c in sensitive if sensitive.count(c) > 1})
+    if twice:
+        raise ValueError(f"--sensitive lists {twice} more than once; name each column once.")
     if features is not None:
         twice = sorted({str(c) for c in features if features.count(c) > 1})
         if twice:
             raise ValueError(f"--features lists {twice} more than once; name each column once.")
-        overlap = {sensitive, label} & set(features)
+        overlap = {*sensitive, label} & set(features)
         if overlap:
             raise ValueError(f"--features must not include the label or sensitive column "
                              f"({sorted(str(c) for c in overlap)}).")
@@ -99,6 +109,19 @@ def _column(columns: list[str], name: str | None, what: str, path: Any) -> str:
 
 def _values(part: pd.DataFrame, name: str) -> np.ndarray:
     return part[name].to_numpy()
+
+
+def _combined(part: pd.DataFrame, columns: list[str]) -> pd.Series:
+    # a row missing any of the columns has no group: missing, counted and refused by the pass
+    values = part[columns].to_numpy()
+    names = pd.Series(combined_names(values), index=part.index, dtype=object)
+    return names.where(~part[columns].isna().any(axis=1).to_numpy(), None)
+
+
+def _sensitive_columns(sensitive: str | list[str] | None) -> list[str] | None:
+    if sensitive is None or isinstance(sensitive, str):
+        return None if sensitive is None else [sensitive]
+    return list(sensitive)
 
 
 def _check_target(summary: TableSummary, name: str, what: str, path: Any) -> None:
@@ -142,7 +165,7 @@ def _check_task(label: Any, name: str, task: str) -> None:
             "label (classification) or a numeric one (regression).")
 
 
-def _from_table(path: str, label: str | None, sensitive: str | None,
+def _from_table(path: str, label: str | None, sensitive: str | list[str] | None,
                 features: list[str] | None, need_label: bool, encode: bool = True, *,
                 max_levels: int = 1000, numeric_missing: str = "error",
                 chunk_rows: int | None = 50_000, task: str | None = None) -> JobData:
@@ -152,21 +175,41 @@ def _from_table(path: str, label: str | None, sensitive: str | None,
                       chunk_rows=chunk_rows, task=task, name=path)
 
 
-def table_data(frame: Any, label: str | None, sensitive: str | None,
+def table_data(frame: Any, label: str | None, sensitive: str | list[str] | None,
                features: list[str] | None, need_label: bool, encode: bool = True, *,
                max_levels: int = 1000, numeric_missing: str = "error",
                chunk_rows: int | None = 50_000, task: str | None = None,
                name: Any = "the table") -> JobData:
     """A dask DataFrame as a job's data: one pass summarises it (levels, ranges, missing
     values, partition lengths, on the workers); the rows are then encoded where they are
-    read, block by block, whenever a method reads them."""
+    read, block by block, whenever a method reads them.
+
+    Several ``sensitive`` columns make one group of every combination of their values,
+    named as the estimators name them (fairlearn's convention, e.g. ``"black,F"``): a
+    column of those names, ``"race,sex"`` for the columns race and sex, is computed where
+    the rows are read and summarised in the same pass (a row missing any of them is a
+    missing group).
+    """
     path = name
     columns = [str(c) for c in frame.columns]
-    s_col = _column(columns, sensitive, "sensitive", path)
+    s_cols = _sensitive_columns(sensitive) or []
+    if not s_cols:
+        _column(columns, None, "sensitive", path)
+    for c in s_cols:
+        _column(columns, c, "sensitive", path)
     y_col = _column(columns, label, "label", path) if (need_label or label is not None) else None
-    _same_columns(y_col, s_col, features)
+    _same_columns(y_col, s_cols, features)
+    s_col = s_cols[0]
+    if len(s_cols) > 1:
+        s_col = ",".join(s_cols)
+        if s_col in columns:
+            raise ValueError(
+                f"{path} already has a column {s_col!r}, the name of the combined groups of "
+                f"--sensitive {' '.join(s_cols)}; rename that column.")
+        frame = frame.assign(**{s_col: frame[s_cols].map_partitions(
+            _combined, s_cols, meta=pd.Series(dtype=object, name=s_col))})
     if features is None:
-        features = [c for c in columns if c not in {s_col, y_col}]
+        features = [c for c in columns if c not in {*s_cols, y_col}]
     else:
         for c in features:
             _column(columns, c, "features", path)
@@ -214,7 +257,8 @@ def table_data(frame: Any, label: str | None, sensitive: str | None,
     return JobData(
         X, column(y_col) if y_col else None, column(s_col),
         [str(c) for c in encoder.get_feature_names_out()], {
-            "source": "table", "path": str(path), "label": label, "sensitive": sensitive,
+            "source": "table", "path": str(path), "label": label, "sensitive": s_col,
+            **({"sensitive_columns": s_cols} if len(s_cols) > 1 else {}),
             "rows": summary.n_rows, "partitions": len(parts),
             "encoded": {c: len(v) for c, v in encoder.levels_.items()},
             "constant": constant},
@@ -263,7 +307,7 @@ def _from_zarr(path: Path, label: str | None, sensitive: str | None,
         cols = [i for i in range(width) if i not in {s_i, y_i}]
     else:
         cols = [_index(f, width, "features", path) for f in features]
-    _same_columns(y_i, s_i, None if features is None else cols)
+    _same_columns(y_i, [s_i], None if features is None else cols)
     if not cols:
         raise ValueError(f"{path} has no feature columns besides the label and groups.")
     arr = da.from_zarr(node)
@@ -278,7 +322,7 @@ def load_input(
     dataset: str | None = None,
     path: str | os.PathLike[str] | None = None,
     label: str | None = None,
-    sensitive: str | None = None,
+    sensitive: str | list[str] | None = None,
     features: list[str] | None = None,
     sensitive_attribute: str | None = None,
     data_dir: str | os.PathLike[str] | None = None,
@@ -288,6 +332,8 @@ def load_input(
     numeric_missing: str = "error",
     chunk_rows: int | None = 50_000,
     task: str | None = None,
+    min_group_size: int = 1,
+    small_groups: str = "raise",
 ) -> JobData:
     """Load a job's data from a named data set or a file.
 
@@ -300,8 +346,11 @@ def load_input(
         directories or globs) or a zarr array (exactly one of ``dataset`` and ``path``). A
         table is never read into this process: one pass on the workers summarises it, and
         its rows are then encoded block by block where they are read.
-    label, sensitive : str, optional
-        Column names (tables) or indices (zarr arrays).
+    label : str, optional
+        Column name (tables) or index (zarr arrays).
+    sensitive : str or list of str, optional
+        Column name(s) (tables) or index (zarr arrays). Several columns of a table make one
+        group of every combination of their values (:func:`table_data`).
     features : list of str, optional
         Feature columns (default: all others).
     sensitive_attribute : str, optional
@@ -322,7 +371,59 @@ def load_input(
     task : {"auto", "classification", "regression"}, optional
         What the label is for: a table's label is checked against it in the pass (two values
         to classify, numbers to regress), before any fit.
+    min_group_size : int
+        The fewest rows a group may have (1: every group is kept).
+    small_groups : {"raise", "merge"}
+        Smaller groups are an error, or merged into one group "other" for every model and
+        report of the job (:func:`_merge_small_groups`).
+
+    Returns
+    -------
+    JobData
+        The features, label, groups and where they came from.
     """
+    check_group_size_params(min_group_size, small_groups)
+    data = _load(dataset, path, label, sensitive, features, sensitive_attribute, data_dir,
+                 need_label, encode, max_levels, numeric_missing, chunk_rows, task)
+    return _merge_small_groups(data, min_group_size, small_groups)
+
+
+def _merge_small_groups(data: JobData, min_group_size: int, small_groups: str) -> JobData:
+    """The job's groups with ``min_group_size`` applied (:func:`daskfair._validation.plan_merge`).
+
+    A table's group counts come from its pass (nothing more is read); other inputs' are one
+    small reduction over the groups. Merged groups are recorded in
+    ``description["merged_groups"]`` (and the table summary's counts follow the merge).
+    """
+    if min_group_size == 1:
+        return data
+    s_name = data.description.get("sensitive")
+    summary = data.summary.columns[s_name] if data.summary is not None else None
+    sizes = dict(summary.counts) if summary is not None else group_sizes(
+        data.sensitive, "--sensitive")
+    with warnings.catch_warnings():
+        # the command prints what was merged (description["merged_groups"])
+        warnings.simplefilter("ignore", UserWarning)
+        small, other = plan_merge(sizes, min_group_size, small_groups, name="--sensitive",
+                                  flags=True)
+    if not small:
+        return data
+    counts = {str(k): c for k, c in sizes.items() if k not in small}
+    counts[other] = sum(small.values())
+    tables = {} if summary is None else {"summary": replace(
+        data.summary, columns={**data.summary.columns, s_name: replace(summary, counts=counts)})}
+    description = {**data.description, "merged_groups": {str(k): c for k, c in small.items()},
+                   "merged_into": other}
+    if "groups" in description:
+        description["groups"] = sorted(counts)
+    return replace(data, sensitive=apply_merge(data.sensitive, list(small), other),
+                   description=description, **tables)
+
+
+def _load(dataset: str | None, path: Any, label: str | None, sensitive: Any,
+          features: list[str] | None, sensitive_attribute: str | None, data_dir: Any,
+          need_label: bool, encode: bool, max_levels: int, numeric_missing: str,
+          chunk_rows: int | None, task: str | None) -> JobData:
     if (dataset is None) == (path is None):
         raise ValueError("give the data as exactly one of --dataset NAME or --input PATH.")
     if dataset is not None:
@@ -350,7 +451,12 @@ def load_input(
     if not p.exists():
         raise FileNotFoundError(f"input {p} does not exist.")
     if p.is_dir():
-        return _from_zarr(p, label, sensitive, features, need_label)
+        several = _sensitive_columns(sensitive)
+        if several is not None and len(several) > 1:
+            raise ValueError(f"{p} is a zarr array: give one column index with --sensitive "
+                             "(several columns are for CSV and Parquet tables).")
+        return _from_zarr(p, label, None if several is None else several[0], features,
+                          need_label)
     raise ValueError(
         f"cannot tell the format of {p}: use a .csv, .tsv, .parquet file (CSV optionally "
         ".gz), a Parquet directory, a glob of them, or a zarr array (a directory).")

@@ -126,7 +126,8 @@ _NOT_PARAMS = {"command", "verbose", "scheduler", "workers", "jobqueue", "jobs",
                "adapt", "job_script_prologue", "job_directives_skip"}
 # options added after runs were stored: at their defaults they are left out of the stored
 # parameters, so a run stored before them still resumes
-_NEW_OPTION_DEFAULTS = {"sync_every": 1, "init": "matched"}
+_NEW_OPTION_DEFAULTS = {"sync_every": 1, "init": "matched", "min_group_size": 1,
+                        "small_groups": "raise"}
 
 
 
@@ -231,8 +232,9 @@ def _add_input_options(p: argparse.ArgumentParser, *, pool: bool = False) -> Non
         g.add_argument("--pool", metavar="POOL",
                        help="an FCE base-clustering pool (ds, har, mnist_usps, ...)")
     g.add_argument("--label", metavar="COLUMN", help="label column (an index for zarr)")
-    g.add_argument("--sensitive", metavar="COLUMN",
-                   help="sensitive-group column (an index for zarr)")
+    g.add_argument("--sensitive", nargs="+", metavar="COLUMN",
+                   help="sensitive-group column (an index for zarr); several columns of a "
+                        "table: every combination of their values is a group")
     g.add_argument("--features", nargs="+", metavar="COLUMN",
                    help="feature columns (default: all others)")
     g.add_argument("--no-encode", dest="encode", action="store_false",
@@ -243,6 +245,11 @@ def _add_input_options(p: argparse.ArgumentParser, *, pool: bool = False) -> Non
     g.add_argument("--numeric-missing", default="error", choices=["error", "indicator"],
                    help="a missing number: an error (default), or 0 plus a column=<missing> "
                         "indicator column")
+    g.add_argument("--min-group-size", type=int, default=1, metavar="N",
+                   help="the fewest rows a group may have (default 1: every group is kept)")
+    g.add_argument("--small-groups", choices=("raise", "merge"), default="raise",
+                   help="smaller groups: an error (raise, the default), or merged into one "
+                        "group 'other' for every model and report (merge)")
     g.add_argument("--sensitive-attribute", metavar="NAME",
                    help="which attribute of a named data set is sensitive, where it offers a "
                         "choice")
@@ -555,7 +562,8 @@ def _load(args: argparse.Namespace, need_label: bool) -> Any:
                       sensitive_attribute=args.sensitive_attribute, data_dir=args.data_dir,
                       need_label=need_label, encode=args.encode, max_levels=args.max_levels,
                       numeric_missing=args.numeric_missing, chunk_rows=args.chunk_rows,
-                      task=getattr(args, "task", None))
+                      task=getattr(args, "task", None), min_group_size=args.min_group_size,
+                      small_groups=args.small_groups)
     d = data.description
     if d.get("source") == "table":
         print(f"read {args.input}: {d['rows']:,} rows in {d['partitions']} partitions, "
@@ -566,6 +574,11 @@ def _load(args: argparse.Namespace, need_label: bool) -> Any:
                             width=96, subsequent_indent="  "))
     if d.get("constant"):
         print(f"note: constant feature column(s) {d['constant']} carry no information")
+    if d.get("merged_groups"):
+        merged = ", ".join(f"{g} ({n:,} rows)" for g, n in d["merged_groups"].items())
+        print(textwrap.fill(f"merged the groups of fewer than {args.min_group_size:,} rows "
+                            f"into {d['merged_into']!r}: {merged}", width=96,
+                            subsequent_indent="  "))
     return data
 
 
@@ -699,6 +712,10 @@ def _cmd_fce(args: argparse.Namespace) -> int:
 
     if args.pool is not None and (args.dataset or args.input):
         raise ValueError("give either --pool or features (--dataset / --input), not both.")
+    if args.pool is not None and args.min_group_size != 1:
+        raise ValueError("--min-group-size applies to --dataset and --input; a pool's groups "
+                         "are used as they are (FairClusteringEnsemble(min_group_size=...) "
+                         "merges them in Python).")
     _check_store(args, "fce")
     pool = None
     if args.pool is not None:
@@ -843,6 +860,9 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``daskfair`` console script."""
     args = build_parser().parse_args(argv)
+    if len(getattr(args, "sensitive", None) or ()) == 1:
+        # one column is recorded as before, so that runs stored by earlier versions resume
+        args.sensitive = args.sensitive[0]
     # Configure daskfair's own logger only: a root handler would also print distributed's
     # INFO messages (its loggers are set to INFO by dask's configuration).
     log = logging.getLogger("daskfair")

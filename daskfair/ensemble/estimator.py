@@ -23,9 +23,11 @@ from .._random import as_seed_sequence, child_rng
 from .._validation import (
     _check_known_chunks,
     as_array,
+    check_group_size_params,
     check_int,
     check_n_clusters,
     check_sensitive,
+    group_column,
     is_dask,
 )
 from ..deploy import worker_memory_limits
@@ -341,6 +343,14 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
     random_state : int, SeedSequence or None
         Chooses the starting base clustering among those with c clusters for
         ``init="matched"`` (and seeds the silhouette search).
+    min_group_size : int, default=1
+        The fewest rows a protected group (one value, or one combination of values for
+        several sensitive columns) may have; 1 accepts every group. For dask input a value
+        above 1 costs one small reduction that reads ``sensitive_features`` only.
+    small_groups : {"raise", "merge"}, default="raise"
+        Groups below ``min_group_size``: "raise" a ``ValueError`` naming them, or "merge"
+        them into one group "other" (named in a ``UserWarning``; every group name becomes
+        a string), as in :class:`~daskfair.FairKernelRegressor`.
     fairness, lambda1 : deprecated
         The old names of ``fairness_weight`` and ``consensus_weight``; they work until
         daskfair 0.3, with a FutureWarning.
@@ -365,7 +375,10 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
     group_counts_ : ndarray of shape (n_groups, c)
         GᵀY of the consensus.
     groups_ : ndarray
-        The protected groups.
+        The protected groups (several sensitive columns: fairlearn's combined names, e.g.
+        ``"black,F"``).
+    merged_groups_ : dict of str to int
+        The groups merged into "other" and their rows (empty when none were).
     """
 
     _renamed_params: ClassVar[dict[str, str]] = {"fairness": "fairness_weight",
@@ -382,6 +395,8 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         alignment: str = "rotation",
         init: str = "matched",
         random_state: Any = None,
+        min_group_size: int = 1,
+        small_groups: str = "raise",
         fairness: Any = DEPRECATED,
         lambda1: Any = DEPRECATED,
     ) -> None:
@@ -393,6 +408,8 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         self.alignment = alignment
         self.init = init
         self.random_state = random_state
+        self.min_group_size = min_group_size
+        self.small_groups = small_groups
         self.fairness = fairness
         self.lambda1 = lambda1
 
@@ -424,6 +441,7 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
                 f"consensus_weight must be > 0, got {params['consensus_weight']}.")
         if self.max_iter < 1:
             raise ValueError(f"max_iter must be >= 1, got {self.max_iter}.")
+        check_group_size_params(self.min_group_size, self.small_groups)
         return params
 
     def _prepare(
@@ -432,7 +450,9 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         auto_c = params["n_clusters"] == "auto"
         base, sizes = hold_base_labels(base_labels, None if auto_c else params["n_clusters"])
         n = base.shape[0]
-        groups, self.groups_ = check_sensitive(sensitive_features, n)
+        s, self.merged_groups_ = group_column(sensitive_features, n, self.min_group_size,
+                                              self.small_groups)
+        groups, self.groups_ = check_sensitive(s, n)
         if is_dask(groups):
             # the group codes, read once more and kept like the base labels (int32, in
             # the base labels' row blocks) when they fit
@@ -498,7 +518,9 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
             distributed and ``labels_`` is a dask array.
         y : None
             Ignored (present for the scikit-learn API).
-        sensitive_features : array-like of shape (n_samples,)
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, c)
+            Protected group of every row; several columns make one group of every
+            combination of their values (named as fairlearn does, e.g. ``"black,F"``).
         store : path-like or Run, optional
             zarr run that receives a checkpoint every ``checkpoint_every`` iterations and the
             final labels. A path is created (kind "fce") and marked complete at the end; an
@@ -569,7 +591,10 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
                 "n_clusters": None if params["n_clusters"] == "auto" else params["n_clusters"],
                 "random_state": _seed_json(self.random_state), "tol": self.tol,
                 "n_samples": shape[0], "n_labelings": shape[1], "n_clusters_used": c,
-                "fairness_value": lambda2}
+                "fairness_value": lambda2,
+                # only when set: the stores written before these parameters still resume
+                **({"min_group_size": int(self.min_group_size),
+                    "small_groups": self.small_groups} if self.min_group_size != 1 else {})}
 
     def _store(self, state: ConsensusState, converged: bool, c: int, lambda2: float) -> None:
         self.labels_ = state.labels
@@ -595,8 +620,8 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
             The base clusterings, one per column.
         y : None
             Ignored (present for the scikit-learn API).
-        sensitive_features : array-like of shape (n_samples,)
-            Group of every row.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, c)
+            Group of every row (several columns: every combination of their values).
 
         Returns
         -------

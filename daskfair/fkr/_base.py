@@ -22,13 +22,14 @@ from .._validation import (
     check_array,
     check_consistent_length,
     check_feature_names,
+    check_group_size_params,
     check_sample_weight,
     column_or_1d,
     encode_groups,
     feature_names,
+    group_column,
     is_dask,
     is_missing,
-    sensitive_column,
     sorted_groups,
 )
 from ..kernels import kernel_params
@@ -57,8 +58,10 @@ class FitInput:
     the groups and classes, its cells.
 
     ``s`` and ``labels`` are the raw group and class columns (``labels`` is None for a
-    regressor, ``s`` None without sensitive features); ``y`` is the numeric target (None for
-    a classifier until its classes are known, then the 0/1 coding of ``classes[1]``).
+    regressor, ``s`` None without sensitive features; several sensitive columns are combined
+    and small groups merged already); ``y`` is the numeric target (None for a classifier
+    until its classes are known, then the 0/1 coding of ``classes[1]``). ``merged`` holds
+    the groups merged by ``small_groups="merge"`` and their rows.
     """
 
     X: Any
@@ -71,6 +74,7 @@ class FitInput:
     groups: np.ndarray | None = None
     classes: np.ndarray | None = None
     known: bool = False
+    merged: dict[str, int] | None = None
 
     @property
     def classify(self) -> bool:
@@ -181,7 +185,8 @@ class KernelModelMixin:
     """Validation, feature map and the moments pass shared by the FKR-F²E estimators.
 
     Subclasses define the kernel parameters (``kernel``, ``gamma``, ``degree``, ``coef0``),
-    ``approximation``, ``n_landmarks``, ``landmarks``, ``rcond`` and ``random_state``.
+    ``approximation``, ``n_landmarks``, ``landmarks``, ``rcond``, ``random_state``,
+    ``min_group_size`` and ``small_groups``.
     """
 
     def _check_kernel_params(self) -> None:
@@ -206,6 +211,7 @@ class KernelModelMixin:
         when the fit has succeeded.
         """
         self._check_kernel_params()
+        check_group_size_params(self.min_group_size, self.small_groups)
         labels = None
         if classify:
             check_array(X, "X", min_samples=2)  # rows first: no class count of 0
@@ -225,10 +231,12 @@ class KernelModelMixin:
                 f"{type(self).__name__}.fit got no sensitive_features: the model has no "
                 "fairness constraint (this is how fairlearn's reductions call their "
                 "estimator; pass sensitive_features=... otherwise).", UserWarning, stacklevel=3)
-            s = None
+            s, merged = None, {}
         else:
-            s = sensitive_column(sensitive_features, n)
-        data = FitInput(X=X, y=y, weights=weights, s=s, labels=labels, n=n, names=names)
+            s, merged = group_column(sensitive_features, n, self.min_group_size,
+                                     self.small_groups)
+        data = FitInput(X=X, y=y, weights=weights, s=s, labels=labels, n=n, names=names,
+                        merged=merged)
         if not any(is_dask(a) for a in (s, labels)):
             data = _resolve(data, [
                 None if s is None else pd.unique(np.asarray(s, dtype=object)),
@@ -243,6 +251,7 @@ class KernelModelMixin:
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.groups_ = data.groups
+        self.merged_groups_ = dict(data.merged or {})
         if data.classes is not None:
             self.classes_ = data.classes
         if feature_map is not None:

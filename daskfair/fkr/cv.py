@@ -115,6 +115,8 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         landmarks: str = "uniform",
         rcond: float = 1e-10,
         random_state: Any = None,
+        min_group_size: int = 1,
+        small_groups: str = "raise",
         gamma: Any = DEPRECATED,
         alphas: Any = DEPRECATED,
         n_components: Any = DEPRECATED,
@@ -139,6 +141,8 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         self.landmarks = landmarks
         self.rcond = rcond
         self.random_state = random_state
+        self.min_group_size = min_group_size
+        self.small_groups = small_groups
         self.gamma = gamma
         self.alphas = alphas
         self.n_components = n_components
@@ -444,6 +448,9 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
         The Nyström map, as in :class:`~daskfair.FairKernelRegressor`.
     random_state : int, RandomState, Generator, SeedSequence or None
         Seeds the landmarks and the folds.
+    min_group_size, small_groups
+        The smallest group accepted and what happens to smaller ones, as in
+        :class:`~daskfair.FairKernelRegressor`.
     gamma, alphas, n_components, fairness
         Renamed ``gammas``, ``relative_alphas``, ``fair_feature_counts``,
         ``fairness_weights``: the old names work with a ``FutureWarning`` until daskfair 0.3.
@@ -487,7 +494,7 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     calibration_ : tuple of float
         (a, c): ``predict_proba`` is σ(a·score + c), fitted on the validation scores with
         probability 1/2 at the threshold.
-    classes_, feature_map_, groups_, n_features_in_, feature_names_in_
+    classes_, feature_map_, groups_, merged_groups_, n_features_in_, feature_names_in_
         As in :class:`~daskfair.FairKernelClassifier`.
     feature_maps_, moments_ : list
         Per kernel setting searched: the Nyström map and the moments of all training rows
@@ -516,8 +523,9 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
             Training rows.
         y : array-like, pandas or dask of shape (n_samples,)
             Two classes.
-        sensitive_features : array-like, pandas or dask of shape (n_samples,)
+        sensitive_features : array-like, pandas or dask, (n_samples,) or (n_samples, c)
             Group of every row (any number of groups); needed to fit, never to predict.
+            Several columns make one group of every combination of their values.
         sample_weight : array-like or dask of shape (n_samples,), optional
             Weight of every row.
 
@@ -592,6 +600,8 @@ class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
         As in :class:`FairKernelClassifierCV` (each gamma one pass).
     fairness_weights, cv, refit, approximation, n_landmarks, landmarks, rcond, random_state
         As in :class:`FairKernelClassifierCV`.
+    min_group_size, small_groups
+        As in :class:`~daskfair.FairKernelRegressor`.
     gamma, alphas, n_components, fairness
         Renamed, as in :class:`FairKernelClassifierCV`.
 
@@ -607,7 +617,9 @@ class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
         As in :class:`FairKernelClassifierCV`.
     disparity_bound_, disparity_confidence_, n_splits_, cv_disparity_, cv_disparity_sem_
         As in :class:`FairKernelClassifierCV` (one column: no threshold).
-    dual_coef_, intercept_, feature_map_, groups_, n_features_in_, feature_names_in_
+    dual_coef_, intercept_, feature_map_, groups_, merged_groups_, n_features_in_
+        As in :class:`FairKernelClassifierCV`.
+    feature_names_in_
         As in :class:`FairKernelClassifierCV`.
     """
 
@@ -632,8 +644,9 @@ class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
             Training rows.
         y : array-like, pandas or dask of shape (n_samples,)
             Continuous targets.
-        sensitive_features : array-like, pandas or dask of shape (n_samples,)
-            Group of every row (any number of groups).
+        sensitive_features : array-like, pandas or dask, (n_samples,) or (n_samples, c)
+            Group of every row (any number of groups); several columns make one group of
+            every combination of their values.
         sample_weight : array-like or dask of shape (n_samples,), optional
             Weight of every row.
 

@@ -107,6 +107,8 @@ class _FairFeatureModel(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         landmarks: str = "uniform",
         rcond: float = 1e-10,
         random_state: Any = None,
+        min_group_size: int = 1,
+        small_groups: str = "raise",
         alpha: Any = DEPRECATED,
         n_components: Any = DEPRECATED,
         fairness: Any = DEPRECATED,
@@ -125,6 +127,8 @@ class _FairFeatureModel(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         self.landmarks = landmarks
         self.rcond = rcond
         self.random_state = random_state
+        self.min_group_size = min_group_size
+        self.small_groups = small_groups
         self.alpha = alpha
         self.n_components = n_components
         self.fairness = fairness
@@ -225,6 +229,18 @@ class FairKernelRegressor(
         Eigenvalues of the landmark kernel below ``rcond · max`` are dropped (the range of K).
     random_state : int, RandomState, Generator, SeedSequence or None
         Landmark selection seed.
+    min_group_size : int, default=1
+        The fewest rows a sensitive group may have (a group is one value of the sensitive
+        column, or one combination of values when there are several columns); 1 accepts
+        every group. For dask input a value above 1 costs one small reduction that reads
+        the sensitive column(s) only, to count every group's rows (``sample_weight`` is
+        not read: the count is of rows).
+    small_groups : {"raise", "merge"}, default="raise"
+        What happens to groups of fewer than ``min_group_size`` rows: "raise" is a
+        ``ValueError`` naming each of them with its rows; "merge" puts them into one group
+        named "other" ("other_1", … if a group is called "other"), with a ``UserWarning``
+        naming them, and every group name becomes a string. It is an error when the merged
+        group is still too small or fewer than two groups remain.
     alpha, n_components, fairness
         Renamed ``relative_alpha``, ``n_fair_features``, ``fairness_weight``: the old names
         work with a ``FutureWarning`` until daskfair 0.3.
@@ -243,7 +259,13 @@ class FairKernelRegressor(
     intercept_ : float
     n_fair_features_ : int
     groups_ : ndarray of shape (J,) or None
-        The sensitive groups, in code order (None when fitted without them).
+        The sensitive groups, in code order (None when fitted without them); several
+        sensitive columns give combined names such as ``"black,F"`` (fairlearn's
+        convention: each value as ``str``, a comma or backslash in it escaped by a
+        backslash, joined by commas).
+    merged_groups_ : dict of str to int
+        The groups merged into "other" by ``small_groups="merge"``, with their rows (empty
+        when none were).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.
@@ -271,8 +293,9 @@ class FairKernelRegressor(
             Training rows.
         y : array-like, pandas or dask of shape (n_samples,)
             Targets.
-        sensitive_features : array-like, pandas or dask of shape (n_samples,), optional
-            Group of every row.
+        sensitive_features : array-like, pandas or dask, (n_samples,) or (n_samples, c), optional
+            Group of every row; several columns (a 2-D array, a DataFrame, a list of
+            columns) make one group of every combination of their values.
         sample_weight : array-like or dask of shape (n_samples,), optional
             Weight of every row in the moments.
 
@@ -353,6 +376,9 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
         As in :class:`FairKernelRegressor`.
     objective, fairness_weight, approximation, n_landmarks, landmarks, rcond, random_state
         As in :class:`FairKernelRegressor`.
+    min_group_size, small_groups
+        The smallest group accepted and what happens to smaller ones, as in
+        :class:`FairKernelRegressor`.
     alpha, n_components, fairness
         Renamed, as in :class:`FairKernelRegressor`.
 
@@ -390,6 +416,8 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
         landmarks: str = "uniform",
         rcond: float = 1e-10,
         random_state: Any = None,
+        min_group_size: int = 1,
+        small_groups: str = "raise",
         alpha: Any = DEPRECATED,
         n_components: Any = DEPRECATED,
         fairness: Any = DEPRECATED,
@@ -399,7 +427,8 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
             relative_alpha=relative_alpha, fit_intercept=fit_intercept, objective=objective,
             fairness_weight=fairness_weight, approximation=approximation,
             n_landmarks=n_landmarks, landmarks=landmarks, rcond=rcond,
-            random_state=random_state, alpha=alpha, n_components=n_components,
+            random_state=random_state, min_group_size=min_group_size,
+            small_groups=small_groups, alpha=alpha, n_components=n_components,
             fairness=fairness)
         self.loss = loss
         self.threshold = threshold
@@ -425,8 +454,9 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
             Training rows.
         y : array-like, pandas or dask of shape (n_samples,)
             Two classes.
-        sensitive_features : array-like, pandas or dask of shape (n_samples,), optional
-            Group of every row.
+        sensitive_features : array-like, pandas or dask, (n_samples,) or (n_samples, c), optional
+            Group of every row; several columns (a 2-D array, a DataFrame, a list of
+            columns) make one group of every combination of their values.
         sample_weight : array-like or dask of shape (n_samples,), optional
             Weight of every row.
 
@@ -500,6 +530,9 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
         As in :class:`FairKernelRegressor`.
     approximation, n_landmarks, landmarks, rcond, random_state
         As in :class:`FairKernelRegressor`.
+    min_group_size, small_groups
+        The smallest group accepted and what happens to smaller ones, as in
+        :class:`FairKernelRegressor`.
     mu, alpha
         Renamed ``fairness_weight``, ``relative_alpha``: the old names work with a
         ``FutureWarning`` until daskfair 0.3.
@@ -509,7 +542,7 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
     coef_ : ndarray of shape (r,)
     dual_coef_ : ndarray of shape (m,)
     intercept_ : float
-    feature_map_, groups_, n_features_in_, feature_names_in_
+    feature_map_, groups_, merged_groups_, n_features_in_, feature_names_in_
         As in :class:`FairKernelRegressor`.
     """
 
@@ -531,6 +564,8 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
         landmarks: str = "uniform",
         rcond: float = 1e-10,
         random_state: Any = None,
+        min_group_size: int = 1,
+        small_groups: str = "raise",
         mu: Any = DEPRECATED,
         alpha: Any = DEPRECATED,
     ) -> None:
@@ -546,6 +581,8 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
         self.landmarks = landmarks
         self.rcond = rcond
         self.random_state = random_state
+        self.min_group_size = min_group_size
+        self.small_groups = small_groups
         self.mu = mu
         self.alpha = alpha
 
@@ -567,8 +604,9 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
             Training rows.
         y : array-like, pandas or dask of shape (n_samples,)
             Targets.
-        sensitive_features : array-like, pandas or dask of shape (n_samples,), optional
-            Group of every row.
+        sensitive_features : array-like, pandas or dask, (n_samples,) or (n_samples, c), optional
+            Group of every row; several columns (a 2-D array, a DataFrame, a list of
+            columns) make one group of every combination of their values.
         sample_weight : array-like or dask of shape (n_samples,), optional
             Weight of every row in the moments.
 

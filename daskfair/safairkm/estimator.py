@@ -47,6 +47,14 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
     max_swap_candidates : int, default=32
         Cap of the candidate batch of a swap (1 + ⌊√t⌋ at iteration t).
     random_state : int, SeedSequence or None
+    min_group_size : int, default=1
+        The fewest rows a sensitive group (one value, or one combination of values for
+        several sensitive columns) may have; 1 accepts every group. Counting the groups'
+        rows costs nothing more here: the groups are read into memory anyway.
+    small_groups : {"raise", "merge"}, default="raise"
+        Groups below ``min_group_size``: "raise" a ``ValueError`` naming them, or "merge"
+        them into one group "other" (named in a ``UserWarning``; every group name becomes
+        a string), as in :class:`~daskfair.FairKernelRegressor`.
 
     Attributes
     ----------
@@ -61,6 +69,8 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
         (f1, f2) after every iteration.
     groups_ : ndarray
         The distinct sensitive values, in code order.
+    merged_groups_ : dict of str to int
+        The groups merged into "other" and their rows (empty when none were).
     n_features_in_ : int
     """
 
@@ -75,6 +85,8 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
         init: Any = "k-means++",
         max_swap_candidates: int = 32,
         random_state: Any = None,
+        min_group_size: int = 1,
+        small_groups: str = "raise",
     ) -> None:
         self.n_clusters = n_clusters
         self.n_kmeans_updates = n_kmeans_updates
@@ -84,6 +96,8 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
         self.init = init
         self.max_swap_candidates = max_swap_candidates
         self.random_state = random_state
+        self.min_group_size = min_group_size
+        self.small_groups = small_groups
 
     def _check_params(self) -> None:
         for name, low in (("n_kmeans_updates", 0), ("n_swap_updates", 0), ("max_iter", 1),
@@ -101,8 +115,9 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
         ----------
         X : array-like or dask array of shape (n_samples, n_features)
         y : ignored
-        sensitive_features : array-like of shape (n_samples,)
-            Group of every row (at least two groups).
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, c)
+            Group of every row (at least two groups); several columns make one group of
+            every combination of their values (named as fairlearn does, e.g. ``"black,F"``).
 
         Returns
         -------
@@ -119,7 +134,9 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
         ((400,), True)
         """
         self._check_params()
-        problem = make_problem(X, sensitive_features, self.n_clusters)
+        problem = make_problem(X, sensitive_features, self.n_clusters,
+                               min_group_size=self.min_group_size,
+                               small_groups=self.small_groups)
         seed = as_seed_sequence(self.random_state)
         if isinstance(self.init, str):
             if self.init not in ("k-means++", "random"):
@@ -150,6 +167,7 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
         self.history_ = history
         self.n_iter_ = self.max_iter
         self.groups_ = problem.group_values
+        self.merged_groups_ = dict(problem.merged)
         self.n_features_in_ = problem.X.shape[1]
         return self
 
@@ -162,8 +180,9 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
             The points.
         y : None
             Ignored (present for the scikit-learn API).
-        sensitive_features : array-like of shape (n_samples,)
-            Group of every row (at least two groups).
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, c)
+            Group of every row (at least two groups); several columns make one group of
+            every combination of their values (named as fairlearn does, e.g. ``"black,F"``).
 
         Returns
         -------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,9 +12,11 @@ from .._nearest import nearest_center
 from .._random import as_seed_sequence, child_rng
 from .._validation import (
     check_array,
+    check_group_size_params,
     check_n_clusters,
     check_sensitive,
     is_dask,
+    merge_small_groups,
     sensitive_column,
 )
 from ..deploy import worker_memory_limits
@@ -36,6 +38,7 @@ class Problem:
     n_clusters: int
     total_sq: float
     offset: np.ndarray  # the column means subtracted from X (add back for centers)
+    merged: dict[str, int] = field(default_factory=dict)  # groups merged into "other"
 
     @property
     def n_samples(self) -> int:
@@ -156,8 +159,15 @@ def check_fits_workers(X: Any, client: Any, what: str) -> None:
             "(--rows N; the paper used 5,000) or give the workers more memory.")
 
 
-def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
-    """Validate the inputs of a SAfairKM run (X is needed in memory: points move one by one)."""
+def make_problem(X: Any, sensitive_features: Any, n_clusters: Any, *,
+                 min_group_size: int = 1, small_groups: str = "raise") -> Problem:
+    """Validate the inputs of a SAfairKM run (X is needed in memory: points move one by one).
+
+    Several sensitive columns are combined into one, groups of fewer than
+    ``min_group_size`` rows raise or are merged (``small_groups``; see
+    :func:`daskfair._validation.merge_small_groups`).
+    """
+    check_group_size_params(min_group_size, small_groups)
     X = check_array(X, "X", min_samples=2)
     if is_dask(X):
         X = X.compute()
@@ -172,7 +182,9 @@ def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
         raise ValueError(f"n_clusters must be >= 2 for a balance trade-off, got {k}.")
     s = sensitive_column(sensitive_features, n)
     # the codes are held in memory anyway: one read of a dask column, then numpy checks
-    codes, values = check_sensitive(s.compute() if is_dask(s) else s, n)
+    s, merged = merge_small_groups(s.compute() if is_dask(s) else s, min_group_size,
+                                   small_groups)
+    codes, values = check_sensitive(s, n)
     codes = np.asarray(codes, dtype=np.int64)
     sizes = np.bincount(codes, minlength=len(values))
     small = values[sizes < k]
@@ -189,7 +201,7 @@ def make_problem(X: Any, sensitive_features: Any, n_clusters: Any) -> Problem:
     idx = shuffle[np.argsort(codes[shuffle], kind="stable")]
     ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     return Problem(X, codes, idx.astype(np.int64), ptr, values, k,
-                   float(np.einsum("ij,ij->", X, X)), offset)
+                   float(np.einsum("ij,ij->", X, X)), offset, merged)
 
 
 def cluster_means(X: np.ndarray, labels: np.ndarray, previous: np.ndarray) -> np.ndarray:

@@ -158,6 +158,14 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         longer change, the fit).
     random_state : int, SeedSequence or None
         Seeds the k-means++ starting centers.
+    min_group_size : int, default=1
+        The fewest rows a sensitive group (one value, or one combination of values for
+        several sensitive columns) may have; 1 accepts every group. Counting the groups'
+        rows costs nothing more here: the groups are read into memory anyway.
+    small_groups : {"raise", "merge"}, default="raise"
+        Groups below ``min_group_size``: "raise" a ``ValueError`` naming them, or "merge"
+        them into one group "other" (named in a ``UserWarning``; every group name becomes
+        a string).
     mu : deprecated
         The old name of ``fairness_weight``; works until daskfair 0.3, with a FutureWarning.
 
@@ -165,6 +173,8 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
     ----------
     labels_, cluster_centers_, cost_ (f1), balance_ (f2), fairness_error_ (Σ_k KL(U‖P_k) of
     the hard clusters), n_iter_, groups_, n_features_in_
+    merged_groups_ : dict of str to int
+        The groups merged into "other" and their rows (empty when none were).
     objective_ : ndarray
         The objective of the soft assignments after every S step and every center update
         (non-increasing).
@@ -174,7 +184,8 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
 
     def __init__(self, n_clusters: int = 8, *, fairness_weight: float = 0.0,
                  max_iter: int = 100, max_bound_iter: int = 50, tol: float = 1e-6,
-                 random_state: Any = None, mu: Any = DEPRECATED) -> None:
+                 random_state: Any = None, min_group_size: int = 1,
+                 small_groups: str = "raise", mu: Any = DEPRECATED) -> None:
         self.n_clusters = n_clusters
         self.fairness_weight = fairness_weight
         self.mu = mu
@@ -182,6 +193,8 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         self.max_bound_iter = max_bound_iter
         self.tol = tol
         self.random_state = random_state
+        self.min_group_size = min_group_size
+        self.small_groups = small_groups
 
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any) -> VFairKMeans:
         """Fit on ``X`` with the groups ``sensitive_features``.
@@ -192,8 +205,9 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
             The points.
         y : None
             Ignored (present for the scikit-learn API).
-        sensitive_features : array-like of shape (n_samples,)
-            Group of every row.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, c)
+            Group of every row; several columns make one group of every combination of
+            their values (named as fairlearn does, e.g. ``"black,F"``).
 
         Returns
         -------
@@ -214,7 +228,9 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
             raise ValueError(f"fairness_weight must be a finite number >= 0, got {weight!r}.")
         for name in ("max_iter", "max_bound_iter"):
             check_int(getattr(self, name), name)
-        problem = make_problem(X, sensitive_features, self.n_clusters)
+        problem = make_problem(X, sensitive_features, self.n_clusters,
+                               min_group_size=self.min_group_size,
+                               small_groups=self.small_groups)
         self._fit_problem(problem, _init_centers(problem, self.random_state), weight)
         return self
 
@@ -234,6 +250,7 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         self.fairness_error_ = fairness_error(labels, problem.groups, k, problem.n_groups)
         self.n_iter_ = n_iter
         self.groups_ = problem.group_values
+        self.merged_groups_ = dict(problem.merged)
         self.n_features_in_ = problem.X.shape[1]
         return self
 
@@ -246,8 +263,9 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
             The points.
         y : None
             Ignored (present for the scikit-learn API).
-        sensitive_features : array-like of shape (n_samples,)
-            Group of every row.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, c)
+            Group of every row; several columns make one group of every combination of
+            their values (named as fairlearn does, e.g. ``"black,F"``).
 
         Returns
         -------
