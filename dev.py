@@ -6,6 +6,7 @@ Needs nothing but Python >= 3.11::
     python3 dev.py run      # daskfair demo on a LocalCluster it starts itself
     python3 dev.py test     # the test suite (pytest); extra arguments go to pytest
     python3 dev.py docs     # the documentation site, into docs/_build/html (warnings fail)
+    python3 dev.py install  # only create or update the environment
     python3 dev.py lock     # upgrade every dependency, then rewrite constraints.txt
 
 The environment lives in ``.venv`` next to this file (``DASKFAIR_VENV`` overrides) and is
@@ -83,12 +84,14 @@ def docs(argv: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"run", "test", "lock", "docs"}:
+    if not argv or argv[0] not in {"run", "test", "lock", "docs", "install"}:
         print(__doc__)
         return 2
     if argv[0] == "lock":
         return lock()
     ensure_venv()
+    if argv[0] == "install":
+        return 0
     if argv[0] == "docs":
         return docs(argv[1:])
     if argv[0] == "run":
