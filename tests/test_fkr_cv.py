@@ -419,6 +419,23 @@ def test_reads_of_dask_labels_and_groups_are_what_the_docstrings_say(make, reads
         assert est.classes_.tolist() == ["no", "yes"]
 
 
+def test_a_minimum_group_size_reads_dask_groups_once_more_and_x_no_more():
+    """min_group_size > 1 counts the groups first: one more read of s, none of X or y."""
+    import collections
+
+    X, y, s, x_counts = _counted(40)
+    counts = collections.Counter()
+    dy = counted(y, counts, "y")
+    ds = counted(np.where(s == 1, "f", "m"), counts, "s")
+    with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
+        est = FairKernelClassifierCV(cv=3, random_state=0, min_group_size=5, **SMALL).fit(
+            X, dy, sensitive_features=ds)
+    assert {v for (n, _), v in counts.items() if n == "s"} == {3}
+    assert {v for (n, _), v in counts.items() if n == "y"} == {2}
+    assert min(x_counts.values()) == 2
+    assert est.groups_.tolist() == ["f", "m"] and est.merged_groups_ == {}
+
+
 def test_logistic_loss_reads_x_once_per_newton_step():
     """loss="logistic": the moments pass, then one pass per Newton step (n_iter_)."""
     from daskfair.nystroem import MIN_LANDMARK_BLOCKS
