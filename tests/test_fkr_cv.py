@@ -200,6 +200,13 @@ def test_selection_keeps_a_margin_for_the_validation_noise(confidence):
     # no entry of the table within the bound with its margin is more accurate
     fr = cv.frontier_
     assert (fr.error[fr.disparity_upper <= 0.08] >= chosen.error).all()
+    # the plot shows the interval the bound was compared with
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = cv.plot_frontier()
+    drawn = [line.get_xdata() for line in ax.get_lines() if "new rows" in line.get_label()]
+    assert len(drawn) == 1 and tuple(drawn[0]) == cv.best_disparity_interval_
     # without a margin, the same search picks a more accurate candidate
     cv.choose(0.08, disparity_confidence=None)
     assert cv.best_score_ > 1 - chosen.error

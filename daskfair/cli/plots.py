@@ -105,6 +105,11 @@ def plot_frontier(disparity: np.ndarray, error: np.ndarray, selection: Mapping[s
     if best:
         ax.plot(best[0]["disparity"], best[0]["error"], "*", ms=14, color="crimson",
                 label="chosen")
+        interval = selection.get("validation_sd_interval")
+        if interval is not None and selection.get("disparity_confidence") is not None:
+            # the disparity expected on new rows: what the bound was compared with
+            ax.plot(interval, [best[0]["error"]] * 2, "-|", color="crimson", lw=1.5,
+                    label=f"on new rows ({selection['disparity_confidence']:.0%} each side)")
     ax.axvline(selection["disparity_bound"], color="grey", ls="--", lw=1,
                label=f"bound {selection['disparity_bound']:g}")
     ax.set_xlabel("validation disparity")

@@ -173,6 +173,11 @@ def plot_frontier(est: Any, ax: Any, error_name: str) -> Any:
     best = fr[fr["selected"]]
     ax.scatter(best["disparity"], best["error"], marker="*", s=140, color="crimson",
                zorder=3, label="selected")
+    if getattr(est, "disparity_confidence_", None) is not None:
+        # the disparity expected on new rows: its upper end was compared with the bound
+        ax.plot(est.best_disparity_interval_, [best["error"].iloc[0]] * 2, "-|",
+                color="crimson", lw=1.5,
+                label=f"on new rows ({est.disparity_confidence_:.0%} each side)")
     ax.axvline(est.disparity_bound_, color="grey", ls="--", lw=1)
     ax.set_xlabel("validation disparity")
     ax.set_ylabel(f"validation {error_name}")
