@@ -372,6 +372,8 @@ def main() -> None:
     plot(summary, rows, args.datasets, args.output)
     write_result(args.output, {
         "splits": args.splits, "landmarks": args.landmarks, "gamma_scale": args.gamma_scale,
+        "splits_per_data": {name: len({r["split"] for r in rows if r["data"] == name})
+                            for name in args.datasets},
         "bounds": BOUNDS, "eg_bounds": args.eg_bounds, "lean": args.lean,
         "summary": summary, "comparison": comparison(summary, rows),
         "bound_kept": bound_kept(rows), "rows": rows})

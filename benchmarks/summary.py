@@ -396,7 +396,8 @@ def fkr_vs_fairlearn(doc: dict[str, Any]) -> Extracted:
         if fit is not None and eg:
             measures.append(Measure("s: FKR-CV path / EG(LR) one bound (mean)",
                                     (fit["seconds"], sum(eg) / len(eg)), ".1f"))
-        splits = 1 if name == "census_kdd" else doc["splits"]
+        splits = doc.get("splits_per_data", {}).get(
+            name, 1 if name == "census_kdd" else doc["splits"])
         rows.append((f"{name}: {splits} split{'s' * (splits > 1)}, test rows", measures))
     return rows
 
