@@ -59,7 +59,7 @@ def census_kdd() -> tuple[np.ndarray, ...]:
     """Census-Income (KDD): the official train/test files, text columns one-hot."""
     import pandas as pd
 
-    from daskfair.datasets import data_dir
+    from daskfair.datasets import _frame_to_X, data_dir
 
     root = data_dir() / "census_income_kdd"
     frames = [pd.read_csv(root / f"census_income_1994_1995_{part}.csv.gz", header=None,
@@ -69,10 +69,8 @@ def census_kdd() -> tuple[np.ndarray, ...]:
     y = df.pop(41).astype(str).str.contains("50000+", regex=False).to_numpy(dtype=int)
     s = (df.pop(12).astype(str).str.strip() == "Female").to_numpy(dtype=int)
     df = df.drop(columns=[24])  # the instance weight
-    text = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
-    for c in text:
-        df[c] = df[c].astype("string").fillna("missing").str.strip()
-    X = pd.get_dummies(df, columns=text, dtype=np.float64).to_numpy(dtype=np.float64)
+    # the package's own encoding of text columns: stripped, "missing" a level, one-hot
+    X, _ = _frame_to_X(df, [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])])
     tr = np.arange(len(y)) < n_train
     mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)
     X = (X - mu) / np.where(sd > 0, sd, 1.0)

@@ -521,7 +521,6 @@ def group_column(s: Any, n_samples: int | None = None, min_group_size: int = 1,
                  small_groups: str = "raise", *, name: str = "sensitive_features"
                  ) -> tuple[np.ndarray | da.Array, dict[str, int]]:
     """:func:`sensitive_column` then :func:`merge_small_groups`: what estimators call."""
-    check_group_size_params(min_group_size, small_groups)
     s = sensitive_column(s, n_samples, name=name)
     return merge_small_groups(s, min_group_size, small_groups, name=name)
 

@@ -199,27 +199,25 @@ def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.nda
     wrong = np.where(label == 1, totals - positives, positives).sum(axis=1)
     J = int(cell_group.max()) + 1
 
-    def rates(index: np.ndarray, size: int) -> np.ndarray:
-        pos = np.zeros((hist.shape[0], size, positives.shape[2]))
-        tot = np.zeros((hist.shape[0], size, 1))
-        np.add.at(pos, (slice(None), index), positives)
-        np.add.at(tot, (slice(None), index), totals)
+    def summed(values: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
+        out = np.zeros((hist.shape[0], size, values.shape[2]))
+        np.add.at(out, (slice(None), index), values)
+        return out
+
+    def rates(index: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Positive rates of the cells summed by ``index``, and their rows."""
+        tot = summed(totals, index, size)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return pos / tot
+            return summed(positives, index, size) / tot, tot * rows_per_weight
 
-    def group_totals(index: np.ndarray, size: int) -> np.ndarray:
-        tot = np.zeros((hist.shape[0], size, 1))
-        np.add.at(tot, (slice(None), index), totals)
-        return tot * rows_per_weight
-
-    dp, dp_sem = pair_sem(rates(cell_group, J), group_totals(cell_group, J))
+    dp, dp_sem = pair_sem(*rates(cell_group, J))
     eo = eo_sem = None
     if (cell_label >= 0).all():
         # equalized odds: the larger of the two classes' gaps (FPR for class 0, TPR for 1)
         K = hist.shape[0]
         index = cell_group * 2 + cell_label
-        cell_rate = rates(index, 2 * J).reshape(K, J, 2, -1)
-        cell_total = group_totals(index, 2 * J).reshape(K, J, 2, 1)
+        cell_rate, cell_total = rates(index, 2 * J)
+        cell_rate, cell_total = cell_rate.reshape(K, J, 2, -1), cell_total.reshape(K, J, 2, 1)
         gaps = [pair_sem(cell_rate[:, :, c], cell_total[:, :, c]) for c in (0, 1)]
         worse = (gaps[1][0] > gaps[0][0]) | np.isnan(gaps[0][0])
         eo = np.where(worse, gaps[1][0], gaps[0][0])

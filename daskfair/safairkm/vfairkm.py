@@ -158,14 +158,9 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         longer change, the fit).
     random_state : int, SeedSequence or None
         Seeds the k-means++ starting centers.
-    min_group_size : int, default=1
-        The fewest rows a sensitive group (one value, or one combination of values for
-        several sensitive columns) may have; 1 accepts every group. Counting the groups'
-        rows costs nothing more here: the groups are read into memory anyway.
-    small_groups : {"raise", "merge"}, default="raise"
-        Groups below ``min_group_size``: "raise" a ``ValueError`` naming them, or "merge"
-        them into one group "other" (named in a ``UserWarning``; every group name becomes
-        a string).
+    min_group_size, small_groups
+        The smallest group accepted and what happens to smaller ones, as in
+        :class:`~daskfair.SAFairKMeans`.
     mu : deprecated
         The old name of ``fairness_weight``; works until daskfair 0.3, with a FutureWarning.
 
