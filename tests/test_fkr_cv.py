@@ -241,6 +241,8 @@ def test_choose_reselects_without_reading_the_data(monkeypatch):
         X, y, sensitive_features=s)
     b = FairKernelClassifierCV(cv=3, disparity_bound=0.01, random_state=0, **SMALL).fit(
         X, y, sensitive_features=s)
+    c = FairKernelClassifierCV(cv=3, disparity_bound=0.01, disparity_confidence=None,
+                               random_state=0, **SMALL).fit(X, y, sensitive_features=s)
     def no_pass(*args, **kwargs):
         raise AssertionError("choose() must not read the data")
     monkeypatch.setattr("daskfair.fkr.search.score_histograms", no_pass)
@@ -251,6 +253,11 @@ def test_choose_reselects_without_reading_the_data(monkeypatch):
     assert a.best_params_ == b.best_params_ and a.best_threshold_ == b.best_threshold_
     np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
     assert a.threshold_ == b.threshold_ and a.calibration_ == b.calibration_
+    # the margin changes without a pass too
+    a.choose(0.01, disparity_confidence=None)
+    assert a.disparity_confidence == 0.9 and a.disparity_confidence_ is None
+    assert a.best_params_ == c.best_params_ and a.best_threshold_ == c.best_threshold_
+    assert a.best_disparity_interval_ == c.best_disparity_interval_
 
 
 def test_same_result_for_numpy_dask_any_chunking_and_weight_scale():
