@@ -19,9 +19,9 @@ import numpy as np
 
 from _common import RESULTS, pyplot, write_result
 from daskfair.datasets import load_dataset, load_mnist_usps
-from daskfair.deploy import client_context
 from daskfair.ensemble import FairClusteringEnsemble, auto_fairness, base_clusterings
 from daskfair.metrics import REPORT_COLUMNS, clustering_report
+from daskfair.runtime.clients import client_context
 
 FACTORS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 METHODS = ("kmeans", "minibatch", "spectral", "agglomerative")

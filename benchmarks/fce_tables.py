@@ -27,10 +27,10 @@ import numpy as np
 from _common import RESULTS, pyplot, write_result
 from daskfair.cli.audit import audit_labelings, subset_summary
 from daskfair.cli.demo import PAPER_FCE_ROWS
+from daskfair.cli.paper.fce_paper import VARIANTS, pool_rows
 from daskfair.datasets import FCE_POOL_NAMES, FCE_POOLS, load_fce_pool
-from daskfair.deploy import client_context
 from daskfair.metrics import REPORT_COLUMNS
-from daskfair.reproduce.fce_paper import VARIANTS, pool_rows
+from daskfair.runtime.clients import client_context
 
 PAPER = PAPER_FCE_ROWS
 #: The seed's three rows, and FCE from the seed's own start.

@@ -20,9 +20,8 @@ from sklearn.linear_model import Ridge
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from _common import RESULTS, pyplot, write_result
-from daskfair.datasets import load_dataset
+from daskfair.datasets import load_dataset, minmax_scale
 from daskfair.fkr.estimators import FairKernelRegressor
-from daskfair.reproduce.fkr_paper import minmax_scale
 
 KERNEL = {"kernel": "polynomial", "degree": 4, "coef0": 0.1}
 

@@ -23,9 +23,9 @@ import time
 import numpy as np
 
 from _common import RESULTS, pyplot, write_result
+from daskfair.cli.paper.fkr_paper import METHODS, PAPER_KERNELS, run_method
 from daskfair.datasets import load_dataset
-from daskfair.deploy import client_context
-from daskfair.reproduce.fkr_paper import METHODS, PAPER_KERNELS, run_method
+from daskfair.runtime.clients import client_context
 
 # The seed's Table I: (SD mean, SD std, error mean, error std).
 PAPER = {

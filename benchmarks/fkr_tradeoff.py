@@ -18,9 +18,9 @@ import time
 import numpy as np
 
 from _common import RESULTS, pyplot, write_result
+from daskfair.cli.paper.fkr_paper import PAPER_KERNELS, run_method
 from daskfair.datasets import load_dataset
-from daskfair.deploy import client_context
-from daskfair.reproduce.fkr_paper import PAPER_KERNELS, run_method
+from daskfair.runtime.clients import client_context
 
 K_VALUES = (1, 2, 5, 10, 20, 30)  # within the kernels' numerical ranks (≥ 36 here)
 GAMMAS = (0.0, 0.1, 1.0, 10.0, 100.0, 1000.0, None)  # None: exact constraint

@@ -44,10 +44,9 @@ from typing import Any
 import numpy as np
 
 from _common import RESULTS, pyplot, write_result
-from daskfair.datasets import load_dataset
+from daskfair.datasets import load_dataset, minmax_scale
 from daskfair.fkr import FairKernelClassifier, FairKernelClassifierCV, FairKernelRidge
-from daskfair.metrics import error_rate, statistical_disparity
-from daskfair.reproduce.fkr_paper import minmax_scale
+from daskfair.metrics import demographic_parity_difference, error_rate
 
 BOUNDS = (0.001, 0.005, 0.01, 0.02, 0.03, 0.05)
 DATASETS = ("adult", "ffe_credit", "ffe_crime", "ffe_compas", "census_kdd")
@@ -98,7 +97,7 @@ def split(name: str, data: Any, i: int) -> tuple[np.ndarray, ...]:
 
 
 def score(pred: np.ndarray, y: np.ndarray, s: np.ndarray) -> dict[str, float]:
-    return {"sd": statistical_disparity(pred, sensitive_features=s),
+    return {"sd": demographic_parity_difference(None, pred, sensitive_features=s),
             "error": error_rate(y, pred)}
 
 
@@ -149,7 +148,7 @@ def run_split(name: str, data: Any, i: int, args: argparse.Namespace) -> list[di
     for k in range(S.shape[1]):
         for t in cv.thresholds_[k, ::4]:
             pred = (S[:, k] >= t).astype(int)
-            sweep.append((statistical_disparity(pred, sensitive_features=ste),
+            sweep.append((demographic_parity_difference(None, pred, sensitive_features=ste),
                           error_rate(yte, pred)))
     sweep = np.array(sweep)
     front = []

@@ -70,7 +70,7 @@ def run(X, s, workers: int, iterations: int) -> dict:
     if workers == 0:
         import resource
 
-        from daskfair._inprocess import InProcessClient
+        from daskfair.runtime.inprocess import InProcessClient
 
         with InProcessClient(2) as client:
             _warm(client, X, s)

@@ -31,7 +31,7 @@ import psutil
 from _common import RESULTS, pyplot, write_result
 from daskfair import VFairKMeans, pareto_front, vfairkm_front
 from daskfair.datasets import load_dataset, preprocess_safairkm
-from daskfair.deploy import task_client
+from daskfair.runtime.clients import task_client
 
 # the seed's Table 1: CPU seconds per non-dominated point (SAfairKM, VfairKM)
 SEED_TABLE1 = {("adult", 10): (18.52, 40.43), ("bank", 10): (59.12, 76.29),

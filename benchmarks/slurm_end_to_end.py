@@ -35,7 +35,7 @@ import yaml
 
 from _common import busy_fraction, pyplot, write_result
 from daskfair.cli import main
-from daskfair.deploy import close_client, get_client
+from daskfair.runtime.clients import close_client, get_client
 
 ROOT = Path(__file__).resolve().parents[1]
 

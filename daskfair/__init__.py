@@ -33,7 +33,7 @@ _PUBLIC = {
     "make_fair_regression": "datasets",
     "clustering_report": "metrics",
     "group_report": "metrics",
-    "get_client": "deploy",
+    "get_client": "runtime",
     "open_run": "store",
     "TableEncoder": "tables",
     "read_table": "tables",

@@ -1,6 +1,6 @@
 """Map a pure function over aligned row blocks and tree-sum its partial statistics.
 
-This is the one data flow of docs/design.md §1: row blocks in, small dense state out. The
+This is the one data flow of docs/design.md#data-flow: row blocks in, small dense state out. The
 function sees numpy blocks only, so it is testable without dask; numpy inputs are cut into
 the same canonical row blocks as dask arrays and summed in the same tree, so both give the
 same bits.
@@ -29,7 +29,7 @@ def canonical_rows(n_rows: int, width: int) -> tuple[int, ...]:
 
     Sums over row blocks are floating-point sums whose rounding depends on where the blocks
     end; computing them over these fixed blocks makes every result independent of the input
-    chunking, bit for bit (docs/design.md §5.3). Blocks hold about 64 MB of float64 values per row
+    chunking, bit for bit (docs/design.md#determinism). Blocks hold about 64 MB of float64 values per row
     width (a power of two between 1,024 and 65,536 rows); the ``daskfair.block-rows`` config
     key overrides the size (for workers with little memory).
     """

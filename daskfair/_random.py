@@ -1,4 +1,4 @@
-"""Seeds that do not depend on chunking or on the number of workers (docs/design.md §5.3).
+"""Seeds that do not depend on chunking or on the number of workers (docs/design.md#determinism).
 
 One :class:`numpy.random.SeedSequence` per run; every task or fixed-size generation block gets
 a child identified by its index, never by which worker runs it or how the data is chunked.

@@ -1,4 +1,4 @@
-"""Nyström feature maps on row-chunked arrays (docs/design.md §2.4).
+"""Nyström feature maps on row-chunked arrays (docs/design.md#fkr-feature-maps).
 
 With landmarks L (m rows), W = k(L, L) = U Λ Uᵀ and C = k(X, L), the map
 ``Z = C T`` with ``T = U_r Λ_r^{-1/2}`` (eigenvalues below ``rcond · max Λ`` dropped) satisfies

@@ -38,8 +38,8 @@ def main() -> None:
     fce = FairClusteringEnsemble(6, random_state=0)
     labels = fce.fit_predict(pool, sensitive_features=groups)
     print(report_line("FCE (fairness='auto')", y, labels, groups))
-    weight = fce.consensus_weight * fce.fairness_
-    print(f"\nauto λ2 = {fce.fairness_:.3g} (λ1·λ2 = {weight:.3g}); "
+    weight = fce.consensus_weight * fce.fairness_weight_
+    print(f"\nauto λ2 = {fce.fairness_weight_:.3g} (λ1·λ2 = {weight:.3g}); "
           f"{fce.n_iter_} iterations; objective {fce.objective_[0]:.6g} → "
           f"{fce.objective_[-1]:.6g}")
     print("\ntrade-off over the fairness weight (multiples of auto):")

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from daskfair import FairKernelClassifierCV, make_fair_regression
-from daskfair.metrics import error_rate, statistical_disparity
+from daskfair.metrics import demographic_parity_difference, error_rate
 
 
 def main() -> None:
@@ -34,7 +34,7 @@ def main() -> None:
     for bound in (0.2, 0.05, 0.02):
         clf.choose(bound)
         pred = clf.predict(X[test])
-        sd = statistical_disparity(pred, sensitive_features=s[test])
+        sd = demographic_parity_difference(None, pred, sensitive_features=s[test])
         print(f"{bound:>6} {sd:>8.4f} {error_rate(label[test], pred):>11.4f}")
 
     clf.plot_frontier()

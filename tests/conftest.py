@@ -30,7 +30,7 @@ def data_dir() -> Path:
 def client():
     """A function-scoped in-process cluster.
 
-    docs/design.md §6: session scope breaks gen_cluster.
+    docs/design.md#platform-notes: session scope breaks gen_cluster.
     """
     import distributed
 

@@ -394,7 +394,7 @@ ENTRY_POINTS: dict[str, Callable[..., Any]] = {
     "FairClusteringEnsemble.fit": _fce_fit,
     "base_clusterings": _base,
     **{name: _metric(name) for name in (
-        "clustering_report", "balance", "statistical_disparity", "kmeans_cost", "error_rate",
+        "clustering_report", "balance", "demographic_parity_difference", "kmeans_cost", "error_rate",
         "normalized_entropy")},
     "create_run": _create_run,
     "open_run": _open_run,
@@ -555,8 +555,9 @@ def _file(c: Context, name: str, text: str | bytes) -> Path:
 
 
 FUTURE = STORE_FORMAT + 1
-OTHER_FORMAT = err(StoreError, r"written in daskfair store format 3, this version reads formats "
-                               r"1 to 2.*Rerun the job with this version")
+OTHER_FORMAT = err(StoreError, rf"written in daskfair store format {FUTURE} .*this version reads "
+                               rf"format {STORE_FORMAT} only.*Rerun the job with this version")
+EARLIER = STORE_FORMAT - 1
 NO_WRITE = err(PermissionError, r"(no write permission|cannot write the run store).*writable")
 
 FKC_NAN_Y = ("regression.py FairKernelClassifier.fit: for dask y the NaN is counted as a third "
@@ -1143,22 +1144,25 @@ case("report-2d-labels", REP, "mismatched lengths", "labels of shape (12, 2)",
 case("balance-group-of-one-row", "balance", "group of one row", "group 1 has a single row",
      lambda c: {"labels": c.w(D["labels"]), "sensitive_features": c.w(_groups("single"))},
      WORKS, "works: 0, a cluster misses group 1")
-case("sd-one-group", "statistical_disparity", "one group", "every row in group 0",
-     lambda c: {"y_pred": c.w(D["yc"]), "sensitive_features": c.w(_groups("one"))}, ONE_GROUP,
+case("dpd-one-group", "demographic_parity_difference", "one group", "every row in group 0",
+     lambda c: {"y_true": None, "y_pred": c.w(D["yc"]),
+                "sensitive_features": c.w(_groups("one"))}, ONE_GROUP,
      "fairness needs at least two groups")
-case("sd-groups-str", "statistical_disparity", "groups as strings/floats/booleans",
-     "groups as strings", lambda c: {"y_pred": c.w(D["yc"]),
+case("dpd-groups-str", "demographic_parity_difference", "groups as strings/floats/booleans",
+     "groups as strings", lambda c: {"y_true": None, "y_pred": c.w(D["yc"]),
                                      "sensitive_features": c.w(_groups("str"))},
-     WORKS, GROUP_SAYS, same_as=lambda c: {"y_pred": c.w(D["yc"]),
+     WORKS, GROUP_SAYS, same_as=lambda c: {"y_true": None, "y_pred": c.w(D["yc"]),
                                            "sensitive_features": c.w(D["s"])})
-case("sd-2d-predictions", "statistical_disparity", "mismatched lengths",
+case("dpd-2d-predictions", "demographic_parity_difference", "mismatched lengths",
      "predictions of shape (12, 2)",
-     lambda c: {"y_pred": c.w(np.c_[D["yc"], D["yc"]]), "sensitive_features": c.w(D["s"])},
+     lambda c: {"y_true": None, "y_pred": c.w(np.c_[D["yc"], D["yc"]]),
+                "sensitive_features": c.w(D["s"])},
      err(ValueError, r"y_pred must be a non-empty 1-D array"), "give one prediction per row",
      unknown=err(ValueError, r"y_pred must be a non-empty 1-D array"))
-case("sd-short-groups", "statistical_disparity", "mismatched lengths",
+case("dpd-short-groups", "demographic_parity_difference", "mismatched lengths",
      "groups one row shorter",
-     lambda c: {"y_pred": c.w(D["yc"]), "sensitive_features": c.w(_groups("short"))},
+     lambda c: {"y_true": None, "y_pred": c.w(D["yc"]),
+                "sensitive_features": c.w(_groups("short"))},
      SHORT_GROUPS, "give one group per row",
      unknown=err(ValueError, r"y_pred.*unknown|unknown chunk sizes"))
 case("kmeans-cost-nan-X", "kmeans_cost", "NaN/inf", "X with one NaN",
@@ -1200,14 +1204,19 @@ case("error-rate-unknown-chunks", "error_rate", "unknown chunk sizes",
 # run stores
 STORE_FILE = {"backends": ("file",)}
 case("store-other-format", "open_run", "zarr store from another version",
-     "a run written in a future store format (3)",
+     "a run written in a future store format (4)",
      lambda c: {"path": _run(c, format=FUTURE)}, OTHER_FORMAT,
      "rerun with this version, or read it with the version that wrote it", **STORE_FILE)
 case("store-other-format-resume", "resume_run", "zarr store from another version",
-     "resume a run written in a future store format (3)",
+     "resume a run written in a future store format (4)",
      lambda c: {"path": _run(c, format=FUTURE, complete=False), "kind": "fce",
                 "params": {"n_clusters": 3}}, OTHER_FORMAT,
      "rerun with this version", **STORE_FILE)
+case("store-earlier-format", "open_run", "zarr store from another version",
+     "a run of format 2 (its parameters under the keys since renamed)",
+     lambda c: {"path": _run(c, format=EARLIER)},
+     err(StoreError, rf"format {EARLIER} .*reads format {STORE_FORMAT} only"),
+     "rerun with this version, or read it with the version that wrote it", **STORE_FILE)
 case("store-format-not-int", "open_run", "zarr store from another version",
      "a run whose format marker is the string '1'", lambda c: {"path": _run(c, format="1")},
      err(StoreError, r"format '1'"),

@@ -7,9 +7,9 @@ import pytest
 
 from daskfair.cli import main
 from daskfair.cli.audit import audit_labelings, subset_summary
+from daskfair.cli.paper.fkr_paper import CV_METHOD
 from daskfair.datasets import load_fce_pool
 from daskfair.metrics import REPORT_COLUMNS, clustering_report
-from daskfair.reproduce.fkr_paper import CV_METHOD
 from daskfair.store import open_run
 
 # The FCE paper's printed "KM" rows (data README), means only.

@@ -132,13 +132,12 @@ def test_block_sum_numpy_and_dask_agree_bit_for_bit():
 @pytest.mark.skipif(len(__import__("os").sched_getaffinity(0)) < 2, reason="needs 2 cores")
 def test_fkr_bits_do_not_depend_on_the_clients_blas_threads(data_dir):
     """LAPACK splits its work by the BLAS threads, and the split changes the last bits: the
-    client's dense algebra runs on one thread (daskfair/_threads.py). On this fit (the CLI's
+    client's dense algebra runs on one thread (daskfair/runtime/threads.py). On this fit (the CLI's
     Crime split 3 job) 1 and 2 client threads gave dual coefficients 4e-11 apart before."""
     from threadpoolctl import threadpool_limits
 
-    from daskfair.datasets import load_dataset
+    from daskfair.datasets import load_dataset, minmax_scale
     from daskfair.fkr.estimators import FairKernelClassifier
-    from daskfair.reproduce.fkr_paper import minmax_scale
 
     d = load_dataset("ffe_crime", data_dir)
     train = d.splits[3]

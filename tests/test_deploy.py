@@ -1,7 +1,7 @@
 import distributed
 import pytest
 
-from daskfair.deploy import client_context, close_client, get_client, local_cluster_size
+from daskfair.runtime.clients import client_context, close_client, get_client, local_cluster_size
 
 
 def test_local_cluster_size():
@@ -57,7 +57,7 @@ def test_the_local_dashboard_listens_on_loopback_only():
     127.0.0.1, not on the machine's network address."""
     import socket
 
-    from daskfair.deploy import close_client, get_client
+    from daskfair.runtime.clients import close_client, get_client
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         try:
@@ -100,7 +100,7 @@ def test_nothing_of_a_local_cluster_listens_beyond_loopback():
 
     import psutil
 
-    from daskfair.deploy import close_client, get_client
+    from daskfair.runtime.clients import close_client, get_client
 
     client = get_client(n_workers=2)
     try:
@@ -167,7 +167,7 @@ def _packages(**changes):
 
 
 def test_different_versions_on_a_worker_are_named():
-    from daskfair.deploy import VersionMismatchError, check_versions
+    from daskfair.runtime.clients import VersionMismatchError, check_versions
 
     same = {"client": _packages(), "scheduler": _packages(python="3.11.9.final.0"),
             "workers": {"tls://10.0.0.7:4000": _packages(numpy="2.3.0")}}
@@ -185,7 +185,7 @@ def test_different_versions_on_a_worker_are_named():
 
 @pytest.mark.cluster
 def test_a_real_cluster_passes_the_version_check(client):
-    from daskfair.deploy import check_versions
+    from daskfair.runtime.clients import check_versions
 
     check_versions(client)
     assert set(client.get_versions(packages=["daskfair"])["client"]["packages"]) >= {

@@ -397,7 +397,7 @@ def test_fairness_term_improves_balance(pool):
         return (counts.min(axis=0) / counts.max(axis=0)).min()
 
     assert balance(fair.group_counts_) > balance(plain.group_counts_) + 0.1
-    assert fair.fairness_ == pytest.approx(auto_fairness(len(groups), c, 2))
+    assert fair.fairness_weight_ == pytest.approx(auto_fairness(len(groups), c, 2))
 
 
 def test_auto_fairness_is_size_free(pool):
@@ -408,7 +408,7 @@ def test_auto_fairness_is_size_free(pool):
     # doubling every row leaves the auto-weighted problem's answer (nearly) unchanged
     agree = (two.labels_[: len(groups)] == one.labels_).mean()
     assert agree > 0.97
-    assert two.fairness_ == pytest.approx(one.fairness_ / 2**1.5)
+    assert two.fairness_weight_ == pytest.approx(one.fairness_weight_ / 2**1.5)
 
 
 def test_hungarian_alignment_uses_permutations(pool):

@@ -1,5 +1,5 @@
-"""Data fetched on first use (daskfair.fetch): a local HTTP server on 127.0.0.1 stands in for
-the publishers (``DASKFAIR_DATA_URL``); no test reaches the internet."""
+"""Data fetched on first use (daskfair.datasets.fetch): a local HTTP server on 127.0.0.1
+stands in for the publishers (``DASKFAIR_DATA_URL``); no test reaches the internet."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ import pytest
 
 from daskfair import datasets as ds
 from daskfair.cli.main import main as cli_main
-from daskfair.datasets import DataIntegrityError, load_dataset, load_fce_pool
-from daskfair.fetch import DataUnavailableError, fetch_file
-from daskfair.sources import SOURCES, files_of
+from daskfair.datasets import DataIntegrityError, DataUnavailableError, load_dataset, load_fce_pool
+from daskfair.datasets.fetch import fetch_file
+from daskfair.datasets.sources import SOURCES, files_of
 
 SHARED = ds.data_dir()
 SERVED = ["fce_pools/bc_pool_jaffe.mat", "communities_crime/communities.names",
@@ -257,7 +257,7 @@ def test_a_member_of_a_7z_archive(mirror, monkeypatch, tmp_path):
 
 
 def test_progress_on_a_terminal_is_one_line_rewritten():
-    from daskfair.fetch import _progress
+    from daskfair.datasets.fetch import _progress
 
     class Terminal(io.StringIO):
         def isatty(self):

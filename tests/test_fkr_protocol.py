@@ -1,16 +1,16 @@
-"""The FKR-F²E paper's Table I protocol (daskfair.reproduce.fkr_paper): α grid-searched on the
+"""The FKR-F²E paper's Table I protocol (daskfair.cli.paper.fkr_paper): α grid-searched on the
 training rows only."""
 
 import numpy as np
 
-from daskfair.kernels import kernel_block, kernel_params
-from daskfair.reproduce.fkr_paper import (
+from daskfair.cli.paper.fkr_paper import (
     PAPER_KERNELS,
     PAPER_RIDGE_PENALTIES,
-    minmax_scale,
     paper_alphas,
     run_method,
 )
+from daskfair.datasets import minmax_scale
+from daskfair.kernels import kernel_block, kernel_params
 
 
 def _data(n=400, seed=0):

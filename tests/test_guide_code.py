@@ -53,7 +53,7 @@ def test_page_code_runs(page, tmp_path, monkeypatch):
                 raise AssertionError(f"{page.name} block {i + 1} ({first!r}) raised {e!r}") from e
     finally:
         plt.close("all")
-        # a cluster a page started (daskfair.deploy.get_client) would serve the next page,
+        # a cluster a page started (daskfair.runtime.clients.get_client) would serve the next page,
         # whose working directory its workers do not share
         from distributed.client import _get_global_client
 

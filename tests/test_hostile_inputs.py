@@ -209,7 +209,7 @@ def test_bad_input_is_refused_before_a_cluster_starts(entry, monkeypatch):
     def no_cluster(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("get_client was called: a cluster would start for bad input")
 
-    monkeypatch.setattr("daskfair.deploy.get_client", no_cluster)
+    monkeypatch.setattr("daskfair.runtime.clients.get_client", no_cluster)
     X = np.ones((12, 2))
     X[3, 1] = np.nan
     s = np.arange(12) % 2

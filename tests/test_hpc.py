@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from daskfair.deploy import get_client
-from daskfair.hpc import jobqueue_cluster, load_jobqueue_config
+from daskfair.runtime.clients import get_client
+from daskfair.runtime.jobqueue import jobqueue_cluster, load_jobqueue_config
 from daskfair.store import open_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,7 +226,7 @@ def test_the_jobqueue_scheduler_admits_only_its_own_credentials(tmp_path, monkey
     ("01:30:00", 5400), ("90", 5400), (90, 5400), ("1:30", 90), ("2-01:00", 176400),
     ("1-00:00:30", 86430), ("2-3", 183600), ("00:00:40", 40)])
 def test_walltime_forms_of_slurm_and_pbs(text, seconds):
-    from daskfair.hpc import format_walltime, parse_walltime
+    from daskfair.runtime.jobqueue import format_walltime, parse_walltime
 
     assert parse_walltime(text) == seconds
     assert parse_walltime(format_walltime(seconds)) == seconds
@@ -234,14 +234,14 @@ def test_walltime_forms_of_slurm_and_pbs(text, seconds):
 
 
 def test_a_bare_number_is_minutes_for_slurm_and_seconds_for_pbs():
-    from daskfair.hpc import parse_walltime
+    from daskfair.runtime.jobqueue import parse_walltime
 
     assert parse_walltime("3600", "pbs") == parse_walltime(3600, "pbs") == 3600
     assert parse_walltime("60", "slurm") == parse_walltime(60) == 3600
 
 
 def test_a_bad_walltime_says_which_forms_work():
-    from daskfair.hpc import parse_walltime, worker_lifetime
+    from daskfair.runtime.jobqueue import parse_walltime, worker_lifetime
 
     for bad in ("1h", "01:02:03:04", "", "0", "-5"):
         with pytest.raises(ValueError, match="walltime"):
@@ -252,7 +252,7 @@ def test_a_bad_walltime_says_which_forms_work():
 
 @pytest.mark.parametrize("walltime", [30, 45, 600, 3600, 86400])
 def test_workers_retire_before_the_walltime_with_room_to_start_and_leave(walltime):
-    from daskfair.hpc import worker_lifetime
+    from daskfair.runtime.jobqueue import worker_lifetime
 
     lifetime, stagger = worker_lifetime(walltime)
     # the latest retirement leaves at least 10 s (a worker's start) and at most 5 min unused
@@ -269,7 +269,7 @@ def test_walltime_prologue_and_skipped_directives_reach_the_job_script(tmp_path,
     pytest.importorskip("dask_jobqueue")
     from dask_jobqueue import SLURMCluster
 
-    from daskfair.hpc import _job_options
+    from daskfair.runtime.jobqueue import _job_options
 
     config = _config(tmp_path, "slurm")
     with dask.config.set({}):
@@ -332,7 +332,7 @@ def test_a_job_that_ends_before_its_worker_joined_fails_at_once(tmp_path, monkey
     queue and the job's log (here a fake squeue reports the job FAILED)."""
     import distributed
 
-    from daskfair._batch_jobs import wait_for_jobs
+    from daskfair.runtime.batch_jobs import wait_for_jobs
 
     fake, _ = _fake_batch_system(tmp_path, "slurm")
     squeue = Path(fake["PATH"].split(":")[0]) / "squeue"

@@ -16,6 +16,7 @@ from daskfair.metrics import (
     clustering_accuracy,
     clustering_report,
     contingency,
+    demographic_parity_difference,
     equalized_odds_difference,
     error_rate,
     fairness_cce,
@@ -24,7 +25,6 @@ from daskfair.metrics import (
     mnce,
     nmi,
     normalized_entropy,
-    statistical_disparity,
 )
 
 from ._counting import counted
@@ -82,12 +82,12 @@ def test_nmi_and_accuracy_against_sklearn_and_brute_force(seed):
 def test_statistical_disparity_and_error_by_hand():
     pred = np.array([1, 1, 0, 0, 1, 0, 0, 0])
     s = np.array([0, 0, 0, 0, 1, 1, 1, 1])
-    assert statistical_disparity(pred, sensitive_features=s) == pytest.approx(0.5 - 0.25)
+    assert demographic_parity_difference(None, pred, sensitive_features=s) == pytest.approx(0.5 - 0.25)
     s3 = np.array(["a", "a", "b", "b", "c", "c", "c", "c"])
-    assert statistical_disparity(pred, sensitive_features=s3) == pytest.approx(1.0 - 0.0)
+    assert demographic_parity_difference(None, pred, sensitive_features=s3) == pytest.approx(1.0 - 0.0)
     labels = np.array(["yes", "no", "no", "yes"])
-    assert statistical_disparity(labels, sensitive_features=[0, 0, 1, 1],
-                                 positive_label="yes") == 0.0
+    assert demographic_parity_difference(None, labels, sensitive_features=[0, 0, 1, 1],
+                                 pos_label="yes") == 0.0
     assert error_rate([1, 0, 1, 1], [1, 1, 1, 0]) == 0.5
 
 
@@ -115,7 +115,7 @@ def test_fairness_metrics_equal_fairlearns():
         s = rng.integers(0, n_groups, 2000)
         y = (rng.random(2000) < 0.3 + 0.1 * s / n_groups).astype(int)
         pred = (rng.random(2000) < 0.2 + 0.3 * y + 0.05 * s).astype(int)
-        assert statistical_disparity(pred, sensitive_features=s) == pytest.approx(
+        assert demographic_parity_difference(None, pred, sensitive_features=s) == pytest.approx(
             metrics.demographic_parity_difference(y, pred, sensitive_features=s), abs=1e-12)
         assert equalized_odds_difference(y, pred, sensitive_features=s) == pytest.approx(
             metrics.equalized_odds_difference(y, pred, sensitive_features=s), abs=1e-12)
@@ -144,9 +144,9 @@ def test_dask_inputs_match_numpy():
         for k in REPORT_COLUMNS:
             assert out[k] == pytest.approx(ref[k], abs=1e-14)
         assert balance(d[1], sensitive_features=d[2]) == balance(lab, sensitive_features=g)
-        assert statistical_disparity(d[1] > 1, sensitive_features=d[2],
-                                     positive_label=True) == pytest.approx(
-            statistical_disparity(lab > 1, sensitive_features=g, positive_label=True))
+        assert demographic_parity_difference(None, d[1] > 1, sensitive_features=d[2],
+                                     pos_label=True) == pytest.approx(
+            demographic_parity_difference(None, lab > 1, sensitive_features=g, pos_label=True))
         np.testing.assert_array_equal(contingency(d[0], d[1]), contingency(y, lab))
 
 
@@ -178,7 +178,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="1 distinct group"):
         balance([0, 1, 1], sensitive_features=[2, 2, 2])
     with pytest.raises(ValueError, match="contains NaN"):
-        statistical_disparity([0, 1, 1], sensitive_features=[0.0, np.nan, 1.0])
+        demographic_parity_difference(None, [0, 1, 1], sensitive_features=[0.0, np.nan, 1.0])
     with pytest.raises(ValueError, match="has 2 entries but X has 3 rows"):
         mnce([0, 1, 1], sensitive_features=[0, 1])
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
@@ -230,7 +230,7 @@ def test_reads_of_dask_inputs_are_what_the_docstrings_say():
                  y=y, lab=lab, s=s) == once
     assert reads(lambda a, b, g: m.equalized_odds_difference(a, b, sensitive_features=g),
                  y=y % 2, lab=pred, s=s) == once
-    assert reads(lambda b, g: m.statistical_disparity(b, sensitive_features=g),
+    assert reads(lambda b, g: m.demographic_parity_difference(None, b, sensitive_features=g),
                  lab=pred, s=s) == {"lab": [1], "s": [1]}
     for fn in (m.balance, m.mnce, m.fairness_cce):
         assert reads(lambda b, g, fn=fn: fn(b, sensitive_features=g),

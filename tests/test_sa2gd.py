@@ -78,7 +78,7 @@ def test_front_tasks_trace_the_weighted_sum_front(client):
     for r, s in zip(res, again, strict=True):
         np.testing.assert_array_equal(r.x, s.x)
     # in this process (the default without a client): the same fronts bit for bit
-    from daskfair._inprocess import InProcessClient
+    from daskfair.runtime.inprocess import InProcessClient
 
     with InProcessClient(2) as local:
         here = sa2gd_front(grad_a, grad_b, np.tile([3.0, -3.0], (20, 1)), n_total=4,

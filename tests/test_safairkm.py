@@ -176,8 +176,8 @@ def test_same_front_for_any_workers_and_batches(client):
 def test_in_process_path_equals_the_cluster_path_bit_for_bit(client, monkeypatch, tmp_path):
     """Without a running client the methods run in this process (no cluster is started):
     the same fronts, labels and stored runs as on a cluster, for SAfairKM and VfairKM."""
-    import daskfair.deploy as deploy
-    from daskfair._inprocess import InProcessClient
+    import daskfair.runtime.clients as deploy
+    from daskfair.runtime.inprocess import InProcessClient
 
     X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
     kw = dict(sensitive_features=g, n_clusters=3, n_init=4, max_iter=25, random_state=7)
@@ -295,7 +295,7 @@ def test_sync_every_same_front_on_1_and_2_workers_and_in_process(client, tmp_pat
     with the uninterrupted front."""
     import distributed
 
-    from daskfair._inprocess import InProcessClient
+    from daskfair.runtime.inprocess import InProcessClient
 
     X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
     kw = dict(sensitive_features=g, n_clusters=3, n_init=4, max_iter=25, random_state=7,
@@ -512,7 +512,7 @@ def test_resume_from_a_checkpoint_with_empty_batches(tmp_path):
     """A batch whose members were all dominated is empty at a checkpoint: the stored batches
     are numbered without gaps, so the resume reads every one of them (the kill-point test
     found a resume that failed on such a gap: KeyError 'checkpoint_10/b0')."""
-    from daskfair._inprocess import InProcessClient
+    from daskfair.runtime.inprocess import InProcessClient
 
     X, g = _data(n=200, groups=(0.4, 0.6), seed=4)
     kw = dict(sensitive_features=g, n_clusters=3, n_init=4, n_batches=4, max_iter=12,

@@ -83,7 +83,8 @@ def test_bad_stores(tmp_path):
     info = run.info
     info["format"] = STORE_FORMAT + 1
     run.group.attrs["daskfair"] = info
-    with pytest.raises(StoreError, match="format 3.*reads formats 1 to 2"):
+    with pytest.raises(StoreError, match=f"format {STORE_FORMAT + 1} .*reads format "
+                       f"{STORE_FORMAT} only"):
         open_run(other)
     # corrupt metadata
     corrupt = tmp_path / "corrupt.zarr"
@@ -427,13 +428,14 @@ def test_a_forged_completion_marker_is_corrupt(tmp_path):
         open_run(path)
 
 
-def test_a_format_1_run_is_read_without_checks(tmp_path):
+@pytest.mark.parametrize("older", [1, 2])
+def test_a_run_of_an_earlier_format_is_refused_naming_it(tmp_path, older):
+    # formats 1 and 2 stored the renamed keys (pairs, n_starts, lambda1, ...): refused
     path = _finished(tmp_path / "run.zarr")
     group = zarr.open_group(str(path), mode="r+")
-    info = {k: v for k, v in group.attrs["daskfair"].items() if k != "manifest"}
-    group.attrs["daskfair"] = {**info, "format": 1}
-    np.testing.assert_array_equal(open_run(path, verify="contents").read_array("weights"),
-                                  np.linspace(0, 1, 7))
+    group.attrs["daskfair"] = {**group.attrs["daskfair"], "format": older}
+    with pytest.raises(StoreError, match=f"format {older} .*reads format {STORE_FORMAT} only"):
+        open_run(path)
 
 
 def test_the_marker_comes_after_every_file_is_flushed(tmp_path, monkeypatch):

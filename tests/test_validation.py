@@ -3,12 +3,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from daskfair._groups import check_sensitive
 from daskfair._validation import (
     check_array,
     check_consistent_length,
     check_labels,
     check_n_clusters,
-    check_sensitive,
 )
 
 

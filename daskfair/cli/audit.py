@@ -14,7 +14,8 @@ from typing import Any
 import distributed
 import numpy as np
 
-from .._validation import check_consistent_length, check_labels, check_sensitive
+from .._groups import check_sensitive
+from .._validation import check_consistent_length, check_labels
 from ..metrics import REPORT_COLUMNS, clustering_report
 
 __all__ = ["audit_labelings", "subset_summary"]
@@ -54,7 +55,7 @@ def audit_labelings(
     n_clusters : int, optional
         The c of the metrics (default: the number of true classes, as in the FCE paper).
     client : distributed.Client, optional
-        Where the tasks run (default: :func:`daskfair.deploy.get_client`).
+        Where the tasks run (default: :func:`daskfair.runtime.clients.get_client`).
     progress : bool
         Show Dask's progress bar while the tasks run (command line use; only when standard
         output is a terminal, since in a log or a file the bar's redraws are noise).
@@ -64,7 +65,7 @@ def audit_labelings(
     ndarray of shape (n_labelings, 7)
         Columns in the order of :data:`daskfair.metrics.REPORT_COLUMNS`.
     """
-    from ..deploy import get_client
+    from ..runtime.clients import get_client
 
     base_labels = np.asarray(base_labels)
     if base_labels.ndim != 2:

@@ -22,10 +22,10 @@ import distributed
 
 from ..datasets import FCE_POOL_NAMES, FCE_POOLS, load_dataset, load_fce_pool
 from ..metrics import REPORT_COLUMNS
-from ..reproduce.fce_paper import VARIANTS, pool_rows
-from ..reproduce.fkr_paper import CV_METHOD, METHODS, PAPER_KERNELS, run_method
 from ..store import create_run
 from .audit import audit_labelings, subset_summary
+from .paper.fce_paper import VARIANTS, pool_rows
+from .paper.fkr_paper import CV_METHOD, METHODS, PAPER_KERNELS, run_method
 
 __all__ = ["PAPER_KM_ROWS", "format_table", "run_demo"]
 
@@ -226,7 +226,7 @@ def run_demo(
     data_dir : path-like, optional
         Data directory (default: see :func:`daskfair.datasets.data_dir`).
     client : distributed.Client, optional
-        Default: :func:`daskfair.deploy.get_client`.
+        Default: :func:`daskfair.runtime.clients.get_client`.
     progress : bool
         Show Dask's progress bar per pool.
     echo : callable
@@ -238,7 +238,7 @@ def run_demo(
         ``{"km": {pool: {metric: (mean, std)}}, "fce": {pool: {metric: (mean, std)}},
         "fkr": {method: {"sd", "error"}}, "safairkm": {front: {...}}}``.
     """
-    from ..deploy import get_client
+    from ..runtime.clients import get_client
 
     unknown = sorted((set(pools) | set(fce_pools)) - set(FCE_POOLS))
     if unknown:

@@ -25,21 +25,14 @@ import dask.array as da
 import numpy as np
 import pandas as pd
 
-from .._validation import (
-    apply_merge,
-    check_group_size_params,
-    combined_names,
-    group_sizes,
-    is_dask,
-    plan_merge,
-)
+from .._frames import partition_array, partitions
+from .._groups import apply_merge, check_group_size_params, combined_names, group_sizes, plan_merge
+from .._validation import is_dask
 from ..tables import (
     TableEncoder,
     TableSummary,
     check_encodable,
     is_table_path,
-    partition_array,
-    partitions,
     read_table,
     summarize,
 )
@@ -389,7 +382,7 @@ def load_input(
 
 
 def _merge_small_groups(data: JobData, min_group_size: int, small_groups: str) -> JobData:
-    """The job's groups with ``min_group_size`` applied (:func:`daskfair._validation.plan_merge`).
+    """The job's groups with ``min_group_size`` applied (:func:`daskfair._groups.plan_merge`).
 
     A table's group counts come from its pass (nothing more is read); other inputs' are one
     small reduction over the groups. Merged groups are recorded in

@@ -29,7 +29,9 @@ from ..metrics import (
     hypervolume_2d,
 )
 from ..progress import IterationBar
-from ..reproduce.methods import (
+from ..store import Run
+from .inputs import JobData, to_dask
+from .paper.methods import (
     REGISTRY,
     RIDGE_THRESHOLD,
     FitSettings,
@@ -37,8 +39,6 @@ from ..reproduce.methods import (
     constant_from_moments,
     score,
 )
-from ..store import Run
-from .inputs import JobData, to_dask
 
 __all__ = ["fce_job", "fkr_job", "format_fce_report", "format_fkr_results", "safairkm_job"]
 
@@ -126,7 +126,7 @@ def _classes(data: JobData, task: str) -> tuple[str, np.ndarray | None]:
 
 
 def _scale(X: Any, data: JobData, train: Any) -> tuple[Any, np.ndarray, np.ndarray]:
-    """The FKR-F²E protocol's min-max scaling (docs/design.md §2.7): on the training rows'
+    """The FKR-F²E protocol's min-max scaling (docs/design.md#fkr-ridge-thresholds-and-metrics): on the training rows'
     range, or a table's range from its pass (every row: no pass of its own), with constant
     columns 0."""
     if data.encoder is not None:
@@ -182,7 +182,7 @@ def fkr_job(
     counts: two passes over the training rows in all. With ``components``: FKR-F²E
     for every k (the paper's method), the baselines fitted each with a pass of their own.
     Every model is then scored in one pass over the test rows. Features are min-max scaled
-    (docs/design.md §2.7): on the training rows' range, or for a table on its range from the pass
+    (docs/design.md#fkr-ridge-thresholds-and-metrics): on the training rows' range, or for a table on its range from the pass
     that read it.
 
     In-memory data are split as the paper did (seeded, stratified by group and class, or the

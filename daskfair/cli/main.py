@@ -17,8 +17,8 @@ from typing import Any
 
 from .. import __version__
 from .._deprecation import renamed_message
-from ..fetch import DataUnavailableError
-from ..hpc import JOBQUEUE_SYSTEMS
+from ..datasets.errors import DataUnavailableError
+from ..runtime.jobqueue import JOBQUEUE_SYSTEMS
 
 __all__ = ["build_parser", "main"]
 
@@ -469,7 +469,7 @@ def _add_store_and_data(sub: Any) -> None:
 
 
 def _print_dashboard(client: Any) -> None:
-    from ..deploy import dashboard_link
+    from ..runtime.clients import dashboard_link
 
     link = dashboard_link(client)
     if link:
@@ -490,7 +490,7 @@ def _client(args: argparse.Namespace, in_process: bool = False) -> Any:
     DASK_SCHEDULER_ADDRESS)."""
     import contextlib
 
-    from ..deploy import client_context, scheduler_from_environment, task_client
+    from ..runtime.clients import client_context, scheduler_from_environment, task_client
 
     cluster = _cluster_kwargs(args)  # the flags are checked whichever way the job runs
     asked = (args.scheduler or args.workers or args.jobqueue
@@ -502,7 +502,7 @@ def _client(args: argparse.Namespace, in_process: bool = False) -> Any:
 
 def _cluster_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """get_client's arguments for the --jobqueue and TLS flags, checked against each other."""
-    from ..deploy import scheduler_from_environment, tls_security
+    from ..runtime.clients import scheduler_from_environment, tls_security
 
     tls = (args.tls_ca_file, args.tls_cert, args.tls_key)
     if any(tls) and not (args.scheduler or scheduler_from_environment()):
@@ -528,7 +528,7 @@ def _cluster_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _announce(client: Any) -> None:
-    from .._inprocess import InProcessClient
+    from ..runtime.inprocess import InProcessClient
 
     if isinstance(client, InProcessClient):
         print(f"running in this process on {client.n_threads} threads (every task holds all "
@@ -820,7 +820,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
     from ..datasets import data_dir, fetch_data, is_cache, verify_data
-    from ..sources import DATASET_FILES, SOURCES
+    from ..datasets.sources import DATASET_FILES, SOURCES
 
     root = data_dir(args.data_dir)
     kind = ("a cache: missing files are downloaded on first use" if is_cache(root)

@@ -1,4 +1,4 @@
-"""Numba block functions of the FCE consensus (docs/design.md §4.2, §4.3).
+"""Numba block functions of the FCE consensus (docs/design.md#fce-alternating-updates, docs/design.md#fce-fair-assignment).
 
 Notation (the FCE paper, eq. 10): base clusterings Y(i) (one-hot, n × c_i), stacked side by
 side into Z = [Y(1) … Y(m)] (n × S, S = Σ c_i); rotations R(i) (c_i × c) stacked row-wise

@@ -1,5 +1,5 @@
 """Base clusterings for the ensemble: every run a task on the cluster
-(docs/design.md §4.5).
+(docs/design.md#fce-base-clusterings).
 
 Each run fits a clustering on a seeded sample of the rows, as one task; a single pass over the
 row blocks then assigns every row for all runs at once. The sample is drawn from a seeded
@@ -18,10 +18,10 @@ import numpy as np
 
 from .._nearest import nearest_center
 from .._random import as_seed_sequence, child_rng, spawn_seeds
-from .._recovery import LOST_WORK, count_recovery, wait_for_workers
 from .._validation import check_array, check_n_clusters, is_dask
 from ..kernels import kernel_params
 from ..nystroem import fit_nystroem, landmark_pool
+from ..runtime.recovery import LOST_WORK, count_recovery, wait_for_workers
 
 __all__ = ["BASE_METHODS", "assign_block", "base_clusterings", "fit_run"]
 
@@ -160,7 +160,7 @@ def base_clusterings(
         its nearest cluster.
     random_state : int, SeedSequence or None
     client : distributed.Client, optional
-        Default: :func:`daskfair.deploy.get_client`.
+        Default: :func:`daskfair.runtime.clients.get_client`.
 
     Returns
     -------
@@ -177,7 +177,7 @@ def base_clusterings(
     >>> base.shape
     (600, 4)
     """
-    from ..deploy import get_client
+    from ..runtime.clients import get_client
 
     X = check_array(X, "X", min_samples=2)
     n = X.shape[0]

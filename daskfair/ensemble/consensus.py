@@ -1,5 +1,5 @@
 """FCE consensus by alternating minimisation: row-block passes plus c × c solves
-(docs/design.md §4).
+(docs/design.md#fce-fair-clustering-ensemble).
 
 Objective (the FCE paper's eq. 10, with daskfair's ``fairness`` = the paper's λ2)::
 
@@ -40,9 +40,9 @@ import scipy.linalg
 import scipy.optimize
 
 from .._blocks import align_rows, block_sum, row_blocks
-from .._iterative_run import Recoveries
-from .._recovery import LOST_WORK
 from .._validation import is_dask
+from ..runtime.iterative import Recoveries
+from ..runtime.recovery import LOST_WORK
 from ._block_functions import hr_rows, sweep_block, sweep_hr, table_change, tables_block
 
 __all__ = ["ALIGNMENTS", "ConsensusState", "align_base", "auto_fairness", "consensus_step",
@@ -59,7 +59,7 @@ def auto_fairness(n_samples: int, n_clusters: int, n_groups: int) -> float:
     In the Y-step a row compares −2 (HR)_jk with λ2 (2 A_gk + 1). With H orthonormal and
     balanced clusters, entries of HR are of order sqrt(c / n) and the group × cluster counts
     A_gk of order n / (c T); this λ2 makes the two terms of equal order for any n, c and T
-    (the fairness term's pull does not fade as n grows; docs/design.md §4.1). The values it
+    (the fairness term's pull does not fade as n grows; docs/design.md#fce-objective). The values it
     takes on the FCE paper's pools: docs/findings.md F3.1.
 
     Parameters

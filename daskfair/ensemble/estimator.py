@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from numbers import Real
-from typing import Any, ClassVar
+from typing import Any
 
 import dask
 import dask.array as da
@@ -17,20 +17,11 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .._blocks import align_rows, block_size
-from .._deprecation import DEPRECATED, REMOVED_IN, RenamedParamsMixin, renamed_params
-from .._iterative_run import IterativeRun, check_resume
+from .._groups import check_group_size_params, check_sensitive, group_column
 from .._random import as_seed_sequence, child_rng
-from .._validation import (
-    _check_known_chunks,
-    as_array,
-    check_group_size_params,
-    check_int,
-    check_n_clusters,
-    check_sensitive,
-    group_column,
-    is_dask,
-)
-from ..deploy import worker_memory_limits
+from .._validation import as_array, check_int, check_known_chunks, check_n_clusters, is_dask
+from ..runtime.clients import worker_memory_limits
+from ..runtime.iterative import IterativeRun, check_resume
 from ..store import Run
 from .checkpoint import load_state, save_state
 from .consensus import (
@@ -112,7 +103,7 @@ def _label_matrix(base_labels: Any) -> Any:
             f"base_labels must be 2-D (n_samples, n_labelings), got shape {base.shape}."
         )
     if is_dask(base):
-        _check_known_chunks(base, "base_labels")
+        check_known_chunks(base, "base_labels")
     if base.shape[0] == 0 or base.shape[1] == 0:
         raise ValueError(f"base_labels is empty (shape {base.shape}).")
     if base.dtype.kind not in "iuf":
@@ -288,7 +279,7 @@ def _seed_json(random_state: Any) -> Any:
     return {"entropy": str(entropy)} if entropy is not None else repr(random_state)
 
 
-class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
+class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
     """Fair clustering ensemble with equal cluster capacity (FCE; Zhou et al., TPAMI 2025).
 
     Finds a consensus of m base clusterings that is fair towards the protected groups and has
@@ -315,17 +306,15 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
     ----------
     n_clusters : int or "auto", default="auto"
         c. ``"auto"`` chooses it from ``range(2, 2·max c_i + 1)`` by
-        :func:`select_n_clusters` (the silhouette of the base indicator matrices);
-        ``None`` still means ``"auto"``, with a FutureWarning.
+        :func:`select_n_clusters` (the silhouette of the base indicator matrices).
     fairness_weight : float or "auto", default="auto"
         The paper's λ2: the weight on ‖GᵀY‖² is ``consensus_weight * fairness_weight``.
         Note: the authors' code multiplies ‖GᵀY‖² by its λ2 alone — a factor λ1 apart — so
         their λ2 equals ``consensus_weight * fairness_weight`` here. The useful value shrinks
         like n^{-3/2}; ``"auto"`` uses :func:`~daskfair.ensemble.consensus.auto_fairness`, a
-        size-free choice. ``0`` is the paper's FCE-f ablation (no fairness term). Renamed
-        from ``fairness``.
+        size-free choice. ``0`` is the paper's FCE-f ablation (no fairness term).
     consensus_weight : float, default=0.001
-        λ1, the weight of the consensus term. Renamed from ``lambda1``.
+        λ1, the weight of the consensus term.
     max_iter : int
         Maximum number of iterations.
     tol : float
@@ -334,7 +323,7 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         R(i) and R as orthogonal matrices (FCE) or as permutations found by the Hungarian
         method (the paper's FCE-a ablation).
     init : {"matched", "paper"}
-        "matched" (default; a deviation from the paper, docs/design.md §4.2): Y starts as one base
+        "matched" (default; a deviation from the paper, docs/design.md#fce-alternating-updates): Y starts as one base
         clustering (chosen by ``random_state``), every R(i) is its Hungarian matching to it,
         R = I and α = 1/m. "paper": the paper's start, R = R(i) = I, α = 1/m and H from Σ Y(i)
         (:func:`~daskfair.ensemble.consensus.paper_state`). With R(i) = I the base
@@ -351,9 +340,6 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         Groups below ``min_group_size``: "raise" a ``ValueError`` naming them, or "merge"
         them into one group "other" (named in a ``UserWarning``; every group name becomes
         a string), as in :class:`~daskfair.FairKernelRegressor`.
-    fairness, lambda1 : deprecated
-        The old names of ``fairness_weight`` and ``consensus_weight``; they work until
-        daskfair 0.3, with a FutureWarning.
 
     Attributes
     ----------
@@ -365,8 +351,8 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         The objective after every iteration (non-increasing).
     n_iter_ : int
     converged_ : bool
-    fairness_ : float
-        The λ2 used.
+    fairness_weight_ : float
+        The λ2 used (``fairness_weight``, or its value for ``"auto"``).
     n_clusters_ : int
     rotations_ : list of ndarray
         R(i), each of shape (c_i, c).
@@ -381,12 +367,9 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         The groups merged into "other" and their rows (empty when none were).
     """
 
-    _renamed_params: ClassVar[dict[str, str]] = {"fairness": "fairness_weight",
-                                                 "lambda1": "consensus_weight"}
-
     def __init__(
         self,
-        n_clusters: int | str | None = "auto",
+        n_clusters: int | str = "auto",
         *,
         fairness_weight: float | str = "auto",
         consensus_weight: float = 0.001,
@@ -397,8 +380,6 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         random_state: Any = None,
         min_group_size: int = 1,
         small_groups: str = "raise",
-        fairness: Any = DEPRECATED,
-        lambda1: Any = DEPRECATED,
     ) -> None:
         self.n_clusters = n_clusters
         self.fairness_weight = fairness_weight
@@ -410,22 +391,11 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.min_group_size = min_group_size
         self.small_groups = small_groups
-        self.fairness = fairness
-        self.lambda1 = lambda1
 
     def _resolved_params(self) -> dict[str, Any]:
-        """``n_clusters``, ``fairness_weight`` and ``consensus_weight``, from their old
-        names or spellings where those were given (with a FutureWarning), checked with the
-        others."""
-        params = renamed_params(self, self._renamed_params)
-        params["n_clusters"] = self.n_clusters
-        if self.n_clusters is None:
-            warnings.warn(
-                "FairClusteringEnsemble: n_clusters=None is spelled n_clusters=\"auto\" (same "
-                f"meaning); None will be removed in daskfair {REMOVED_IN}. Use "
-                "n_clusters=\"auto\" instead.", FutureWarning, stacklevel=3)
-            params["n_clusters"] = "auto"
-        elif isinstance(self.n_clusters, str) and self.n_clusters != "auto":
+        """The parameters, checked."""
+        params = self.get_params()
+        if isinstance(self.n_clusters, str) and self.n_clusters != "auto":
             raise ValueError(
                 f"n_clusters must be an integer or 'auto', got {self.n_clusters!r}.")
         if self.alignment not in ALIGNMENTS:
@@ -578,23 +548,19 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
                 job.run.write_array("labels", state.labels)
                 job.run.write_array("weights", state.alpha)
             job.finish(objective=state.objective, n_iter=state.n_iter, converged=converged,
-                       fairness_value=lambda2)
+                       fairness_weight_used=lambda2)
         return self
 
     def _stored_params(self, params: dict[str, Any], shape: tuple[int, int], c: int,
                        lambda2: float) -> dict[str, Any]:
-        """The parameters a store records and ``resume`` compares, under the keys (and the
-        ``None`` for ``"auto"`` c) of the first stores, so those still resume."""
-        return {"alignment": self.alignment, "fairness": params["fairness_weight"],
-                "init": self.init, "lambda1": params["consensus_weight"],
-                "max_iter": self.max_iter,
-                "n_clusters": None if params["n_clusters"] == "auto" else params["n_clusters"],
+        """The parameters a store records and ``resume`` compares."""
+        return {"alignment": self.alignment, "fairness_weight": params["fairness_weight"],
+                "init": self.init, "consensus_weight": params["consensus_weight"],
+                "max_iter": self.max_iter, "n_clusters": params["n_clusters"],
                 "random_state": _seed_json(self.random_state), "tol": self.tol,
+                "min_group_size": int(self.min_group_size), "small_groups": self.small_groups,
                 "n_samples": shape[0], "n_labelings": shape[1], "n_clusters_used": c,
-                "fairness_value": lambda2,
-                # only when set: the stores written before these parameters still resume
-                **({"min_group_size": int(self.min_group_size),
-                    "small_groups": self.small_groups} if self.min_group_size != 1 else {})}
+                "fairness_weight_used": lambda2}
 
     def _store(self, state: ConsensusState, converged: bool, c: int, lambda2: float) -> None:
         self.labels_ = state.labels
@@ -602,7 +568,7 @@ class FairClusteringEnsemble(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         self.objective_ = np.asarray(state.objective)
         self.n_iter_ = state.n_iter
         self.converged_ = converged
-        self.fairness_ = lambda2
+        self.fairness_weight_ = lambda2
         self.n_clusters_ = c
         sizes = np.diff(np.append(state.offsets, len(state.R_all)))
         self.rotations_ = [state.R_all[o:o + s] for o, s in zip(state.offsets, sizes,

@@ -16,21 +16,23 @@ import pandas as pd
 from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted
 
+from .._groups import (
+    check_group_size_params,
+    encode_groups,
+    group_column,
+    is_missing,
+    sorted_groups,
+)
 from .._keyed import column_values
 from .._validation import (
     as_array,
     check_array,
     check_consistent_length,
     check_feature_names,
-    check_group_size_params,
     check_sample_weight,
     column_or_1d,
-    encode_groups,
     feature_names,
-    group_column,
     is_dask,
-    is_missing,
-    sorted_groups,
 )
 from ..kernels import kernel_params
 from ..nystroem import LANDMARK_METHODS, NystroemMap, fit_nystroem

@@ -29,9 +29,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from .._deprecation import DEPRECATED, RenamedParamsMixin, renamed_attribute, renamed_params
 from .._random import as_seed_sequence, child_rng
-from .._threads import one_blas_thread
+from ..runtime.threads import one_blas_thread
 from ._base import CalibratedClassifierMixin, FitInput, KernelModelMixin, shown
 from .calibration import calibrate
 from .candidates import CONSTRAINTS, FAMILIES, Search
@@ -49,9 +48,6 @@ logger = logging.getLogger(__name__)
 #: 1e-7 is the smallest penalty whose solves stay accurate (the centred Gram loses digits to
 #: the kernel features' shared mean; 1e-8 breaks on Adult) and the most accurate there
 DEFAULT_RELATIVE_ALPHAS = (1e-7, 1e-6, 1e-5, 1e-4, 1e-3)
-#: The renamed constructor parameters of the CV estimators (docs/vocabulary.md).
-RENAMED = {"gamma": "gammas", "alphas": "relative_alphas", "n_components": "fair_feature_counts",
-           "fairness": "fairness_weights"}
 _FAIRLEARN_MOMENTS = {"DemographicParity": "demographic_parity",
                       "EqualizedOdds": "equalized_odds"}
 
@@ -80,7 +76,7 @@ def _grid(values: Any, default: tuple, cast: Any = float) -> tuple:
     return tuple(None if v is None else cast(v) for v in values)
 
 
-class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
+class _FairKernelCV(KernelModelMixin, BaseEstimator):
     """What both CV estimators share: parameters, folds, the search of every kernel setting,
     the choice under the bound and the refit.
 
@@ -89,7 +85,6 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
     validation results).
     """
 
-    _renamed_params = RENAMED
     _task = "classification"
     _constraints: tuple[str, ...] = CONSTRAINTS
 
@@ -117,10 +112,6 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         random_state: Any = None,
         min_group_size: int = 1,
         small_groups: str = "raise",
-        gamma: Any = DEPRECATED,
-        alphas: Any = DEPRECATED,
-        n_components: Any = DEPRECATED,
-        fairness: Any = DEPRECATED,
     ) -> None:
         self.kernel = kernel
         self.gammas = gammas
@@ -143,16 +134,12 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         self.random_state = random_state
         self.min_group_size = min_group_size
         self.small_groups = small_groups
-        self.gamma = gamma
-        self.alphas = alphas
-        self.n_components = n_components
-        self.fairness = fairness
 
     # -- parameters ---------------------------------------------------------------------
 
     def _grids(self) -> dict[str, Any]:
         """Every grid, checked, under its current name (old names warn here)."""
-        p = renamed_params(self, self._renamed_params, stacklevel=6)  # user → fit → _fit → _grids
+        p = self.get_params()
         check_cv(self.cv)
         _check_bound(self.disparity_bound)
         _check_confidence(self.disparity_confidence)
@@ -326,10 +313,6 @@ class _FairKernelCV(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         check_is_fitted(self, "cv_results_")
         return frontier_table(self.cv_results_)
 
-    best_error_ = renamed_attribute(
-        "best_error_", "best_score_",
-        lambda self, v: 1.0 - v if self._task == "classification" else -v)
-
     def _check_model(self, attribute: str) -> None:
         if not self.refit and hasattr(self, "cv_results_"):
             raise NotFittedError(
@@ -451,9 +434,6 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     min_group_size, small_groups
         The smallest group accepted and what happens to smaller ones, as in
         :class:`~daskfair.FairKernelRegressor`.
-    gamma, alphas, n_components, fairness
-        Renamed ``gammas``, ``relative_alphas``, ``fair_feature_counts``,
-        ``fairness_weights``: the old names work with a ``FutureWarning`` until daskfair 0.3.
 
     Attributes
     ----------
@@ -602,8 +582,6 @@ class FairKernelRegressorCV(RegressorMixin, _FairKernelCV):
         As in :class:`FairKernelClassifierCV`.
     min_group_size, small_groups
         As in :class:`~daskfair.FairKernelRegressor`.
-    gamma, alphas, n_components, fairness
-        Renamed, as in :class:`FairKernelClassifierCV`.
 
     Attributes
     ----------

@@ -2,14 +2,14 @@
 
 With an explicit feature map Z (n × r, Z Zᵀ ≈ K) and η = Σ αᵢ φ(xᵢ), write w = Zᵀα; then
 αᵀKα = ‖w‖² and αᵀKgᵀKgα = wᵀ(ZgᵀZg)w, so the paper's generalized eigenproblem (6) becomes the
-symmetric r × r problem ``S w = λ w`` (docs/design.md §2.4), with
+symmetric r × r problem ``S w = λ w`` (docs/design.md#fkr-feature-maps), with
 
     S = ZuᵀZu/nu² + ZpᵀZp/np² − (z̄u z̄pᵀ + z̄p z̄uᵀ),   z̄g = Zgᵀ1/ng,
 
 which is eq. (17)/(18) with its non-symmetric cross term replaced by its symmetric part (the
 quadratic form only sees that). The literal mean discrepancy of eq. (3) generalises to J
 groups as equal group means of every fair feature: Dᵀw = 0 with D = [√p_g (z̄_g − z̄)]_g, a
-constraint of rank ≤ J − 1 (docs/design.md §7.2). Everything comes from the moments of one pass
+constraint of rank ≤ J − 1 (docs/design.md#any-number-of-groups). Everything comes from the moments of one pass
 (:mod:`daskfair.fkr.statistics`).
 """
 

@@ -15,7 +15,7 @@ X. The counts are tested in
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from typing import Any
 
 import dask.array as da
 import numpy as np
@@ -27,8 +27,7 @@ from sklearn.base import (
     TransformerMixin,
 )
 
-from .._deprecation import DEPRECATED, RenamedParamsMixin, renamed_attribute, renamed_params
-from .._threads import one_blas_thread
+from ..runtime.threads import one_blas_thread
 from ._base import CalibratedClassifierMixin, FitInput, KernelModelMixin
 from .calibration import N_BINS, calibrate, score_bins, score_spread
 from .embedding import OBJECTIVES, constrained_rank, fair_directions
@@ -42,9 +41,6 @@ __all__ = ["FairKernelClassifier", "FairKernelRegressor", "FairKernelRidge"]
 logger = logging.getLogger(__name__)
 
 LOSSES = ("squared", "logistic")
-#: The renamed constructor parameters (docs/vocabulary.md).
-RENAMED = {"alpha": "relative_alpha", "n_components": "n_fair_features",
-           "fairness": "fairness_weight"}
 
 
 def _default_k(stats: Moments, objective: str, fairness: float | None) -> int:
@@ -84,11 +80,10 @@ def _training_calibration(data: FitInput, fmap: Any, stats: Moments, coef: np.nd
     return calibrate(by_class, float(lo[0]), float(width[0]), threshold)
 
 
-class _FairFeatureModel(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
+class _FairFeatureModel(KernelModelMixin, BaseEstimator):
     """FKR-F²E's fair features and the ridge on them: what the regressor and the classifier
     share (parameters, the pass, the fair directions W and the ridge)."""
 
-    _renamed_params = RENAMED
 
     def __init__(
         self,
@@ -109,9 +104,6 @@ class _FairFeatureModel(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         random_state: Any = None,
         min_group_size: int = 1,
         small_groups: str = "raise",
-        alpha: Any = DEPRECATED,
-        n_components: Any = DEPRECATED,
-        fairness: Any = DEPRECATED,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -129,13 +121,10 @@ class _FairFeatureModel(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         self.random_state = random_state
         self.min_group_size = min_group_size
         self.small_groups = small_groups
-        self.alpha = alpha
-        self.n_components = n_components
-        self.fairness = fairness
 
     def _params(self) -> dict[str, Any]:
-        """The renamed parameters under their current names (old names warn), checked."""
-        p = renamed_params(self, self._renamed_params)
+        """The parameters, checked."""
+        p = self.get_params()
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}.")
         if not p["relative_alpha"] >= 0:
@@ -168,8 +157,6 @@ class _FairFeatureModel(RenamedParamsMixin, KernelModelMixin, BaseEstimator):
         for name, value in fitted.items():
             setattr(self, name, value)
         self._set_input_attributes(data, fmap)
-
-    n_components_ = renamed_attribute("n_components_", "n_fair_features_")
 
 
 class FairKernelRegressor(
@@ -212,7 +199,7 @@ class FairKernelRegressor(
         largest-variance directions on which every sensitive group has the same mean (kernel
         PCA in the mean-matched subspace), for any number of groups. "paper": the paper's
         eq. (17)/(18) with its cross term symmetrised (two groups only). Its least
-        eigenvectors follow the data's dominant direction (docs/design.md §2.3; what it gives
+        eigenvectors follow the data's dominant direction (docs/design.md#fkr-mean-discrepancy; what it gives
         on the paper's data: docs/findings.md F1.1); it is kept to reproduce the paper.
     fairness_weight : float, optional
         Only for ``objective="mean_discrepancy"``: a scale-free penalty γ on the group-mean
@@ -241,9 +228,6 @@ class FairKernelRegressor(
         named "other" ("other_1", … if a group is called "other"), with a ``UserWarning``
         naming them, and every group name becomes a string. It is an error when the merged
         group is still too small or fewer than two groups remain.
-    alpha, n_components, fairness
-        Renamed ``relative_alpha``, ``n_fair_features``, ``fairness_weight``: the old names
-        work with a ``FutureWarning`` until daskfair 0.3.
 
     Attributes
     ----------
@@ -379,8 +363,6 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
     min_group_size, small_groups
         The smallest group accepted and what happens to smaller ones, as in
         :class:`FairKernelRegressor`.
-    alpha, n_components, fairness
-        Renamed, as in :class:`FairKernelRegressor`.
 
     Attributes
     ----------
@@ -418,9 +400,6 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
         random_state: Any = None,
         min_group_size: int = 1,
         small_groups: str = "raise",
-        alpha: Any = DEPRECATED,
-        n_components: Any = DEPRECATED,
-        fairness: Any = DEPRECATED,
     ) -> None:
         super().__init__(
             kernel, gamma=gamma, degree=degree, coef0=coef0, n_fair_features=n_fair_features,
@@ -428,8 +407,7 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
             fairness_weight=fairness_weight, approximation=approximation,
             n_landmarks=n_landmarks, landmarks=landmarks, rcond=rcond,
             random_state=random_state, min_group_size=min_group_size,
-            small_groups=small_groups, alpha=alpha, n_components=n_components,
-            fairness=fairness)
+            small_groups=small_groups)
         self.loss = loss
         self.threshold = threshold
         self.max_iter = max_iter
@@ -508,11 +486,11 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
             return self
 
 
-class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, BaseEstimator):
+class FairKernelRidge(KernelModelMixin, RegressorMixin, BaseEstimator):
     """FKRR baseline: kernel ridge with a penalty on the prediction–group covariance.
 
     Pérez-Suay et al. (2017), the FKR-F²E paper's main comparison (its eq. 1). In explicit
-    features Z (docs/design.md §2.8)::
+    features Z (docs/design.md#fkrr-baseline)::
 
         w = (ZᵀHZ + α·tr(ZᵀHZ)·I + μ_eff Σ_g v_g v_gᵀ)⁻¹ ZᵀHy,   v_g = ZᵀH 1_g,
 
@@ -533,9 +511,6 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
     min_group_size, small_groups
         The smallest group accepted and what happens to smaller ones, as in
         :class:`FairKernelRegressor`.
-    mu, alpha
-        Renamed ``fairness_weight``, ``relative_alpha``: the old names work with a
-        ``FutureWarning`` until daskfair 0.3.
 
     Attributes
     ----------
@@ -545,9 +520,6 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
     feature_map_, groups_, merged_groups_, n_features_in_, feature_names_in_
         As in :class:`FairKernelRegressor`.
     """
-
-    _renamed_params: ClassVar[dict[str, str]] = {"mu": "fairness_weight",
-                                                 "alpha": "relative_alpha"}
 
     def __init__(
         self,
@@ -566,8 +538,6 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
         random_state: Any = None,
         min_group_size: int = 1,
         small_groups: str = "raise",
-        mu: Any = DEPRECATED,
-        alpha: Any = DEPRECATED,
     ) -> None:
         self.fairness_weight = fairness_weight
         self.kernel = kernel
@@ -583,11 +553,9 @@ class FairKernelRidge(RenamedParamsMixin, KernelModelMixin, RegressorMixin, Base
         self.random_state = random_state
         self.min_group_size = min_group_size
         self.small_groups = small_groups
-        self.mu = mu
-        self.alpha = alpha
 
     def _params(self) -> dict[str, Any]:
-        p = renamed_params(self, self._renamed_params)
+        p = self.get_params()
         if not p["fairness_weight"] >= 0:
             raise ValueError(f"fairness_weight must be >= 0, got {p['fairness_weight']}.")
         if not p["relative_alpha"] >= 0:

@@ -2,7 +2,7 @@
 
 With fair features F = k(X, L) P (n × k) and θ = (β, b), each Newton step needs
 Fᵀ diag(w p(1 − p)) F and Fᵀ w (y − p) with p = σ(Fβ + b): k × k and k statistics per row
-block, summed in one pass (docs/design.md §7.5). The iteration starts from the least-squares fit
+block, summed in one pass (docs/design.md#fkr-logistic-loss). The iteration starts from the least-squares fit
 (logit p ≈ 4 (p − 1/2) near p = 1/2), so a handful of passes usually suffice.
 """
 

@@ -74,7 +74,7 @@ def ridge_fit(
     targets : {"y", "cells"}
         "y": the label; "cells": one column per cell, the cell's indicator (the regressions
         whose combinations give every group's and class's posterior,
-        docs/design.md §7.6).
+        docs/design.md#fkr-reductions-on-cell-statistics).
     fit_intercept : bool
     penalty : ndarray of shape (p, p), optional
         Added to the normal equations (FKRR's fairness penalty).

@@ -1,4 +1,4 @@
-"""Decision-level quantities of many linear score functions in one pass (docs/design.md §7.3).
+"""Decision-level quantities of many linear score functions in one pass (docs/design.md#fkr-scores-and-histograms).
 
 Error rates and disparities of thresholded predictions are not functions of the moments: they
 need every row's score. One pass evaluates the kernel block C = k(X, L) once per row block

@@ -1,5 +1,5 @@
 """The one pass of FKR-F²E: moments of the kernel block per fold and cell
-(docs/design.md §2.6, §7.1).
+(docs/design.md#fkr-one-pass-of-moments, docs/design.md#fkr-model-selection-from-block-statistics).
 
 Every quantity a fit, a fairness constraint or a whole model-selection path needs is a sum
 over rows of the kernel block C = k(X, L): per *cell* (a sensitive group, or a group × class

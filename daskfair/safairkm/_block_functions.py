@@ -1,5 +1,5 @@
 """Numba block functions of SAfairKM, one label vector at a time (the paper's Algorithm 2;
-docs/design.md §3.2, §3.3).
+docs/design.md#safairkm-incremental-state, docs/design.md#safairkm-swap-step).
 
 A label vector carries a small state: per-cluster feature sums ``sums`` (K × d) and the
 cluster × group counts ``counts`` (K × J). With the constant T = Σ_p ‖x_p‖²,
@@ -212,7 +212,7 @@ def _pick(
     cluster: int, in_cluster: int, centers: np.ndarray, towards: int, n_candidates: int,
     state: np.ndarray,
 ) -> int:
-    # the paper's "increasingly accurate" swap (§3.2): among n_candidates random points of
+    # the paper's "increasingly accurate" swap (docs/design.md#safairkm-incremental-state): among n_candidates random points of
     # C_cluster ∩ V_group take the one closest to the receiving center. The group's rows are
     # stored in a fixed random order, so reading them circularly from a random offset until
     # n_candidates members of the cluster are found is a random sample; it costs about
@@ -301,7 +301,7 @@ def _swap_update(
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def n_candidates_at(t: int, max_candidates: int) -> int:
-    """Swap candidates sampled at iteration t: 1 + ⌊√t⌋, capped (the growing batch of §3.2)."""
+    """Swap candidates sampled at iteration t: 1 + ⌊√t⌋, capped (the growing batch of docs/design.md#safairkm-incremental-state)."""
     return min(max_candidates, 1 + int(np.sqrt(t)))
 
 

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecation import renamed_kwargs
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_int
 
@@ -173,7 +172,6 @@ def _run(args: tuple[Any, ...]) -> SA2GDResult:
     return sa2gd(grad_a, grad_b, x0, n_a=n_a, n_b=n_b, **kwargs)
 
 
-@renamed_kwargs(pairs="update_pairs")
 def sa2gd_front(
     grad_a: Gradient,
     grad_b: Gradient,
@@ -191,7 +189,7 @@ def sa2gd_front(
     """SA2GD for every pair (n_a, n_total − n_a), n_a = 0 … n_total, one task per pair.
 
     Pair i uses the seed's child i, so results do not depend on where the tasks run.
-    ``update_pairs`` (renamed from ``pairs``) overrides the list. Returns the results in
+    ``update_pairs`` overrides the list. Returns the results in
     order of increasing λ.
 
     Parameters
@@ -211,7 +209,7 @@ def sa2gd_front(
     random_state : int, SeedSequence or None
         Seeds the runs (pair i gets child i).
     client : distributed.Client, optional
-        Where the tasks run (default: :func:`daskfair.deploy.get_client`'s choice, or this
+        Where the tasks run (default: :func:`daskfair.runtime.clients.get_client`'s choice, or this
         process when there is no cluster).
 
     Returns
@@ -229,7 +227,7 @@ def sa2gd_front(
     >>> [np.round(run.x, 2).tolist() for run in runs]
     [[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]]
     """
-    from ..deploy import task_client
+    from ..runtime.clients import task_client
 
     n_total = check_int(n_total, "n_total", 1)
     pairs = ([(a, n_total - a) for a in range(n_total + 1)] if update_pairs is None

@@ -30,13 +30,12 @@ import dask
 import dask.array as da
 import numpy as np
 
-from .._deprecation import renamed_kwargs
-from .._inprocess import InProcessClient
-from .._iterative_run import IterativeRun, Recoveries, check_resume, crossed
 from .._random import as_seed_sequence
-from .._recovery import LOST_WORK
 from .._validation import check_array, check_int
 from ..metrics import hypervolume_2d
+from ..runtime.inprocess import InProcessClient
+from ..runtime.iterative import IterativeRun, Recoveries, check_resume, crossed
+from ..runtime.recovery import LOST_WORK
 from ..store import Run, open_run
 from ._block_functions import expand_batch, select_nondominated
 from .problem import Members, Problem, check_fits_workers, make_problem, start_members
@@ -388,24 +387,18 @@ class FrontParams:
         _check_dominance(self.dominance)
 
     def stored(self, seed: np.random.SeedSequence, problem: Problem) -> dict[str, Any]:
-        """The parameters a store records and ``resume`` compares. Their keys are the names
-        of the first stores ("pairs", "n_starts", "n_iter"), so those still resume."""
-        params = {
-            "n_clusters": self.n_clusters, "pairs": [list(p) for p in self.update_pairs],
-            "n_starts": self.n_init, "n_iter": self.max_iter, "budget": self.budget,
+        """The parameters a store records and ``resume`` compares."""
+        return {
+            "n_clusters": self.n_clusters, "update_pairs": [list(p) for p in self.update_pairs],
+            "n_init": self.n_init, "max_iter": self.max_iter, "budget": self.budget,
             "q": self.q, "target": self.target,
-            "max_swap_candidates": self.max_swap_candidates,
+            "max_swap_candidates": self.max_swap_candidates, "dominance": self.dominance,
+            "sync_every": self.sync_every,
             "seed_entropy": str(seed.entropy), "seed_spawn_key": list(seed.spawn_key),
+            "n_samples": problem.n_samples, "n_groups": problem.n_groups,
         }
-        if self.dominance != "weak":  # stores of runs before the option resume as they were
-            params["dominance"] = self.dominance
-        if self.sync_every != 1:
-            params["sync_every"] = self.sync_every
-        params["n_samples"], params["n_groups"] = problem.n_samples, problem.n_groups
-        return params
 
 
-@renamed_kwargs(pairs="update_pairs", n_starts="n_init", n_iter="max_iter")
 def pareto_front(
     X: Any,
     *,
@@ -442,13 +435,12 @@ def pareto_front(
         K ≥ 2.
     update_pairs : sequence of (n_a, n_b)
         k-means updates and swap updates per iteration of Algorithm 2; each pair pulls the
-        front towards a different trade-off. Renamed from ``pairs``.
+        front towards a different trade-off.
     n_init : int, default=30
-        Starting label vectors: the first half random, the second half k-means++. Renamed
-        from ``n_starts``.
+        Starting label vectors: the first half random, the second half k-means++.
     max_iter : int, default=500
         Iterations of Algorithm 3 (the paper used 2,500 for Adult, 8,000 for Bank); fewer
-        when ``budget`` or ``time_limit`` stops the run. Renamed from ``n_iter``.
+        when ``budget`` or ``time_limit`` stops the run.
     budget : int
         Stop once the front holds this many points.
     q : int
@@ -460,7 +452,7 @@ def pareto_front(
         Cap of the growing candidate batch of the swap step (1 + ⌊√t⌋ at iteration t).
     dominance : {"weak", "strict"}
         The filter after every iteration. "weak" (default; a deviation from the paper,
-        docs/design.md §3.4) drops weakly dominated points and duplicates: the list holds one
+        docs/design.md#safairkm-pareto-front) drops weakly dominated points and duplicates: the list holds one
         clustering per distinct non-dominated (cost, balance). "strict" is the paper's
         Algorithm 3, line 8: only points worse in both objectives are dropped, so ties and
         duplicates stay. The choice changes
@@ -492,7 +484,7 @@ def pareto_front(
         Stop after the iteration during which this many seconds have passed (the result then
         depends on the machine's speed: for benchmarks, not for reproducible runs).
     client : distributed.Client, optional
-        Default: :func:`daskfair.deploy.task_client` (the running client, else this
+        Default: :func:`daskfair.runtime.clients.task_client` (the running client, else this
         process's threads).
     callback : callable, optional
         ``callback(iteration, cost, balance)`` after every iteration (for progress).
@@ -500,8 +492,7 @@ def pareto_front(
     Returns
     -------
     ParetoFront
-        Its ``params`` are the stored parameters (the first stores' keys: ``pairs``,
-        ``n_starts``, ``n_iter``).
+        Its ``params`` are the stored parameters.
 
     Examples
     --------
@@ -515,7 +506,7 @@ def pareto_front(
     >>> front.labels.shape == (len(front.cost), 500)
     True
     """
-    from ..deploy import task_client
+    from ..runtime.clients import task_client
 
     params = FrontParams(n_clusters, update_pairs, n_init, max_iter, budget, q, target,
                          max_swap_candidates, dominance, sync_every)

@@ -8,18 +8,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._nearest import nearest_center
-from .._random import as_seed_sequence, child_rng
-from .._validation import (
-    check_array,
+from .._groups import (
     check_group_size_params,
-    check_n_clusters,
     check_sensitive,
-    is_dask,
     merge_small_groups,
     sensitive_column,
 )
-from ..deploy import worker_memory_limits
+from .._nearest import nearest_center
+from .._random import as_seed_sequence, child_rng
+from .._validation import check_array, check_n_clusters, is_dask
+from ..runtime.clients import worker_memory_limits
 from ._block_functions import balance_of, cost_of, init_state, plan_take, take_members
 
 __all__ = ["Members", "Problem", "check_fits_workers", "cluster_means", "make_problem",
@@ -165,14 +163,14 @@ def make_problem(X: Any, sensitive_features: Any, n_clusters: Any, *,
 
     Several sensitive columns are combined into one, groups of fewer than
     ``min_group_size`` rows raise or are merged (``small_groups``; see
-    :func:`daskfair._validation.merge_small_groups`).
+    :func:`daskfair._groups.merge_small_groups`).
     """
     check_group_size_params(min_group_size, small_groups)
     X = check_array(X, "X", min_samples=2)
     if is_dask(X):
         X = X.compute()
     X = np.ascontiguousarray(X, dtype=np.float64)
-    # Centered once: the cost is Σ‖x‖² − Σ_k ‖S_k‖²/n_k (docs/design.md §3.2), whose terms
+    # Centered once: the cost is Σ‖x‖² − Σ_k ‖S_k‖²/n_k (docs/design.md#safairkm-incremental-state), whose terms
     # cancel catastrophically for data far from the origin; the clustering does not change.
     offset = X.mean(axis=0)
     X = X - offset  # a new array: never change the caller's
@@ -238,7 +236,7 @@ def _fill_empty(labels: np.ndarray, k: int, rng: np.random.Generator) -> np.ndar
     return labels
 
 
-def start_labels(problem: Problem, start: int, n_starts: int, seed: Any) -> np.ndarray:
+def start_labels(problem: Problem, start: int, n_init: int, seed: Any) -> np.ndarray:
     """Starting label vector number ``start``: the first half random, the rest k-means++.
 
     Random starts are a permutation of 0..N-1 taken mod K (every cluster the same size);
@@ -251,7 +249,7 @@ def start_labels(problem: Problem, start: int, n_starts: int, seed: Any) -> np.n
 
     rng = child_rng(as_seed_sequence(seed), 1, start)
     k, n = problem.n_clusters, problem.n_samples
-    if start < (n_starts + 1) // 2:
+    if start < (n_init + 1) // 2:
         labels = rng.permutation(n) % k
     else:
         centers, _ = kmeans_plusplus(problem.X, k, random_state=int(rng.integers(2**31)))
@@ -275,7 +273,7 @@ def members_from_labels(problem: Problem, labels: np.ndarray) -> Members:
                         f2)
 
 
-def start_members(problem: Problem, starts: list[int], n_starts: int, seed: Any) -> Members:
+def start_members(problem: Problem, starts: list[int], n_init: int, seed: Any) -> Members:
     """The starting members numbered ``starts`` (a task: built on the worker that keeps them)."""
-    labels = np.stack([start_labels(problem, s, n_starts, seed) for s in starts])
+    labels = np.stack([start_labels(problem, s, n_init, seed) for s in starts])
     return members_from_labels(problem, labels)

@@ -33,13 +33,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from numbers import Real
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from scipy.special import rel_entr, softmax
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._deprecation import DEPRECATED, RenamedParamsMixin, renamed_kwargs, renamed_params
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_array, check_int
 from ..metrics import balance as balance_metric
@@ -140,7 +139,7 @@ def _fit(problem: Problem, mu: float, init_centers: np.ndarray, max_iter: int,
     return labels, centers, n_iter, history
 
 
-class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
+class VFairKMeans(ClusterMixin, BaseEstimator):
     """Variational fair k-means (Ziko et al.): k-means cost + μ·Σ_k KL(U ‖ P_k).
 
     Parameters
@@ -148,7 +147,7 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
     n_clusters : int, default=8
     fairness_weight : float, default=0.0
         The fairness penalty μ ≥ 0; 0 is plain k-means (Lloyd). The SAfairKM paper swept μ up
-        to 3,260 (Adult) and 2,440 (Bank) on 5,000 L2-normalised rows. Renamed from ``mu``.
+        to 3,260 (Adult) and 2,440 (Bank) on 5,000 L2-normalised rows.
     max_iter : int, default=100
         Outer iterations (centers, then assignments).
     max_bound_iter : int, default=50
@@ -161,8 +160,6 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
     min_group_size, small_groups
         The smallest group accepted and what happens to smaller ones, as in
         :class:`~daskfair.SAFairKMeans`.
-    mu : deprecated
-        The old name of ``fairness_weight``; works until daskfair 0.3, with a FutureWarning.
 
     Attributes
     ----------
@@ -175,15 +172,12 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         (non-increasing).
     """
 
-    _renamed_params: ClassVar[dict[str, str]] = {"mu": "fairness_weight"}
-
     def __init__(self, n_clusters: int = 8, *, fairness_weight: float = 0.0,
                  max_iter: int = 100, max_bound_iter: int = 50, tol: float = 1e-6,
                  random_state: Any = None, min_group_size: int = 1,
-                 small_groups: str = "raise", mu: Any = DEPRECATED) -> None:
+                 small_groups: str = "raise") -> None:
         self.n_clusters = n_clusters
         self.fairness_weight = fairness_weight
-        self.mu = mu
         self.max_iter = max_iter
         self.max_bound_iter = max_bound_iter
         self.tol = tol
@@ -217,7 +211,7 @@ class VFairKMeans(RenamedParamsMixin, ClusterMixin, BaseEstimator):
         >>> VFairKMeans(2, random_state=0).fit(X, sensitive_features=s).labels_.shape
         (400,)
         """
-        weight = renamed_params(self, self._renamed_params)["fairness_weight"]
+        weight = self.fairness_weight
         if isinstance(weight, bool) or not isinstance(weight, Real) or not (
                 np.isfinite(weight) and weight >= 0):
             raise ValueError(f"fairness_weight must be a finite number >= 0, got {weight!r}.")
@@ -286,7 +280,6 @@ def _fit_task(problem: Problem, mu: float, centers: np.ndarray,
     return est.labels_.astype(problem.label_dtype), est.cost_, est.balance_, est.n_iter_
 
 
-@renamed_kwargs(mus="fairness_weights")
 def vfairkm_front(
     X: Any,
     *,
@@ -307,7 +300,6 @@ def vfairkm_front(
     n_clusters : int, default=8
     fairness_weights : sequence of float
         The μ of the sweep (:class:`VFairKMeans`'s ``fairness_weight``), each >= 0.
-        Renamed from ``mus``.
     random_state : int, SeedSequence or None
     client : distributed.Client, optional
     **kwargs
@@ -316,8 +308,7 @@ def vfairkm_front(
     Returns
     -------
     ParetoFront
-        ``params["fairness_weight"]`` gives the μ of every point of the front
-        (``params["mu"]`` too, the old key, until daskfair 0.3).
+        ``params["fairness_weight"]`` gives the μ of every point of the front.
 
     Examples
     --------
@@ -329,7 +320,7 @@ def vfairkm_front(
     >>> 1 <= len(front.cost) <= 3
     True
     """
-    from ..deploy import task_client
+    from ..runtime.clients import task_client
 
     mus_arr = np.asarray(fairness_weights, dtype=np.float64).ravel()
     if mus_arr.size == 0 or not np.isfinite(mus_arr).all() or (mus_arr < 0).any():
@@ -351,6 +342,5 @@ def vfairkm_front(
     labels = np.stack([results[i][0] for i in keep])
     params = {"n_clusters": n_clusters, "fairness_weights": mus_arr.tolist(),
               "fairness_weight": mus_arr[keep].tolist(),
-              "n_iter": [int(results[i][3]) for i in keep],
-              "mus": mus_arr.tolist(), "mu": mus_arr[keep].tolist()}  # the old keys
+              "n_iter": [int(results[i][3]) for i in keep]}
     return ParetoFront(cost[keep], bal[keep], [], params, labels)

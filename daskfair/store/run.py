@@ -1,4 +1,4 @@
-"""Runs stored as zarr v3 groups (docs/design.md §5.2).
+"""Runs stored as zarr v3 groups (docs/design.md#stores).
 
 One group per run: fitted arrays and results as arrays, parameters, metrics and package versions
 as group attributes, and a completion marker written last. Only the client writes group
@@ -7,7 +7,7 @@ the client created.
 
 Layout of a run group::
 
-    attrs["daskfair"] = {"format": 2, "kind": ..., "status": "running" | "complete",
+    attrs["daskfair"] = {"format": 3, "kind": ..., "status": "running" | "complete",
                          "created": ..., "completed": ..., "versions": {...},
                          "manifest": {...}}         # with the marker: integrity.build_manifest
     attrs["params"]   = the run's parameters (JSON)
@@ -55,10 +55,8 @@ __all__ = [
     "to_json",
 ]
 
-#: Version of the run layout; bump when it changes incompatibly. Format 2 added the lease and
-#: the manifest; runs of format 1 are still read, without the integrity check.
-STORE_FORMAT = 2
-_READABLE_FORMATS = (1, 2)
+#: Version of the run layout and of its keys; bump when either changes incompatibly.
+STORE_FORMAT = 3
 #: Names of checkpoint groups start with this.
 _CHECKPOINT_PREFIX = "checkpoint_"
 _PACKAGES = ("daskfair", "numpy", "scipy", "pandas", "dask", "distributed", "zarr",
@@ -295,8 +293,6 @@ class Run:
 
     def _check(self, *, contents: bool, names: list[str] | None = None) -> None:
         info = self.info
-        if info.get("format") == 1:  # written before manifests: nothing to check against
-            return
         problems = integrity.verify(self.path, info.get("manifest"), self.attrs,
                                     contents=contents, names=names)
         if problems:
@@ -640,12 +636,12 @@ def open_run(
     info = attrs.get("daskfair")
     if not isinstance(info, dict) or "format" not in info:
         raise StoreError(f"{path} is a zarr group but not a daskfair run (no 'daskfair' marker).")
-    if info["format"] not in _READABLE_FORMATS or isinstance(info["format"], bool):
+    if info["format"] != STORE_FORMAT or isinstance(info["format"], bool):
         raise StoreError(
-            f"{path} was written in daskfair store format {info['format']!r}, this version reads "
-            f"formats {_READABLE_FORMATS[0]} to {STORE_FORMAT} (written by daskfair "
-            f"{info.get('versions', {}).get('daskfair')}). Rerun the job with this version, or "
-            "read it with the version that wrote it."
+            f"{path} was written in daskfair store format {info['format']!r} (by daskfair "
+            f"{info.get('versions', {}).get('daskfair')}); this version reads format "
+            f"{STORE_FORMAT} only. Rerun the job with this version, or read the run with the "
+            "version that wrote it."
         )
     run = Run(path, group)
     if not run.is_complete and not allow_incomplete:

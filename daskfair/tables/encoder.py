@@ -22,7 +22,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from .. import progress
-from .partitions import count_rows, partition_array, partitions
+from .._frames import count_rows, partition_array, partitions
 from .summary import TableSummary, is_text, merge_summaries, partition_summary
 
 __all__ = ["MISSING", "TableEncoder", "check_columns", "check_encodable", "summarize"]
@@ -392,7 +392,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         parts : sequence of dask.delayed.Delayed
-            The partitions (:func:`daskfair.tables.partitions`).
+            The partitions (:func:`daskfair._frames.partitions`).
         lengths : sequence of int
             Rows of each partition.
         chunk_rows : int, optional

@@ -1,7 +1,7 @@
 """Where every data file comes from: its publisher's URL, size, SHA-256 and licence.
 
 The checksums are those of the copies the project is developed and tested on; a download is
-kept only when it matches them (:mod:`daskfair.fetch`). ``url`` is None where no public
+kept only when it matches them (:mod:`daskfair.datasets.fetch`). ``url`` is None where no public
 download gives these bytes (the entry's ``note`` says why and ``origin`` who publishes the
 data): such a file is put into the data directory by hand. ``member`` is the file's path
 inside the archive the URL serves (a zip, or a 7z unpacked by the ``7z`` program).

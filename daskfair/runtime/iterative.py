@@ -15,9 +15,9 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._recovery import count_recovery, wait_for_workers
-from ._validation import check_int
-from .store import Run, create_run, resume_run
+from .._validation import check_int
+from ..store import Run, create_run, resume_run
+from .recovery import count_recovery, wait_for_workers
 
 __all__ = ["IterativeRun", "Recoveries", "check_resume", "crossed"]
 
@@ -36,7 +36,7 @@ def crossed(t: int, step: int, every: int) -> bool:
 
 class Recoveries:
     """Counts the cluster's losses of work in one run and waits for workers after each
-    (at most ``daskfair.max-recoveries`` of them, see :mod:`daskfair._recovery`)."""
+    (at most ``daskfair.max-recoveries`` of them, see :mod:`daskfair.runtime.recovery`)."""
 
     def __init__(self, where: str) -> None:
         self.where = where

@@ -19,18 +19,16 @@ import scipy.optimize
 import scipy.stats
 from sklearn.metrics import mutual_info_score
 
-from ._blocks import block_sum
-from ._keyed import Keyed, arrange, column_values, local_codes, merge
-from ._validation import (
+from .._blocks import block_sum
+from .._groups import is_missing, sensitive_column, sorted_groups
+from .._keyed import Keyed, arrange, column_values, local_codes, merge
+from .._validation import (
     as_array,
     check_array,
     check_consistent_length,
     check_n_labels,
     is_dask,
-    is_missing,
     label_column,
-    sensitive_column,
-    sorted_groups,
 )
 
 __all__ = [
@@ -43,6 +41,7 @@ __all__ = [
     "clustering_accuracy",
     "clustering_report",
     "contingency",
+    "demographic_parity_difference",
     "equalized_odds_difference",
     "error_rate",
     "fairness_cce",
@@ -54,7 +53,6 @@ __all__ = [
     "nmi",
     "normalized_entropy",
     "regression_report",
-    "statistical_disparity",
 ]
 
 #: Columns of :func:`clustering_report`, in the FCE paper's order.
@@ -184,41 +182,50 @@ def _group_cluster(labels: Any, sensitive_features: Any, n_clusters: int | None)
 
 # -- FKR-F²E paper (Okray, Hu & Lan 2019) ---------------------------------------------------
 
-def statistical_disparity(
-    y_pred: Any, *, sensitive_features: Any, positive_label: Any = 1
+def demographic_parity_difference(
+    y_true: Any, y_pred: Any, *, sensitive_features: Any, pos_label: Any = 1
 ) -> float:
-    """Statistical disparity of binary predictions (the FKR-F²E paper's eq. 16).
+    """Largest gap in selection rate between any two groups (fairlearn's name).
 
-    ``SD = |P(ŷ = 1 | s = 1) − P(ŷ = 1 | s = 0)|``; with more than two groups, the largest gap
-    between any two groups, ``max_g P(ŷ = 1 | g) − min_g P(ŷ = 1 | g)``. Every group listed in
-    ``sensitive_features`` has at least one row, so every rate is defined.
+    ``max_g P(ŷ = pos_label | g) − min_g P(ŷ = pos_label | g)``: with two groups the FKR-F²E
+    paper's statistical disparity (its eq. 16). One pass over the rows, which also lists the
+    groups; every group listed has at least one row, so every rate is defined.
 
     Parameters
     ----------
-    y_pred : array-like of shape (n_samples,)
-        Predictions; "positive" means ``y_pred == positive_label``.
-    sensitive_features : array-like of shape (n_samples,)
-        Group of every row (at least two groups).
-    positive_label : scalar
+    y_true : array-like of shape (n_samples,) or None
+        Not read: a selection rate needs no true labels. It is the first argument, as in
+        fairlearn, so that fairlearn's calls run unchanged.
+    y_pred : array-like, pandas or dask of shape (n_samples,)
+        Predictions; "selected" means ``y_pred == pos_label``.
+    sensitive_features : array-like, pandas or dask of shape (n_samples,) or (n_samples, c)
+        Group of every row (at least two groups); several columns make one group of every
+        combination of their values.
+    pos_label : scalar, default=1
         The favourable outcome.
 
     Returns
     -------
     float
-        The largest gap in positive rate between two groups, in [0, 1].
+        The largest gap in selection rate between two groups, in [0, 1].
+
+    See Also
+    --------
+    equalized_odds_difference : The largest gap in true- or false-positive rate.
+    group_report : Every group's rates and the worst pairs.
 
     Examples
     --------
-    >>> from daskfair.metrics import statistical_disparity
-    >>> statistical_disparity([1, 1, 0, 1, 0, 0],
-    ...                       sensitive_features=["a", "a", "a", "b", "b", "b"])
+    >>> from daskfair.metrics import demographic_parity_difference
+    >>> demographic_parity_difference(None, [1, 1, 0, 1, 0, 0],
+    ...                               sensitive_features=["a", "a", "a", "b", "b", "b"])
     0.3333333333333333
     """
     y_pred = as_array(y_pred, "y_pred")
     if y_pred.ndim != 1 or y_pred.shape[0] == 0:
         raise ValueError(f"y_pred must be a non-empty 1-D array, got shape {y_pred.shape}.")
     s = sensitive_column(sensitive_features, y_pred.shape[0])
-    positive = (y_pred == positive_label).astype(np.int64)
+    positive = (y_pred == pos_label).astype(np.int64)
     table = _count_table(("sensitive_features", s, "groups"), ("y_pred", positive, "binary"))[0]
     rate = table[:, 1] / table.sum(axis=1)
     return float(rate.max() - rate.min())
@@ -265,7 +272,7 @@ def _true_pred_groups(y_true: Any, y_pred: Any, sensitive_features: Any) -> tupl
 
 
 def equalized_odds_difference(
-    y_true: Any, y_pred: Any, *, sensitive_features: Any, positive_label: Any = 1
+    y_true: Any, y_pred: Any, *, sensitive_features: Any, pos_label: Any = 1
 ) -> float:
     """Largest gap in true- or false-positive rate between any two groups.
 
@@ -277,10 +284,10 @@ def equalized_odds_difference(
     Parameters
     ----------
     y_true, y_pred : array-like of shape (n_samples,)
-        True and predicted labels; "positive" means ``== positive_label``.
+        True and predicted labels; "positive" means ``== pos_label``.
     sensitive_features : array-like of shape (n_samples,)
         Group of every row (at least two groups); every group needs both true classes.
-    positive_label : scalar
+    pos_label : scalar
         The favourable outcome.
 
     Returns
@@ -296,8 +303,8 @@ def equalized_odds_difference(
     1.0
     """
     y_true, y_pred, s = _true_pred_groups(y_true, y_pred, sensitive_features)
-    truth = (y_true == positive_label).astype(np.int64)
-    pred = (y_pred == positive_label).astype(np.int64)
+    truth = (y_true == pos_label).astype(np.int64)
+    pred = (y_pred == pos_label).astype(np.int64)
     table, (names, _, _) = _count_table(  # [group, true, pred]
         ("sensitive_features", s, "groups"), ("y_true", truth, "binary"),
         ("y_pred", pred, "binary"))
@@ -353,7 +360,7 @@ class GroupReport:
         no rows to count is NaN.
     demographic_parity : WorstPair
         The groups of lowest and highest selection rate: its ``difference`` is
-        :func:`statistical_disparity`.
+        :func:`demographic_parity_difference`.
     equalized_odds : WorstPair or None
         The pair and rate (true- or false-positive) of the largest gap: its ``difference`` is
         :func:`equalized_odds_difference`. None when a group lacks one of the true classes.
@@ -372,23 +379,23 @@ def _worst_pair(table: pd.DataFrame, rate: str) -> WorstPair:
 
 
 def group_report(y_true: Any, y_pred: Any, *, sensitive_features: Any,
-                 positive_label: Any = 1) -> GroupReport:
+                 pos_label: Any = 1) -> GroupReport:
     """Every group's rates and the worst pairs of groups, from one pass over the rows.
 
     The table is counted as :func:`equalized_odds_difference` counts (a group × true ×
     predicted count table), so its worst pairs give exactly that function's value and
-    :func:`statistical_disparity`'s.
+    :func:`demographic_parity_difference`'s.
 
     Parameters
     ----------
     y_true, y_pred : array-like, pandas or dask of shape (n_samples,)
-        True and predicted labels; "positive" means ``== positive_label``.
+        True and predicted labels; "positive" means ``== pos_label``.
     sensitive_features : array-like, pandas or dask of shape (n_samples,) or (n_samples, c)
         Group of every row (at least two groups). Several columns (a 2-D array, a DataFrame,
         a list of 1-D arrays) make one group of every combination of their values, named as
         fairlearn names them: each value as ``str``, a comma or backslash in it escaped by a
         backslash, joined by commas (``"black,F"``).
-    positive_label : scalar
+    pos_label : scalar
         The favourable outcome.
 
     Returns
@@ -409,8 +416,8 @@ def group_report(y_true: Any, y_pred: Any, *, sensitive_features: Any,
     WorstPair(low='b,F', high='a,M', rate='selection_rate', difference=1.0)
     """
     y_true, y_pred, s = _true_pred_groups(y_true, y_pred, sensitive_features)
-    truth = (y_true == positive_label).astype(np.int64)
-    pred = (y_pred == positive_label).astype(np.int64)
+    truth = (y_true == pos_label).astype(np.int64)
+    pred = (y_pred == pos_label).astype(np.int64)
     counts, (names, _, _) = _count_table(  # [group, true, pred]
         ("sensitive_features", s, "groups"), ("y_true", truth, "binary"),
         ("y_pred", pred, "binary"))

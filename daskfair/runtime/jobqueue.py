@@ -21,7 +21,7 @@ therefore retires on its own a margin before the walltime (dask's ``--lifetime``
 others, and the cluster keeps its number of jobs by submitting a new job for each one that
 ended (adaptive scaling between the same minimum and maximum, or between ``adapt=(min, max)``).
 Work lost with a killed worker is recomputed by Dask; SAfairKM and FCE also resume from their
-recovery points (docs/design.md §5).
+recovery points (docs/design.md#execution-storage-and-determinism).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 
 import dask
 
-from ._batch_jobs import keep_jobs
+from .batch_jobs import keep_jobs
 
 __all__ = ["JOBQUEUE_SYSTEMS", "format_walltime", "jobqueue_cluster", "load_jobqueue_config",
            "parse_walltime", "worker_lifetime"]
@@ -88,7 +88,7 @@ def parse_walltime(text: str | int, system: str = "slurm") -> int:
 
     Examples
     --------
-    >>> from daskfair.hpc import parse_walltime
+    >>> from daskfair.runtime.jobqueue import parse_walltime
     >>> parse_walltime("01:30:00"), parse_walltime("2-00"), parse_walltime(90)
     (5400, 172800, 5400)
     """
@@ -156,7 +156,7 @@ def worker_lifetime(walltime: int) -> tuple[int, int]:
 
     Examples
     --------
-    >>> from daskfair.hpc import worker_lifetime
+    >>> from daskfair.runtime.jobqueue import worker_lifetime
     >>> worker_lifetime(3600)
     (3300, 100)
     """

@@ -1,6 +1,6 @@
 """Where daskfair's work runs: the one place that decides the Dask client.
 
-Order of precedence (docs/design.md §5.1):
+Order of precedence (docs/design.md#where-the-work-runs):
 
 1. an explicit ``address`` argument (``--scheduler`` on the command line);
 2. the client already running in this process (``distributed.Client`` you created);
@@ -104,7 +104,7 @@ def task_client(client: Any = None) -> Any:
     """The client for methods whose every task holds all rows (SAfairKM, VfairKM, SA2GD).
 
     ``client`` if given, else the running client (yours, ``--scheduler``'s), else this
-    process's :class:`~daskfair._inprocess.InProcessClient` (a thread pool, created once):
+    process's :class:`~daskfair.runtime.inprocess.InProcessClient` (a thread pool, created once):
     such data fits in one process, and the same tasks give the same results there without
     starting a cluster.
 
@@ -124,7 +124,7 @@ def task_client(client: Any = None) -> Any:
     if scheduler_from_environment():
         return get_client()
     if not _IN_PROCESS:
-        from ._inprocess import InProcessClient
+        from .inprocess import InProcessClient
 
         _IN_PROCESS.append(InProcessClient())
     return _IN_PROCESS[0]
@@ -172,7 +172,7 @@ def get_client(
     timeout : str
         How long to try reaching ``address`` (a Dask time such as ``"30s"``).
     jobqueue : {"slurm", "pbs"}, optional
-        Start a dask-jobqueue cluster instead (:func:`daskfair.hpc.jobqueue_cluster`),
+        Start a dask-jobqueue cluster instead (:func:`daskfair.runtime.jobqueue.jobqueue_cluster`),
         configured by dask's ``jobqueue`` configuration or the file ``jobqueue_config``.
     jobs : int or None
         Batch jobs to keep running with ``jobqueue`` (None with ``adapt`` in
@@ -183,7 +183,7 @@ def get_client(
         Seconds to wait for the first worker of the jobs; a job that ends before one joined
         fails at once, showing its script, state and log.
     jobqueue_options : dict, optional
-        More keyword arguments of :func:`daskfair.hpc.jobqueue_cluster` (``walltime``,
+        More keyword arguments of :func:`daskfair.runtime.jobqueue.jobqueue_cluster` (``walltime``,
         ``adapt``, ``job_script_prologue``, ``job_directives_skip``).
     security : distributed.security.Security, optional
         TLS credentials for joining ``address`` (see :func:`tls_security`); default: dask's
@@ -226,8 +226,8 @@ def get_client(
 
 def _jobqueue_client(system: str, jobs: int | None, config: Any, wait: float,
                      options: dict[str, Any]) -> distributed.Client:
-    from ._batch_jobs import wait_for_jobs
-    from .hpc import jobqueue_cluster
+    from .batch_jobs import wait_for_jobs
+    from .jobqueue import jobqueue_cluster
 
     cluster = jobqueue_cluster(system, jobs, config=config, **options)
     client = distributed.Client(cluster)

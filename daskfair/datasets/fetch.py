@@ -1,7 +1,7 @@
 """Data files fetched on first use: downloaded from their publisher (or a mirror), checked
 against the registry's size and SHA-256, and only then put under their final name.
 
-:mod:`daskfair.sources` lists every file with its publisher's URL and checksum. A file that is
+:mod:`.sources` lists every file with its publisher's URL and checksum. A file that is
 missing from a data directory that is a cache (see :func:`daskfair.datasets.data_dir`) is
 fetched by :func:`fetch_file`:
 
@@ -37,17 +37,16 @@ from typing import IO
 
 import dask
 
+from .errors import DataIntegrityError, DataUnavailableError
 from .sources import SOURCES, Source
 
-__all__ = ["DataUnavailableError", "fetch_file", "matches", "mirror_url", "sha256_of",
+__all__ = ["fetch_file", "matches", "mirror_url", "sha256_of",
            "source_url"]
 
 CHUNK = 1 << 16
 TIMEOUT = 60.0
 
 
-class DataUnavailableError(OSError):
-    """A data file is not in the data directory and could not be downloaded."""
 
 
 def mirror_url() -> str | None:
@@ -67,7 +66,7 @@ def source_url(src: Source) -> tuple[str | None, str | None]:
 
     Parameters
     ----------
-    src : daskfair.sources.Source
+    src : daskfair.datasets.sources.Source
         The registry entry.
 
     Returns
@@ -107,7 +106,6 @@ def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
     daskfair.datasets.DataIntegrityError
         The download does not match the registry's size or SHA-256 (nothing is kept).
     """
-    from .datasets import DataIntegrityError
 
     src = SOURCES.get(rel)
     target = root / rel
@@ -175,7 +173,7 @@ def matches(src: Source, path: Path, digest: str | None = None) -> bool:
 
     Parameters
     ----------
-    src : daskfair.sources.Source
+    src : daskfair.datasets.sources.Source
         The registry entry.
     path : pathlib.Path
         The file on disk.

@@ -12,8 +12,8 @@ from typing import Any
 import distributed
 import numpy as np
 
-from ..ensemble.estimator import FairClusteringEnsemble
-from ..metrics import REPORT_COLUMNS, clustering_report
+from ...ensemble.estimator import FairClusteringEnsemble
+from ...metrics import REPORT_COLUMNS, clustering_report
 
 __all__ = ["VARIANTS", "pool_rows", "subset_report"]
 
@@ -47,7 +47,7 @@ def subset_report(
     est = FairClusteringEnsemble(c, random_state=subset, **params)
     labels = est.fit_predict(base[:, cols], sensitive_features=groups)
     report = clustering_report(y, labels, sensitive_features=groups, n_clusters=c)
-    return np.array([report[k] for k in REPORT_COLUMNS] + [est.n_iter_, est.fairness_])
+    return np.array([report[k] for k in REPORT_COLUMNS] + [est.n_iter_, est.fairness_weight_])
 
 
 def pool_rows(

@@ -5,7 +5,7 @@ test rows, report statistical disparity (SD, eq. 16) and error. Methods (:data:`
 an entry of :data:`daskfair.reproduce.methods.REGISTRY`): FKR-F²E with the paper objective or
 the mean-discrepancy objective, FKRR (Pérez-Suay et al.), unconstrained kernel ridge (FKRR
 with μ = 0) and the constant majority-class predictor — always reported, since it has SD = 0 by
-definition (docs/design.md §2.7; its error on the paper's data: docs/findings.md F1.1).
+definition (docs/design.md#fkr-ridge-thresholds-and-metrics; its error on the paper's data: docs/findings.md F1.1).
 The ridge penalty is grid-searched on the training rows as the paper did (``alpha="grid"``:
 its γ of eq. (13) over :data:`PAPER_RIDGE_PENALTIES`, 1e-3 … 1e2, each fitted on 80 % of the
 training rows and scored by the error on the other 20 %, the best refitted on all of them); a
@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import dask.array as da
 import numpy as np
 
-from ..kernels import kernel_block, kernel_params
+from ...datasets import minmax_scale
+from ...kernels import kernel_block, kernel_params
 from .methods import REGISTRY, FitSettings, constant_from_labels, predict_classes, score
 
-__all__ = ["CV_METHOD", "METHODS", "PAPER_KERNELS", "PAPER_RIDGE_PENALTIES", "minmax_scale",
-           "paper_alphas", "run_method"]
+__all__ = ["CV_METHOD", "METHODS", "PAPER_KERNELS", "PAPER_RIDGE_PENALTIES", "paper_alphas",
+           "run_method"]
 
 #: The model-selection workflow under a disparity bound of .01, on the same kernel.
 CV_METHOD = "FairKernelClassifierCV (<= .01)"
@@ -79,18 +79,6 @@ def _grid_alpha(method: str, X: np.ndarray, y: np.ndarray, s: np.ndarray,
     alphas = paper_alphas(minmax_scale(Xt, fit)[fit], kw["kernel"])
     errors = [run_method(method, Xt, yt, st, fit, alpha=a, **kw)["error"] for a in alphas]
     return float(alphas[int(np.argmin(errors))])
-
-
-def minmax_scale(X: Any, train: np.ndarray) -> Any:
-    """Scale every column to [0, 1] on the training rows' range (constant columns become 0).
-
-    numpy in, numpy out; a dask array stays lazy (its bounds are computed once, here).
-    """
-    lo, hi = X[train].min(axis=0), X[train].max(axis=0)
-    if isinstance(X, da.Array):
-        lo, hi = da.compute(lo, hi)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return (X - lo) / span
 
 
 def run_method(

@@ -5,7 +5,7 @@ The files are read from a data directory, never copied into the project
 ``daskfair.data-dir``, else ``../shared/data`` of a development checkout, else the user's cache
 folder. A folder holding ``SHA256SUMS`` is kept by hand and used as it is; any other is a cache
 into which a missing file is downloaded from its publisher on first use
-(:mod:`daskfair.fetch`, :mod:`daskfair.sources`). Each file's SHA-256 is checked the first
+(:mod:`.fetch`, :mod:`.sources`). Each file's SHA-256 is checked the first
 time a process reads it.
 
 Encodings (every ``X`` is float64 and finite; the sensitive attribute and the label are never
@@ -83,8 +83,9 @@ import dask.array as da
 import numpy as np
 import pandas as pd
 
-from ._random import GEN_BLOCK, as_seed_sequence, child_rng
-from .fetch import DataUnavailableError, fetch_file, matches
+from .._random import GEN_BLOCK, as_seed_sequence, child_rng
+from .errors import DataIntegrityError, DataUnavailableError
+from .fetch import fetch_file, matches
 from .fetch import sha256_of as _sha256
 from .sources import SOURCES, files_of
 
@@ -92,7 +93,6 @@ __all__ = [
     "DATASETS",
     "FCE_POOLS",
     "FCE_POOL_NAMES",
-    "DataIntegrityError",
     "Dataset",
     "cache_dir",
     "data_dir",
@@ -104,6 +104,7 @@ __all__ = [
     "load_mnist_usps",
     "make_fair_blobs",
     "make_fair_regression",
+    "minmax_scale",
     "preprocess_safairkm",
     "verify_data",
 ]
@@ -116,8 +117,6 @@ FCE_POOL_NAMES = {"ds": "D&S", "har": "HAR", "mnist_usps": "MNIST-USPS",
                   "reverse_mnist": "Reverse MNIST", "jaffe": "JAFFE", "yale": "Yale"}
 
 
-class DataIntegrityError(ValueError):
-    """A data file does not match its SHA-256 checksum."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +168,7 @@ def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
     checkout), else the user's cache folder (:func:`cache_dir`, created). A folder that holds
     a ``SHA256SUMS`` file is a copy kept by hand: it is used as it is, and a missing file is an
     error. Any other folder is a cache: a missing file is downloaded into it on first use and
-    checked against :mod:`daskfair.sources` (:mod:`daskfair.fetch`).
+    checked against :mod:`daskfair.datasets.sources` (:mod:`daskfair.datasets.fetch`).
 
     Parameters
     ----------
@@ -613,6 +612,18 @@ def standard_scale(X: Any) -> Any:
     if isinstance(X, da.Array):
         mean, std = da.compute(mean, std)
     return (X - mean) / np.where(std > 0, std, 1.0)
+
+
+def minmax_scale(X: Any, train: np.ndarray) -> Any:
+    """Scale every column to [0, 1] on the training rows' range (constant columns become 0).
+
+    numpy in, numpy out; a dask array stays lazy (its bounds are computed once, here).
+    """
+    lo, hi = X[train].min(axis=0), X[train].max(axis=0)
+    if isinstance(X, da.Array):
+        lo, hi = da.compute(lo, hi)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return (X - lo) / span
 
 
 def preprocess_safairkm(

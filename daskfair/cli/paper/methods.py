@@ -25,14 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from ..fkr import (
+from ...fkr import (
     FairKernelClassifier,
     FairKernelClassifierCV,
     FairKernelRegressor,
     FairKernelRegressorCV,
     FairKernelRidge,
 )
-from ..metrics import error_rate, regression_report, statistical_disparity
+from ...metrics import demographic_parity_difference, error_rate, regression_report
 
 __all__ = ["REGISTRY", "RIDGE_THRESHOLD", "FitSettings", "Method", "constant_from_labels",
            "constant_from_moments", "predict_classes", "score"]
@@ -206,7 +206,7 @@ def score(pred: Any, y: Any, s: Any, *, classify: bool) -> dict[str, float]:
     and the RMSE.
     """
     if classify:
-        return {"sd": statistical_disparity(pred, sensitive_features=s),
+        return {"sd": demographic_parity_difference(None, pred, sensitive_features=s),
                 "error": error_rate(y, pred)}
     report = regression_report(y, pred, sensitive_features=s)
     return {"sd": report["mean_prediction_gap"], "error": report["rmse"]}

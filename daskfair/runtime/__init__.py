@@ -1,0 +1,49 @@
+"""Where the work runs: Dask clients, batch clusters, in-process tasks, recovery.
+
+:mod:`.clients` chooses and starts clients; :mod:`.jobqueue` and :mod:`.batch_jobs` run
+workers in SLURM/PBS jobs; :mod:`.inprocess` runs tasks on this process's threads;
+:mod:`.recovery` and :mod:`.iterative` let an iterative method outlive a lost worker and
+checkpoint into a store; :mod:`.threads` pins the client's BLAS threads.
+"""
+
+from .clients import (
+    VersionMismatchError,
+    check_versions,
+    client_context,
+    close_client,
+    dashboard_link,
+    get_client,
+    local_cluster_size,
+    scheduler_from_environment,
+    task_client,
+    tls_security,
+    worker_memory_limits,
+)
+from .jobqueue import (
+    JOBQUEUE_SYSTEMS,
+    format_walltime,
+    jobqueue_cluster,
+    load_jobqueue_config,
+    parse_walltime,
+    worker_lifetime,
+)
+
+__all__ = [
+    "JOBQUEUE_SYSTEMS",
+    "VersionMismatchError",
+    "check_versions",
+    "client_context",
+    "close_client",
+    "dashboard_link",
+    "format_walltime",
+    "get_client",
+    "jobqueue_cluster",
+    "load_jobqueue_config",
+    "local_cluster_size",
+    "parse_walltime",
+    "scheduler_from_environment",
+    "task_client",
+    "tls_security",
+    "worker_lifetime",
+    "worker_memory_limits",
+]
