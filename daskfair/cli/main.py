@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import __version__
-from .._deprecation import renamed_message
 from ..datasets.errors import DataUnavailableError
 from ..runtime.jobqueue import JOBQUEUE_SYSTEMS
 
@@ -131,31 +130,9 @@ _NEW_OPTION_DEFAULTS = {"sync_every": 1, "init": "matched", "min_group_size": 1,
 
 
 
-class _RenamedFlag(argparse.Action):
-    """An old flag name: stores like its new name, with a note on stderr."""
-
-    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kwargs: Any):
-        super().__init__(option_strings, dest, **kwargs)
-        self.new = new
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        old = option_string or self.option_strings[0]
-        print(f"daskfair: warning: {renamed_message(old, self.new)}", file=sys.stderr)
-        setattr(namespace, self.dest, values)
-
-
 def _renamed(g: Any, new: str, old: str, **kwargs: Any) -> None:
-    """``new`` as the flag, ``old`` hidden beside it for one release (docs/vocabulary.md).
+    g.add_argument(new, dest=kwargs.pop("dest", old[2:].replace("-", "_")), **kwargs)
 
-    Both store into the old name's ``dest``: the parameters stored with a run keep their
-    keys, so a run stored before the rename still resumes.
-    """
-    dest = kwargs.pop("dest", old[2:].replace("-", "_"))
-    g.add_argument(new, dest=dest, **kwargs)
-    hidden = {k: v for k, v in kwargs.items() if k in ("type", "nargs", "choices", "metavar")}
-    g.add_argument(old, dest=dest, action=_RenamedFlag, new=new, help=argparse.SUPPRESS,
-                   default=argparse.SUPPRESS, **hidden)
 
 def _add_cluster_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("where it runs")
