@@ -58,7 +58,8 @@ def census_kdd() -> tuple[np.ndarray, ...]:
     """Census-Income (KDD): the official train/test files, text columns one-hot."""
     import pandas as pd
 
-    from daskfair.datasets import _frame_to_X, data_dir
+    from daskfair.datasets import data_dir
+    from daskfair.datasets.loaders import _frame_to_X
 
     root = data_dir() / "census_income_kdd"
     frames = [pd.read_csv(root / f"census_income_1994_1995_{part}.csv.gz", header=None,

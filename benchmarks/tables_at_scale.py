@@ -154,8 +154,8 @@ def run_cli(args: list[str], client: distributed.Client, sampler: MemorySampler,
 def floor(table: Path, n: int, client: distributed.Client, work: Path) -> dict:
     """The same job on encoded rows already in the workers' memory (no reading, encoding or
     summary pass)."""
+    from daskfair.cli.fkr_job import fkr_job
     from daskfair.cli.inputs import load_input
-    from daskfair.cli.jobs import fkr_job
     from daskfair.store import create_run
 
     data = load_input(path=table, label="income", sensitive="sex", need_label=True,

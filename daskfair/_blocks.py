@@ -1,9 +1,8 @@
 """Map a pure function over aligned row blocks and tree-sum its partial statistics.
 
-This is the one data flow of docs/design.md#data-flow: row blocks in, small dense state out. The
-function sees numpy blocks only, so it is testable without dask; numpy inputs are cut into
-the same canonical row blocks as dask arrays and summed in the same tree, so both give the
-same bits.
+The one data flow of docs/design.md#data-flow: row blocks in, small dense state out. The
+function sees numpy blocks only; numpy inputs are cut into the same canonical row blocks as
+dask arrays and summed in the same tree, so both give the same bits.
 """
 
 from __future__ import annotations
@@ -27,11 +26,8 @@ __all__ = ["align_rows", "block_size", "block_sum", "canonical_rows", "numpy_blo
 def canonical_rows(n_rows: int, width: int) -> tuple[int, ...]:
     """Row chunks that depend on the data's shape only, never on how it arrived chunked.
 
-    Sums over row blocks are floating-point sums whose rounding depends on where the blocks
-    end; computing them over these fixed blocks makes every result independent of the input
-    chunking, bit for bit (docs/design.md#determinism). Blocks hold about 64 MB of float64 values per row
-    width (a power of two between 1,024 and 65,536 rows); the ``daskfair.block-rows`` config
-    key overrides the size (for workers with little memory).
+    Sums over these blocks give the same bits for any input chunking
+    (docs/design.md#determinism). Blocks of :func:`block_size` rows; the last one shorter.
     """
     size = block_size(width)
     return (size,) * (n_rows // size) + ((n_rows % size,) if n_rows % size else ())
@@ -123,10 +119,9 @@ def _tree(parts: Sequence[Any], combine: Callable[[Any, Any], Any]) -> Any:
 def streamed_tree(parts: Iterable[Any], combine: Callable[[Any, Any], Any]) -> Any:
     """The pairwise tree of :func:`_tree`, combined as the parts arrive.
 
-    Level by level pairing (the last odd part carried up) combines the same pairs as a binary
-    counter: equal-sized subtrees merge as soon as both exist, and the subtrees left at the
-    end (one per set bit of the count, largest first) fold from the right. Holding only those
-    subtrees, a numpy fit keeps O(log #blocks) partial statistics, not one per block.
+    A binary counter pairs the same parts as the level-by-level tree: equal-sized subtrees
+    merge as soon as both exist, and those left at the end (one per set bit of the count,
+    largest first) fold from the right. Only O(log #blocks) partial results are held.
     """
     stack: list[tuple[int, Any]] = []
     for part in parts:
@@ -162,14 +157,14 @@ def block_sum(
     *arrays : ndarray or dask array
         Arrays with the same number of rows; dask arrays are aligned to a common row chunking
         (columns in one chunk). ``None`` entries are passed to ``func`` as ``None``.
-    compute : bool
-        Return numpy results (default) or a ``dask.delayed`` object.
-    combine : callable
-        How two partial results merge (elementwise sum of arrays/tuples by default).
-    row_width : int, optional
+    compute : bool, default=True
+        Return numpy results, or (False) a ``dask.delayed`` object.
+    combine : callable, default=elementwise sum
+        How two partial results merge (elementwise sum of arrays and tuples of arrays).
+    row_width : int, default=None
         Values per row that ``func`` holds at once, when wider than the inputs (sets the
         canonical block size, :func:`canonical_rows`).
-    rows : tuple of int, optional
+    rows : tuple of int, default=None
         Row chunks of dask inputs instead of the canonical ones (:func:`align_rows`; only
         for statistics whose sums are exact, such as integer counts).
     **kwargs
@@ -177,11 +172,12 @@ def block_sum(
 
     Returns
     -------
-    The combined statistics, with the structure ``func`` returns.
+    object
+        The combined statistics, with the structure ``func`` returns (numpy, or a
+        ``dask.delayed`` object with ``compute=False``).
     """
     if not any(is_dask(a) for a in arrays):
-        # the same canonical blocks and the same tree of sums as for dask input, so numpy
-        # and dask inputs give the same bits; at most log2(#blocks) + 1 partials are held
+        # the canonical blocks and tree of dask input, so both give the same bits
         return streamed_tree((func(*blk, **kwargs) for blk in numpy_blocks(arrays, row_width)),
                              combine)
     kwargs = {k: _shared(v) for k, v in kwargs.items()}
@@ -204,8 +200,7 @@ def _nbytes(value: Any) -> int:
 
 
 def _shared(value: Any) -> Any:
-    # A constant larger than 1 MB (a model's coefficients) becomes one node of the graph that
-    # every block's task depends on, instead of a literal copied into every task.
+    # a constant over 1 MB becomes one graph node every block depends on, not a copy per task
     if _nbytes(value) > 2**20:
         return dask.delayed(value, pure=True, traverse=False)
     return value

@@ -1,12 +1,9 @@
 """A dask DataFrame's partitions as row blocks of dask arrays with known sizes.
 
-``DataFrame.to_dask_array(lengths=True)`` counts the rows in a pass of its own, and with
-``read_parquet`` it may count them on another partitioning than the one it then converts
-(small files are read together once columns are projected: "The number of items in 'lengths'
-does not match the number of partitions"). Here every array comes from the *same* delayed
-partitions as the lengths, so the rows line up by construction, and a partition longer than
-``chunk_rows`` is cut into several blocks (one Parquet file of a million rows need not become
-one block of a million encoded rows).
+Every array comes from the *same* delayed partitions whose rows were counted, so the rows
+line up by construction (``to_dask_array(lengths=True)`` may count another partitioning than
+it converts: docs/design.md#platform-notes); a partition longer than ``chunk_rows`` is cut
+into several blocks.
 """
 
 from __future__ import annotations
@@ -92,10 +89,8 @@ def partition_array(
     """
     if len(parts) != len(lengths):
         raise ValueError(f"{len(parts)} partitions but {len(lengths)} lengths.")
-    # One layer of real tasks under a name of its own for every call: no alias layers (from
-    # from_delayed and concatenate), whose keys dask's optimisation resubmits under other
-    # specs ("Detected different run_spec", dask/dask#9888), and no token that might not
-    # tell two functions apart (a closure's captured values are not part of it).
+    # one layer of real tasks under a fresh name: no alias layers (dask/dask#9888) and no
+    # token that might not tell two closures apart (docs/design.md#platform-notes)
     name = f"{getattr(fn, '__name__', 'block')}-{uuid.uuid4().hex}"
     dsk, sizes = {}, []
     rest = () if width is None else (0,)

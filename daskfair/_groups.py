@@ -79,8 +79,7 @@ def combined_names(block: np.ndarray) -> np.ndarray:
     text = np.asarray(block).astype(str)
     if text.size == 0:
         return np.empty(len(text), dtype=object)
-    # numpy's string functions (np.char: numpy 1.26 has no np.strings) are ~3x faster than
-    # joining row by row in Python
+    # vectorised (np.char: numpy 1.26 has no np.strings), not a Python join per row
     text = np.char.replace(np.char.replace(text, "\\", "\\\\"), GROUP_SEPARATOR,
                            "\\" + GROUP_SEPARATOR)
     out = text[:, 0]
@@ -237,19 +236,15 @@ def _caller_level() -> int:
 
 
 def plan_merge(sizes: dict[Any, int], min_group_size: int, small_groups: str, *,
-               name: str = "sensitive_features", flags: bool = False
-               ) -> tuple[dict[Any, int], str]:
+               name: str = "sensitive_features") -> tuple[dict[Any, int], str]:
     """The groups of fewer than ``min_group_size`` rows and the name they merge into.
 
     ``sizes`` are every group's rows. Nothing to merge: ``({}, "")``. With
     ``small_groups="raise"`` a small group is an error naming each of them; with
     ``"merge"`` a :class:`UserWarning` names them, and the result is an error when the
-    merged group is still too small or fewer than two groups would remain. ``flags``: the
-    errors' advice names the command line's options instead of the parameters.
+    merged group is still too small or fewer than two groups would remain.
     """
     min_group_size = check_group_size_params(min_group_size, small_groups)
-    merge, lower = (("--small-groups merge", "lower --min-group-size") if flags
-                    else ("small_groups='merge'", "lower min_group_size"))
     small = {k: c for k, c in sorted(sizes.items(), key=lambda kc: (str(kc[0]), kc[1]))
              if c < min_group_size}
     if not small:
@@ -258,7 +253,7 @@ def plan_merge(sizes: dict[Any, int], min_group_size: int, small_groups: str, *,
         raise ValueError(
             f"{name} has {len(small)} group(s) with fewer than min_group_size="
             f"{min_group_size} rows: {_listed(small)}. Merge them into one group with "
-            f"{merge}, {lower}, or drop those rows.")
+            "small_groups='merge', lower min_group_size, or drop those rows.")
     kept = {str(k) for k in sizes if k not in small}
     other, i = "other", 0
     while other in kept:
@@ -268,12 +263,12 @@ def plan_merge(sizes: dict[Any, int], min_group_size: int, small_groups: str, *,
     if total < min_group_size:
         raise ValueError(
             f"{name}: the merged group {other!r} of {_listed(small)} has {total} rows, still "
-            f"fewer than min_group_size={min_group_size}. {lower.capitalize()} or drop "
+            f"fewer than min_group_size={min_group_size}. Lower min_group_size or drop "
             "those rows.")
     if len(kept) + 1 < 2:
         raise ValueError(
             f"{name}: merging {_listed(small)} into {other!r} leaves a single group; "
-            f"fairness needs at least two. {lower.capitalize()}.")
+            "fairness needs at least two. Lower min_group_size.")
     warnings.warn(
         f"{name}: {len(small)} group(s) with fewer than min_group_size={min_group_size} "
         f"rows merged into the group {other!r} ({total} rows): {_listed(small)}.",

@@ -1,17 +1,13 @@
 """Partial sums per distinct raw value, so that groups and classes are listed by the pass
-that uses them.
+that uses them (not by one more read before it).
 
-A per-block function codes the block's own distinct (group, class, ...) tuples as 0..q-1
-(:func:`local_codes`), computes its statistics per local code and returns them as
-:class:`Keyed`; :func:`merge` adds two of them key by key. After the tree sum the keys are
-every distinct tuple of the data: the value checks (missing values, number of groups, label
-ranges) run on them, and the statistics are put in the order of the sorted values
-(:func:`arrange`). Without this, listing the groups of a dask array would be one more full
-read of it before the pass.
-
-A key present in one operand only is copied, one present in both is ``a + b``: the same
-floating-point operations as adding the zero rows of a global code table, so the result has
-the bits of a pass over globally coded cells, for numpy and dask inputs alike.
+A block function codes its block's own distinct (group, class, ...) tuples as 0..q-1
+(:func:`local_codes`) and returns its statistics per local code as :class:`Keyed`;
+:func:`merge` adds two of them key by key. After the tree sum the keys are every distinct
+tuple of the data: the value checks run on them, and :func:`arrange` puts the statistics in
+the order of the sorted values. A key in one operand only is copied, one in both is
+``a + b``: the floating-point operations of a pass over globally coded cells, so the same
+bits for numpy and dask inputs.
 """
 
 from __future__ import annotations
@@ -77,6 +73,7 @@ def local_codes(*columns: np.ndarray) -> tuple[np.ndarray, tuple[tuple[Any, ...]
 
 
 def too_many_keys(n: int) -> str:
+    """The error message for ``n`` distinct keys, more than :data:`MAX_KEYS`."""
     return (f"more than {MAX_KEYS} distinct group/class values ({n} seen): sensitive "
             "features and class labels must be categories; bin a continuous attribute first "
             "(e.g. pandas.cut).")

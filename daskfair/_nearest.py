@@ -10,10 +10,8 @@ __all__ = ["nearest_center"]
 
 def nearest_center(X: np.ndarray, centers: np.ndarray) -> np.ndarray:
     """Index of the nearest row of ``centers`` for every row of ``X`` (squared Euclidean)."""
-    # both sides shifted by the centers' mean first: with data far from the origin the
-    # expansion below would cancel catastrophically. This is why scikit-learn's
-    # pairwise_distances_argmin (the same expansion, unshifted) is not used: at an offset of
-    # 1e8 it assigns most rows wrongly (test_numerical_robustness.py).
+    # shifted by the centers' mean first: far from the origin the expansion below would
+    # cancel (scikit-learn's pairwise_distances_argmin does not shift: docs/findings.md)
     shift = centers.mean(axis=0)
     X, centers = X - shift, centers - shift
     # argmin_k ‖x − c_k‖² = argmin_k (‖c_k‖² − 2 x·c_k)

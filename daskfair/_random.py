@@ -38,10 +38,8 @@ def as_seed_sequence(random_state: Any) -> np.random.SeedSequence:
         # gives each consumer a different stream
         return np.random.SeedSequence(int(random_state.randint(2**63, dtype=np.int64)))
     raise TypeError(
-        f"random_state must be None, a non-negative int, a numpy RandomState, SeedSequence or "
-        f"Generator; "
-        f"got {type(random_state).__name__}."
-    )
+        "random_state must be None, a non-negative int, a numpy RandomState, SeedSequence or "
+        f"Generator; got {type(random_state).__name__}.")
 
 
 def child_rng(seed: np.random.SeedSequence, *index: int) -> np.random.Generator:

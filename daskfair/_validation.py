@@ -63,12 +63,8 @@ def _to_numpy(frame: Any) -> np.ndarray:
 
 
 def _frame_array(x: Any) -> da.Array:
-    """A dask DataFrame or Series as a dask array with known chunk sizes.
-
-    Its partitions' rows are counted in one pass (``read_parquet`` and ``read_csv`` leave
-    them unknown), and the array is cut from the very partitions that were counted:
-    ``to_dask_array(lengths=True)`` may count another partitioning than it converts.
-    """
+    """A dask DataFrame or Series as a dask array with known chunk sizes: its partitions'
+    rows counted in one pass, the array cut from those very partitions (:mod:`._frames`)."""
     from ._frames import count_rows, partition_array, partitions
 
     parts = partitions(x)

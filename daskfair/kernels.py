@@ -39,12 +39,10 @@ def _sigmoid(
 
 
 def _rbf(X: np.ndarray, Y: np.ndarray, *, gamma: float, **_: Any) -> np.ndarray:
-    # k(x, y) = exp(-γ ‖x − y‖²), with ‖x − y‖² = ‖x‖² + ‖y‖² − 2 x·y clipped at 0. Both
-    # sides are first shifted by Y's mean (the distance does not change): with a large common
-    # offset the three terms would cancel catastrophically. Y is the fixed side (landmarks),
-    # so the shift does not depend on how X is chunked. Kept instead of scikit-learn's
-    # rbf_kernel, which expands the distance without a shift and so loses precision at a large
-    # offset (docs/findings.md F1.4).
+    # k(x, y) = exp(-γ ‖x − y‖²), with ‖x − y‖² = ‖x‖² + ‖y‖² − 2 x·y clipped at 0, after
+    # shifting both sides by Y's mean: a large common offset would cancel the three terms
+    # (scikit-learn's rbf_kernel does not shift: docs/findings.md F1.4). Y is the fixed side
+    # (landmarks), so the shift does not depend on how X is chunked.
     shift = Y.mean(axis=0)
     X, Y = X - shift, Y - shift
     K = X @ Y.T
@@ -79,15 +77,32 @@ def kernel_params(
     Parameters
     ----------
     kernel : {"linear", "polynomial", "poly", "sigmoid", "rbf"}
+        The kernel's name (a key of :data:`KERNELS`).
     n_features : int
         Number of input features (``gamma`` defaults to its inverse).
-    gamma, degree, coef0 : float
-        As in :func:`sklearn.metrics.pairwise_kernels`.
+    gamma : float, default=None
+        The kernel coefficient of the polynomial, sigmoid and rbf kernels; None:
+        ``1 / n_features``.
+    degree : float, default=3
+        The polynomial kernel's degree, a positive integer.
+    coef0 : float, default=1.0
+        The additive constant of the polynomial and sigmoid kernels.
 
     Returns
     -------
     dict
-        The kernel's name and its resolved parameters.
+        ``kernel``, ``gamma``, ``degree`` and ``coef0``, resolved.
+
+    Raises
+    ------
+    ValueError
+        An unknown kernel, a non-positive ``gamma`` for rbf, or a polynomial ``degree`` that
+        is not a positive integer.
+
+    See Also
+    --------
+    kernel_block : The kernel of two row blocks with these parameters.
+    sklearn.metrics.pairwise_kernels : The same parameters.
     """
     if kernel not in KERNELS:
         raise ValueError(f"unknown kernel {kernel!r}; choose one of {sorted(KERNELS)}.")
@@ -116,6 +131,10 @@ def kernel_block(X: np.ndarray, Y: np.ndarray, params: dict[str, Any]) -> np.nda
     -------
     ndarray of shape (n_x, n_y)
         The kernel values.
+
+    See Also
+    --------
+    kernel_params : Resolves ``params``.
 
     Examples
     --------

@@ -43,16 +43,15 @@ def landmark_pool(n_rows: int, n_landmarks: int, method: str, width: int,
     The blocks are the canonical row blocks (:func:`daskfair._blocks.canonical_rows`), so
     the pool depends on the data's shape and the seed only, never on the chunking. Enough
     blocks are taken to hold the rows the method needs (m for "uniform", 20 m for
-    "kmeans++"), and at least :data:`MIN_LANDMARK_BLOCKS`: reading landmarks costs a
-    fraction of a pass (docs/findings.md F1.5), where drawing rows from the whole data would
-    read every block once more.
+    "kmeans++"), and at least :data:`MIN_LANDMARK_BLOCKS`: a fraction of a pass, not one
+    more read of every block (docs/design.md#fkr-feature-maps).
 
     Parameters
     ----------
     n_rows : int
         Rows of the data.
     n_landmarks : int
-        m.
+        m, the landmarks to draw.
     method : {"uniform", "kmeans++"}
         How the landmarks will be drawn from the pool.
     width : int
@@ -64,6 +63,10 @@ def landmark_pool(n_rows: int, n_landmarks: int, method: str, width: int,
     -------
     ndarray of int
         The row indices of the pool, sorted.
+
+    See Also
+    --------
+    select_landmarks : Draws the landmarks from this pool.
     """
     bounds = np.cumsum((0, *canonical_rows(n_rows, width)))
     n_blocks = len(bounds) - 1
@@ -88,21 +91,33 @@ def select_landmarks(
     Parameters
     ----------
     X : ndarray or dask array of shape (n_samples, n_features)
+        The data.
     n_landmarks : int
         Number of landmarks m; ``m >= n_samples`` returns every row (exact mode).
-    method : {"uniform", "kmeans++"}
+    method : {"uniform", "kmeans++"}, default="uniform"
         "uniform": m distinct rows drawn uniformly from the pool of :func:`landmark_pool`.
         "kmeans++": k-means++ seeding (:func:`sklearn.cluster.kmeans_plusplus`) run on
         ``min(pool, 20 m)`` rows of the pool, which spreads the landmarks over the data.
         The rows depend on the seed and the data's shape only, never on the chunking.
-    random_state : int, SeedSequence or None
-    row_width : int, optional
-        Values per row of the pass the landmarks feed (it sets the canonical blocks; default
-        ``n_landmarks``, as for a kernel block).
+    random_state : int, RandomState, Generator, SeedSequence or None, default=None
+        Seeds the draw (None: fresh entropy).
+    row_width : int, default=None
+        Values per row of the pass the landmarks feed (it sets the canonical blocks); None:
+        ``n_landmarks``, as for a kernel block.
 
     Returns
     -------
     ndarray of shape (m, n_features)
+        The landmark rows, in the order of the data (``min(m, n_samples)`` of them).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``method``, or ``n_landmarks`` below 1.
+
+    See Also
+    --------
+    fit_nystroem : Draws the landmarks and fits the map.
     """
     n = X.shape[0]
     if method not in LANDMARK_METHODS:
@@ -129,24 +144,27 @@ def select_landmarks(
 def whitening(W: np.ndarray, rcond: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
     """``T = U_r Λ_r^{-1/2}`` from ``W = U Λ Uᵀ``, keeping eigenvalues above ``rcond · max Λ``.
 
-    An indefinite kernel (the sigmoid kernel, which the FKR-F²E paper uses for COMPAS) has
-    negative eigenvalues: Nyström features z with zᵀz' = k(x, x') do not exist, and the
-    features keep only the positive part of the spectrum (the nearest positive semi-definite
-    kernel on the landmarks). This is a deviation from the paper's exact method, which works
-    with K itself; a warning says how much of the spectrum was dropped.
+    An indefinite kernel (sigmoid) keeps only the positive part of its spectrum, with a
+    :class:`UserWarning` saying how much was dropped (docs/design.md#fkr-feature-maps).
 
     Parameters
     ----------
     W : ndarray of shape (m, m)
         The kernel matrix of the landmarks.
-    rcond : float
+    rcond : float, default=1e-10
         Relative cut-off of the eigenvalues.
 
     Returns
     -------
     T : ndarray of shape (m, r)
+        The whitening, ``Z = k(X, L) T``.
     eigenvalues : ndarray of shape (r,)
         The kept eigenvalues, in decreasing order.
+
+    Raises
+    ------
+    ValueError
+        ``W`` has no positive (or a non-finite) eigenvalue.
     """
     W = 0.5 * (W + W.T)
     lam, U = np.linalg.eigh(W)
@@ -276,19 +294,29 @@ def fit_nystroem(
         Resolved kernel parameters (:func:`daskfair.kernels.kernel_params`).
     n_landmarks : int
         m, the landmarks.
-    method : {"uniform", "kmeans++"}
-        How the landmarks are drawn from the pool (:func:`landmark_pool`).
-    rcond : float
+    method : {"uniform", "kmeans++"}, default="uniform"
+        How the landmarks are drawn from the pool (:func:`select_landmarks`).
+    rcond : float, default=1e-10
         Eigenvalues below ``rcond · max Λ`` are dropped (:func:`whitening`).
-    random_state : int, RandomState, Generator, SeedSequence or None
+    random_state : int, RandomState, Generator, SeedSequence or None, default=None
         Seeds the draw.
-    landmarks : ndarray of shape (m, n_features), optional
+    landmarks : ndarray of shape (m, n_features), default=None
         Landmarks to use instead of drawing them.
 
     Returns
     -------
     NystroemMap
         The fitted map.
+
+    Raises
+    ------
+    ValueError
+        The landmarks' kernel is not finite or has no positive eigenvalue; a bad ``method``
+        or ``n_landmarks`` (:func:`select_landmarks`).
+
+    See Also
+    --------
+    select_landmarks, whitening, NystroemMap.transform
 
     Examples
     --------

@@ -28,6 +28,10 @@ def progress_enabled() -> bool:
     -------
     bool
         True when progress is shown.
+
+    See Also
+    --------
+    show_progress : Switches it on or off for a block.
     """
     return bool(dask.config.get(_KEY, False))
 
@@ -38,13 +42,17 @@ def show_progress(enabled: bool = True) -> Iterator[None]:
 
     Parameters
     ----------
-    enabled : bool
+    enabled : bool, default=True
         Whether to show progress inside the block.
 
     Yields
     ------
     None
         Inside the block progress is on (or off); the setting before is restored after it.
+
+    See Also
+    --------
+    progress_enabled : Whether progress is shown.
     """
     with dask.config.set({_KEY: bool(enabled)}):
         yield
@@ -94,10 +102,10 @@ class IterationBar:
         Number of iterations.
     label : str
         What is counted.
-    stream : file, optional
-        Where to write (default ``sys.stdout``).
-    enabled : bool, optional
-        Default: :func:`progress_enabled`.
+    stream : file, default=None
+        Where to write; None: ``sys.stdout``.
+    enabled : bool, default=None
+        Whether to write at all; None: :func:`progress_enabled`.
     """
 
     def __init__(self, total: int, label: str, *, stream: TextIO | None = None,
@@ -118,7 +126,7 @@ class IterationBar:
         ----------
         done : int
             Iterations finished so far.
-        note : str
+        note : str, default=""
             Extra text shown after the count (points of a front, say).
         """
         if not self.enabled:

@@ -40,7 +40,8 @@ def main() -> None:
     # a classifier that says 1 for the blob group 0 prefers
     pred = (kmeans == np.bincount(kmeans[s == 0]).argmax()).astype(int)
     truth = (y == 0).astype(int)
-    print(f"\nstatistical disparity {demographic_parity_difference(None, pred, sensitive_features=s):.3f}, "
+    dpd = demographic_parity_difference(truth, pred, sensitive_features=s)
+    print(f"\ndemographic parity difference {dpd:.3f}, "
           f"equalized odds difference "
           f"{equalized_odds_difference(truth, pred, sensitive_features=s):.3f}")
     print("regression:", regression_report(X[:, 0], X[:, 0] + 0.5 * s, sensitive_features=s))

@@ -1,8 +1,8 @@
 """Independent dense references for FKR-F²E and FKRR (n × n, scipy/numpy only).
 
 They follow the seed's formulation directly (eq. 6 with M of eq. 18, cross term symmetrised),
-posed on the range of K as docs/design.md#fkr-range-of-k prescribes: K = UΛUᵀ, keep Λ > tol·max Λ, solve
-eigh(U_rᵀ M U_r, Λ_r).
+posed on the range of K as docs/design.md#fkr-range-of-k prescribes: K = UΛUᵀ, keep
+Λ > tol·max Λ, solve eigh(U_rᵀ M U_r, Λ_r).
 """
 
 import numpy as np

@@ -89,7 +89,7 @@ def test_demo_command_writes_the_store(data_dir, tmp_path, capsys, monkeypatch):
     assert set(fce) == set(REPORT_COLUMNS) and 0 <= fce["Bal"][0] <= 1
     fkr = run.attrs["fkr_table"]
     # the constant predictor has SD 0 and the majority-class error (data README: 0.229)
-    assert fkr["constant"]["sd"] == 0.0
+    assert fkr["constant"]["disparity"] == 0.0
     assert abs(fkr["constant"]["error"] - 0.229) < 0.01
     # the claim of docs/getting_started.md (what the demo prints): the seed's paper
     # objective is exactly the constant predictor here
@@ -98,7 +98,7 @@ def test_demo_command_writes_the_store(data_dir, tmp_path, capsys, monkeypatch):
     # margin for the validation noise leaves little room at .01 on 2,454 minority rows)
     cv = fkr[CV_METHOD]
     assert cv["error"] < fkr["constant"]["error"] - 0.005
-    assert cv["sd"] < fkr["kernel ridge"]["sd"]
+    assert cv["disparity"] < fkr["kernel ridge"]["disparity"]
 
 
 def test_demo_safairkm_section(client, data_dir):

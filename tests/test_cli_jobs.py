@@ -44,7 +44,7 @@ def _run(args, capsys):
 def test_fkr_job_store(scheduler, data_dir, tmp_path, capsys):
     store = tmp_path / "crime.zarr"
     code, out, err = _run(["fkr", "--dataset", "ffe_crime", "--split", "3",
-                           "--fair-feature-counts", "2", "4", "--objective", "mean_discrepancy",
+                           "--n-fair-features", "2", "4", "--objective", "mean_discrepancy",
                            "--n-landmarks", "300",
                            "--kernel", "polynomial", "--degree", "4", "--coef0", "0.1",
                            "--scheduler", scheduler, "--data-dir", str(data_dir),
@@ -52,10 +52,10 @@ def test_fkr_job_store(scheduler, data_dir, tmp_path, capsys):
     assert code == 0, err
     assert "Dask cluster: 2 workers" in out and "FKR-F2E (mean_discrepancy)" in out
     run = open_run(store)
-    assert run.kind == "fkr" and run.params["components"] == [2, 4]
+    assert run.kind == "fkr" and run.params["n_fair_features"] == [2, 4]
     results = run.attrs["results"]
     assert [r["method"] for r in results] == ["FKR-F2E (mean_discrepancy)"] * 2 + [
-        "FKRR (mu=1)", "kernel ridge", "constant"]
+        "FKRR (fairness_weight=1)", "kernel ridge", "constant"]
     assert [r["n_fair_features"] for r in results[:2]] == [2, 4]
     # independent checks on the authors' split 3
     d = load_dataset("ffe_crime", data_dir)
@@ -65,12 +65,12 @@ def test_fkr_job_store(scheduler, data_dir, tmp_path, capsys):
     y = d.y.astype(int)
     const = np.bincount(y[train]).argmax()
     assert results[-1]["error"] == pytest.approx(np.mean(y[test] != const))
-    assert results[-1]["sd"] == 0.0
+    assert results[-1]["disparity"] == 0.0
     # the stored predictions are the first model's and give its stored SD and error
     pred = run.read_array("predictions/test")
     assert results[0]["error"] == pytest.approx(np.mean(pred != y[test]))
     rates = [pred[d.sensitive[test] == g].mean() for g in np.unique(d.sensitive)]
-    assert results[0]["sd"] == pytest.approx(max(rates) - min(rates))
+    assert results[0]["disparity"] == pytest.approx(max(rates) - min(rates))
     # and equal the estimator fitted directly on the seed's scaling (Nyström, same seed)
     Xs = minmax_scale(d.X, train)
     clf = FairKernelClassifier("polynomial", degree=4, coef0=0.1, n_fair_features=2,
@@ -81,7 +81,7 @@ def test_fkr_job_store(scheduler, data_dir, tmp_path, capsys):
     assert np.mean(direct != pred) < 0.002
     assert error_rate(y[test], direct) == pytest.approx(results[0]["error"], abs=0.002)
     assert demographic_parity_difference(None, direct, sensitive_features=d.sensitive[test]) == \
-        pytest.approx(results[0]["sd"], abs=0.01)
+        pytest.approx(results[0]["disparity"], abs=0.01)
 
 
 def test_fkr_disparity_bound_workflow(scheduler, data_dir, tmp_path, capsys):
@@ -95,16 +95,16 @@ def test_fkr_disparity_bound_workflow(scheduler, data_dir, tmp_path, capsys):
     assert "FairKernelClassifierCV (<= 0.02)" in out and "chosen from" in out
     run = open_run(store)
     sel = run.attrs["selection"]
-    assert sel["validation_sd"] <= 0.02 and sel["disparity_bound"] == 0.02
+    assert sel["validation_disparity"] <= 0.02 and sel["disparity_bound"] == 0.02
     results = run.attrs["results"]
-    assert results[0]["validation_sd"] == sel["validation_sd"]
+    assert results[0]["validation_disparity"] == sel["validation_disparity"]
     # the stored test predictions give the stored test SD and error
     d = load_dataset("ffe_credit", data_dir)
     test = run.read_array("predictions/test_rows")
     pred = run.read_array("predictions/test")
     y = d.y.astype(int)
     assert results[0]["error"] == pytest.approx(np.mean(pred != y[test]))
-    assert results[0]["sd"] == pytest.approx(demographic_parity_difference(None,
+    assert results[0]["disparity"] == pytest.approx(demographic_parity_difference(None,
         pred, sensitive_features=d.sensitive[test]))
     # the frontier: every candidate, the chosen one within the bound with its margin
     disparity, error = run.read_array("frontier/disparity"), run.read_array("frontier/error")
@@ -116,9 +116,9 @@ def test_fkr_disparity_bound_workflow(scheduler, data_dir, tmp_path, capsys):
     chosen = [r for r in sel["front"] if r["selected"]]
     assert len(chosen) == 1 and chosen[0]["disparity_upper"] <= 0.02
     assert chosen[0]["error"] == pytest.approx(error[upper <= 0.02].min())
-    lo, hi = sel["validation_sd_interval"]
+    lo, hi = sel["validation_disparity_interval"]
     assert sel["disparity_confidence"] == 0.9 and hi == chosen[0]["disparity_upper"]
-    assert f"validation disparity {sel['validation_sd']:.4f} (on new rows {lo:.4f} to " \
+    assert f"validation disparity {sel['validation_disparity']:.4f} (on new rows {lo:.4f} to " \
            f"{hi:.4f}, 90% on each side)" in out
     assert main(["plot", str(store)]) == 0 and store.with_suffix(".png").exists()
 
@@ -136,13 +136,13 @@ def test_safairkm_job_store_and_plot(scheduler, data_dir, tmp_path, capsys):
     assert np.all(np.diff(cost) > 0) and np.all(np.diff(bal) > 0)
     assert labels.shape == (len(cost), 600) and run.attrs["n_iter_done"] == 12
     d = load_dataset("safairkm_adult", data_dir)
-    X, s = preprocess_safairkm(d.X, d.sensitive, n_samples=600, seed=0)
+    X, s = preprocess_safairkm(d.X, d.sensitive, n_samples=600, random_state=0)
     for i in (0, len(cost) // 2, len(cost) - 1):  # every point re-scored from its labels
         assert kmeans_cost(X, labels[i]) == pytest.approx(cost[i], rel=1e-9)
         assert balance(labels[i], sensitive_features=s) == pytest.approx(bal[i], rel=1e-12)
     vf = run.attrs["fronts"]["VfairKM"]
     np.testing.assert_array_equal(run.read_array("vfairkm/cost"), vf["cost"])
-    assert set(vf["mu"]) <= {0.0, 100.0}
+    assert set(vf["fairness_weight"]) <= {0.0, 100.0}
     assert run.attrs["best_balance"] == pytest.approx(np.bincount(s).min() / np.bincount(s).max())
     # without a cluster option the same job runs in this process, with the same front
     here = tmp_path / "here.zarr"

@@ -119,7 +119,7 @@ def test_safairkm_arrays(data_dir):
         d = ds.load_dataset(name, data_dir)
         _check(d, n)
         assert d.y is None and len(d.groups) == J
-    Z, s = ds.preprocess_safairkm(d.X, d.sensitive, 5000, seed=1)
+    Z, s = ds.preprocess_safairkm(d.X, d.sensitive, 5000, random_state=1)
     assert Z.shape == (5000, 6) and s.shape == (5000,)
     np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0)
 
@@ -154,9 +154,16 @@ def test_data_dir_resolution(data_dir, tmp_path, monkeypatch):
     monkeypatch.delenv("DASKFAIR_DATA")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(ds, "__file__", str(tmp_path / "site" / "daskfair" / "datasets.py"))
+    monkeypatch.setattr(ds.files, "__file__",
+                        str(tmp_path / "site" / "daskfair" / "datasets" / "files.py"))
     if sys.platform.startswith("linux"):
         assert ds.data_dir() == tmp_path / "xdg" / "daskfair" / "data" and ds.data_dir().is_dir()
+    # a development checkout: the folder shared/data beside the checkout that holds the
+    # module (daskfair/datasets/files.py)
+    (tmp_path / "work" / "shared" / "data").mkdir(parents=True)
+    monkeypatch.setattr(ds.files, "__file__", str(tmp_path / "work" / "main" / "daskfair" /
+                                                  "datasets" / "files.py"))
+    assert ds.data_dir() == tmp_path / "work" / "shared" / "data"
     with pytest.raises(FileNotFoundError, match="does not exist"):
         ds.data_dir(tmp_path / "nope")
 

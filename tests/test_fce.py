@@ -1,4 +1,5 @@
 import itertools
+import warnings
 
 import dask
 import dask.array as da
@@ -15,7 +16,8 @@ from daskfair.ensemble.consensus import (
     init_state,
     polar,
 )
-from daskfair.ensemble.estimator import check_base_labels, hold_base_labels, select_n_clusters
+from daskfair.ensemble.labels import check_base_labels, hold_base_labels
+from daskfair.ensemble.selection import select_n_clusters
 
 
 def _random_orthogonal(rng, a, b):
@@ -256,12 +258,12 @@ def test_reads_of_dask_inputs_are_what_the_docstring_says(pool, init, held, monk
     import collections
 
     import daskfair.ensemble.consensus as consensus
-    import daskfair.ensemble.estimator as estimator
+    import daskfair.ensemble.labels as labels
 
     from ._counting import counted
 
     if not held:
-        monkeypatch.setattr(estimator, "_fits_in_memory", lambda nbytes: False)
+        monkeypatch.setattr(labels, "_fits_in_memory", lambda nbytes: False)
     calls = collections.Counter()
     def counting(name, f):
         def count(*args, **kwargs):
@@ -306,7 +308,8 @@ def _blockwise_step(pool, chunks):
     dbase = da.from_array(base, chunks=(chunks, -1))
     dgroups = da.from_array(groups, chunks=chunks)
     dstate = init_state(dbase, dgroups, dbase[:, 0], c, sizes, 2)
-    return dstate, consensus_step(dbase, dgroups, dstate, lambda1=1e-3, lambda2=1e-3)
+    return dstate, consensus_step(dbase, dgroups, dstate, consensus_weight=1e-3,
+                                  fairness_weight=1e-3)
 
 
 @pytest.mark.parametrize("chunks", [600, 97, 1, (250, 50, 300)])
@@ -321,10 +324,10 @@ def test_any_row_blocks_give_the_same_bits(pool, chunks):
     if chunks != 600:
         assert len(out.labels.chunks[0]) > 1
     for _ in range(2):
-        ref = consensus_step(base, groups, ref, lambda1=1e-3, lambda2=1e-3)
+        ref = consensus_step(base, groups, ref, consensus_weight=1e-3, fairness_weight=1e-3)
     out = consensus_step(da.from_array(base, chunks=(chunks, -1)),
-                         da.from_array(groups, chunks=chunks), out, lambda1=1e-3,
-                         lambda2=1e-3)
+                         da.from_array(groups, chunks=chunks), out, consensus_weight=1e-3,
+                         fairness_weight=1e-3)
     np.testing.assert_array_equal(out.labels.compute(), ref.labels)
     for key in ("counts", "table", "coassociation", "R_all", "R", "alpha", "objective"):
         np.testing.assert_array_equal(getattr(out, key), getattr(ref, key), err_msg=key)
@@ -337,7 +340,7 @@ def test_blockwise_sweep_check_fails_without_the_carry(pool, monkeypatch):
 
     base, groups, _, c = pool
     state0 = init_state(base, groups, base[:, 0], c, base.max(axis=0) + 1, 2)
-    ref = consensus_step(base, groups, state0, lambda1=1e-3, lambda2=1e-3)
+    ref = consensus_step(base, groups, state0, consensus_weight=1e-3, fairness_weight=1e-3)
     from daskfair.ensemble._block_functions import sweep_hr
 
     monkeypatch.setattr(consensus, "sweep_hr", lambda hr, g, lab, counts, *rest: sweep_hr(
@@ -455,10 +458,94 @@ def test_bad_inputs(pool):
         FairClusteringEnsemble(c).fit(base[:-1], sensitive_features=groups)
     with pytest.raises(TypeError, match="must be integers"):
         check_base_labels(np.array([["a", "b"]]))
-    with pytest.raises(ValueError, match="fairness_weight must be 'auto' or a number >= 0"):
+    with pytest.raises(ValueError, match="base_labels is complex: Complex data not supported"):
+        check_base_labels(base + 1j)
+    for value in (np.nan, np.inf):  # refused by the check, with no numpy warning before it
+        bad = base.astype(float)
+        bad[5, 1] = value
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ValueError, match="base_labels contains NaN or inf"):
+                check_base_labels(bad)
+    with pytest.raises(ValueError, match="fairness_weight must be 'auto' or a finite number >= 0"):
         FairClusteringEnsemble(c, fairness_weight=-1).fit(base, sensitive_features=groups)
     with pytest.raises(ValueError, match="alignment must be one of"):
         FairClusteringEnsemble(c, alignment="greedy").fit(base, sensitive_features=groups)
+
+
+def _unreadable(shape):
+    # a dask array whose every read fails: a check that runs before the data are read passes
+    def boom():
+        raise AssertionError("the data were read")
+
+    return da.from_delayed(dask.delayed(boom)(), shape=shape, dtype=np.int64)
+
+
+@pytest.mark.parametrize("params, error, match", [
+    ({"n_clusters": "many"}, ValueError, "n_clusters must be an integer or 'auto'"),
+    ({"n_clusters": 2.0}, TypeError, "n_clusters must be an integer or 'auto', got 2.0"),
+    ({"n_clusters": 0}, ValueError, "n_clusters must be >= 1, got 0"),
+    ({"fairness_weight": "high"}, ValueError, "fairness_weight must be 'auto' or a finite"),
+    ({"fairness_weight": np.nan}, ValueError, "fairness_weight must be 'auto' or a finite"),
+    ({"consensus_weight": 0}, ValueError, "consensus_weight must be a finite number > 0"),
+    ({"consensus_weight": np.inf}, ValueError, "consensus_weight must be a finite number"),
+    ({"max_iter": 0}, ValueError, "max_iter must be an integer >= 1, got 0"),
+    ({"tol": -1e-4}, ValueError, "tol must be a finite number >= 0"),
+    ({"tol": "small"}, ValueError, "tol must be a finite number >= 0"),
+    ({"alignment": "greedy"}, ValueError, "alignment must be one of"),
+    ({"init": "svd"}, ValueError, "init must be one of"),
+    ({"random_state": "seed"}, TypeError, "random_state must be None"),
+    ({"random_state": -1}, ValueError, "random_state must be a non-negative integer"),
+    ({"min_group_size": 0}, ValueError, "min_group_size must be an integer >= 1"),
+    ({"small_groups": "drop"}, ValueError, "small_groups must be one of"),
+])
+def test_parameters_are_checked_before_the_data_are_read(params, error, match):
+    est = FairClusteringEnsemble(**{"n_clusters": 3, **params})
+    with pytest.raises(error, match=match):
+        est.fit(_unreadable((10, 2)), sensitive_features=_unreadable((10,)))
+    assert not [k for k in vars(est) if k.endswith("_")]
+
+
+def test_a_failed_fit_changes_no_fitted_attribute(pool):
+    """The fitted attributes are set together once everything has passed. A fit that fails
+    after the groups were read (n_clusters above the rows, no c for "auto", an error during
+    the iterations) leaves none; a refit that fails leaves the previous fit's, untouched."""
+    base, groups, _, c = pool
+
+    def stop(state):
+        raise RuntimeError("interrupted")
+
+    failing = [
+        ({"n_clusters": len(groups) + 1}, base, {}, "larger than the number of samples"),
+        ({"n_clusters": "auto"}, np.zeros((len(groups), 1), dtype=int), {},
+         "n_clusters could not be chosen"),
+        ({"n_clusters": c}, base, {"callback": stop}, "interrupted"),
+    ]
+    for params, labels, kwargs, match in failing:
+        est = FairClusteringEnsemble(**params)
+        with pytest.raises((ValueError, RuntimeError), match=match):
+            est.fit(labels, sensitive_features=groups, **kwargs)
+        assert not [k for k in vars(est) if k.endswith("_")], match
+    est = FairClusteringEnsemble(c, random_state=0).fit(base, sensitive_features=groups)
+    fitted = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    assert {"labels_", "groups_", "merged_groups_", "n_clusters_"} <= set(fitted)
+    for params, labels, kwargs, match in failing:
+        est.set_params(**params)
+        with pytest.raises((ValueError, RuntimeError), match=match):
+            est.fit(labels, sensitive_features=groups + 1, **kwargs)
+        now = {k: v for k, v in vars(est).items() if k.endswith("_")}
+        assert now.keys() == fitted.keys()
+        assert all(now[k] is v for k, v in fitted.items()), match
+
+
+def test_fit_predict_is_fit_then_labels(pool, tmp_path):
+    # scikit-learn's ClusterMixin.fit_predict, which passes fit's keyword arguments on
+    base, groups, _, c = pool
+    est = FairClusteringEnsemble(c, random_state=0)
+    labels = est.fit_predict(base, sensitive_features=groups, store=tmp_path / "fce.zarr")
+    assert labels is est.labels_
+    ref = FairClusteringEnsemble(c, random_state=0).fit(base, sensitive_features=groups)
+    np.testing.assert_array_equal(labels, ref.labels_)
 
 
 def test_base_clusterings_as_tasks(client):
@@ -592,7 +679,7 @@ def test_held_copy_and_row_blocks_rules():
     the block size."""
     import distributed
 
-    from daskfair.ensemble.estimator import _fits_in_memory, _row_chunks
+    from daskfair.ensemble.labels import _fits_in_memory, _row_chunks
 
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   memory_limit="100MB", dashboard_address=None) as cluster, \

@@ -14,7 +14,9 @@ from daskfair.fkr import (
     FairKernelRidge,
 )
 from daskfair.fkr.candidates import Search, build_candidates
+from daskfair.fkr.frontier import plot_frontier
 from daskfair.fkr.ridge import penalty_scale
+from daskfair.fkr.search import search_grid
 from daskfair.fkr.statistics import fold_of, kernel_moments
 from daskfair.kernels import kernel_block, kernel_params
 from daskfair.metrics import demographic_parity_difference, equalized_odds_difference, error_rate
@@ -87,7 +89,7 @@ def test_every_fold_from_one_pass_equals_a_separate_fit_on_its_training_rows():
         np.testing.assert_allclose(path.intercept, refit.intercept, rtol=0, atol=1e-8)
 
 
-def _fold_models(cv, X, y, s, search_fn):
+def _fold_models(cv, X, y, s):
     """The per-fold candidate scores of a fitted CV estimator, recomputed directly."""
     fmap = cv.feature_map_
     seed = cv._fold_seed()
@@ -99,7 +101,7 @@ def _fold_models(cv, X, y, s, search_fn):
     folded = kernel_moments(X, cells, y.astype(float), None, fmap.landmarks, fmap.params,
                             cell_group=group, cell_label=label, n_folds=cv.cv, fold_seed=seed)
     folded = type(folded)(tuple(m.change_basis(fmap.whitening) for m in folded.folds))
-    search = search_fn(folded.total)
+    search = search_grid(folded.total, cv._checked_params(), cv._task)
     fold = fold_of(np.arange(len(X)), cv.cv, seed)
     Z = fmap.transform(X)
     scores = np.empty((len(X), cv.n_candidates_))
@@ -117,7 +119,7 @@ def test_validation_error_and_disparity_equal_per_row_predictions(constraint):
     cv = FairKernelClassifierCV(constraints=constraint, cv=3, random_state=1, **SMALL)
     with dask.config.set({"daskfair.block-rows": 64}):
         cv.fit(da.from_array(X, chunks=120), y, sensitive_features=s)
-    scores = _fold_models(cv, X, y, s, lambda total: cv._search_of(total, cv._grids()))
+    scores = _fold_models(cv, X, y, s)
     metric = equalized_odds_difference if constraint == "equalized_odds" else None
     for k in range(0, cv.n_candidates_, 5):
         for j in (1, 40, 128, 200, 255):
@@ -153,7 +155,7 @@ def test_regressor_validation_metrics_from_moments_equal_per_row_predictions():
     y = X[:, 0] - X[:, 1] ** 2 + s + 0.2 * rng.normal(size=n)
     cv = FairKernelRegressorCV(cv=4, disparity_bound=0.1, random_state=2, **SMALL)
     cv.fit(X, y, sensitive_features=s)
-    scores = _fold_models(cv, X, y, s, lambda total: cv._search_of(total, cv._grids()))
+    scores = _fold_models(cv, X, y, s)
     rmse = np.sqrt(((scores - y[:, None]) ** 2).mean(axis=0))
     np.testing.assert_allclose(cv.cv_error_[:, 0], rmse, rtol=1e-9)
     means = np.array([scores[s == g].mean(axis=0) for g in range(3)])
@@ -207,6 +209,16 @@ def test_selection_keeps_a_margin_for_the_validation_noise(confidence):
     ax = cv.plot_frontier()
     drawn = [line.get_xdata() for line in ax.get_lines() if "new rows" in line.get_label()]
     assert len(drawn) == 1 and tuple(drawn[0]) == cv.best_disparity_interval_
+    # the same figure from the arrays a run store keeps (pareto as 0/1, no family column)
+    stored = {"disparity": fr.disparity.to_numpy(), "error": fr.error.to_numpy(),
+              "pareto": fr.pareto.to_numpy().astype(np.int8)}
+    again = plot_frontier(stored, bound=cv.disparity_bound_, chosen=(chosen.disparity,
+                          chosen.error), interval=cv.best_disparity_interval_,
+                          confidence=cv.disparity_confidence_)
+    for label in ("front", "bound 0.08", f"on new rows ({confidence:.0%} each side)"):
+        ours, theirs = ([np.asarray(line.get_xydata()) for line in a.get_lines()
+                         if line.get_label() == label] for a in (ax, again))
+        assert len(ours) == 1 and np.array_equal(ours[0], theirs[0]), label
     # without a margin, the same search picks a more accurate candidate
     cv.choose(0.08, disparity_confidence=None)
     assert cv.best_score_ > 1 - chosen.error
@@ -415,7 +427,7 @@ def test_several_kernel_settings_share_one_landmark_draw(make, passes):
 ])
 def test_reads_of_dask_labels_and_groups_are_what_the_docstrings_say(make, reads):
     """y and s are read with X in each pass, which lists the groups and classes itself: the
-    module docstring of daskfair.fkr.estimators says so (no read before the passes)."""
+    estimators' Notes say so (no read before the passes)."""
     import collections
 
     X, y, s, x_counts = _counted(40)

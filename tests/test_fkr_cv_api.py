@@ -165,15 +165,14 @@ def test_cv_results_rank_the_entries_within_the_bound_first_and_name_missing_par
     assert all(v is None for v in r["param_strength"][embedding])
 
 
-def test_set_params_of_best_params_after_a_fit_with_old_names():
+def test_set_params_of_best_params_keeps_the_chosen_one_of_several_gammas():
     X, y, s = _data()
-    with pytest.warns(FutureWarning, match="'gamma' is renamed 'gammas'"):
-        old = FairKernelClassifierCV(gamma=[0.2, 0.5], cv=3, random_state=0, **SMALL).fit(
-            X, y, sensitive_features=s)
-    alone = clone(old).set_params(**old.best_params_)
-    assert alone.get_params()["gamma"] == "deprecated"
+    cv = FairKernelClassifierCV(gammas=[0.2, 0.5], cv=3, random_state=0, **SMALL).fit(
+        X, y, sensitive_features=s)
+    alone = clone(cv).set_params(**cv.best_params_)
+    assert alone.get_params()["gammas"] in ((0.2,), (0.5,))
     alone.fit(X, y, sensitive_features=s)
-    np.testing.assert_allclose(alone.dual_coef_, old.dual_coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(alone.dual_coef_, cv.dual_coef_, rtol=1e-9, atol=1e-12)
 
 
 def test_a_failed_refit_leaves_the_earlier_model_whole(monkeypatch):
@@ -192,3 +191,49 @@ def test_a_failed_refit_leaves_the_earlier_model_whole(monkeypatch):
     assert after.keys() == before.keys()
     for k, v in before.items():
         assert after[k] is v, k
+
+
+@pytest.mark.parametrize("cls", [FairKernelClassifierCV, FairKernelRegressorCV])
+def test_a_failed_cv_fit_leaves_the_earlier_fit_whole(cls, monkeypatch):
+    """The CV estimators set their fitted attributes at the end: a fit that fails in the
+    choice, after every pass, leaves the earlier fit as it was."""
+    X, y, s = _data()
+    target = y if cls is FairKernelClassifierCV else X[:, 0] + s
+    est = cls(cv=3, disparity_bound=0.1, random_state=0, **SMALL).fit(
+        X, target, sensitive_features=s)
+    before = dict(vars(est))
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("daskfair.fkr.cv.select", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        est.set_params(gammas=[0.1, 0.3]).fit(2 * X, target, sensitive_features=s)
+    after = vars(est)
+    assert after.keys() == before.keys()
+    for k, v in before.items():
+        assert k == "gammas" or after[k] is v, k
+
+
+def test_choose_and_fit_moments_check_the_parameters_first():
+    """choose() and FairKernelRidge.fit_moments go through their estimator's one parameter
+    check; a refused call changes nothing."""
+    from daskfair import FairKernelRidge
+
+    X, y, s = _data()
+    cv = FairKernelClassifierCV(cv=3, disparity_bound=0.1, random_state=0, **SMALL).fit(
+        X, y, sensitive_features=s)
+    before = dict(vars(cv))
+    with pytest.raises(ValueError, match="disparity_bound must be a number >= 0"):
+        cv.choose(-0.1)
+    with pytest.raises(ValueError, match=r"disparity_confidence must be a number in \[0.5, 1\)"):
+        cv.choose(0.1, disparity_confidence=1.5)
+    with pytest.raises(ValueError, match="refit must be True or False"):
+        clone(cv).set_params(refit="no").fit(X, y, sensitive_features=s)
+    cv.set_params(refit="no")
+    with pytest.raises(ValueError, match="refit must be True or False"):
+        cv.choose(0.2)
+    assert vars(cv).keys() == before.keys()
+    assert all(vars(cv)[k] is v for k, v in before.items() if k != "refit")
+    with pytest.raises(ValueError, match="fairness_weight must be >= 0"):
+        FairKernelRidge(-1.0).fit_moments(cv.moments_[0], cv.feature_maps_[0])

@@ -12,7 +12,13 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from daskfair.fkr import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
+from daskfair.fkr import (
+    FairKernelClassifier,
+    FairKernelClassifierCV,
+    FairKernelRegressor,
+    FairKernelRegressorCV,
+    FairKernelRidge,
+)
 from daskfair.fkr.embedding import mean_discrepancy_directions
 from daskfair.fkr.ridge import cell_weighted_fit
 from daskfair.fkr.statistics import kernel_moments
@@ -339,6 +345,45 @@ def test_bad_inputs(data):
         FairKernelClassifier().fit(X, np.arange(len(X)) % 3, sensitive_features=s)
     with pytest.warns(UserWarning, match="got no sensitive_features"):
         est.fit(X, y)
+
+
+SMALL_CV = {"relative_alphas": (1e-3,), "strengths": (0.0, 1.0), "fairness_weights": (None,),
+            "fair_feature_counts": (2,), "cv": 3}
+
+
+@pytest.mark.parametrize(("cls", "bad", "message"), [
+    (FairKernelRegressor, {"n_landmarks": 0}, "n_landmarks must be >= 1"),
+    (FairKernelRegressor, {"n_landmarks": 50.5}, "n_landmarks must be an integer >= 1"),
+    (FairKernelRegressor, {"fit_intercept": "yes"}, "fit_intercept must be True or False"),
+    (FairKernelRegressor, {"fairness_weight": -1.0}, "fairness_weight must be >= 0 or None"),
+    (FairKernelRegressor, {"n_fair_features": 0}, "n_fair_features must be >= 1"),
+    (FairKernelRegressor, {"kernel": "cosine"}, "unknown kernel 'cosine'"),
+    (FairKernelRegressor, {"gamma": -1.0}, "gamma must be positive"),
+    (FairKernelRegressor, {"random_state": "seed"}, "random_state must be None"),
+    (FairKernelClassifier, {"max_iter": 0}, "max_iter must be >= 1"),
+    (FairKernelRidge, {"relative_alpha": -1.0}, "relative_alpha must be >= 0"),
+    (FairKernelRidge, {"landmarks": "random"}, "landmarks must be one of"),
+    (FairKernelRidge, {"min_group_size": 0}, "min_group_size must be an integer >= 1"),
+    (FairKernelClassifierCV, {"refit": "no"}, "refit must be True or False"),
+    (FairKernelClassifierCV, {"strengths": [0.0, None]}, "strengths must be numbers"),
+    (FairKernelClassifierCV, {"fair_feature_counts": [0]}, "fair_feature_counts must be >= 1"),
+    (FairKernelRegressorCV, {"fairness_weights": [-1.0]}, "fairness_weights must be numbers"),
+    (FairKernelRegressorCV, {"disparity_confidence": 1.0}, "disparity_confidence must be"),
+    (FairKernelRegressorCV, {"rcond": 0.0}, "rcond must lie in"),
+])
+def test_every_parameter_is_checked_before_the_data_is_read(cls, bad, message, data):
+    """One check of every parameter, first: with X=None the parameter's error comes, not the
+    input's; and a refused fit leaves the earlier model whole."""
+    X, y, s, _ = data
+    target = (y > 0).astype(int) if "Classifier" in cls.__name__ else y
+    with pytest.raises((ValueError, TypeError), match=message):
+        cls(**bad).fit(None, None)
+    cv = SMALL_CV if cls.__name__.endswith("CV") else {}
+    est = cls(n_landmarks=40, random_state=0, **cv).fit(X, target, sensitive_features=s)
+    before = dict(vars(est))
+    with pytest.raises((ValueError, TypeError), match=message):
+        est.set_params(**bad).fit(X, target, sensitive_features=s)
+    assert all(vars(est)[k] is v for k, v in before.items() if k.endswith("_"))
 
 
 def test_feature_names_are_kept_and_checked(data):

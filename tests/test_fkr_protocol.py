@@ -38,16 +38,16 @@ def test_grid_alpha_is_chosen_without_the_test_rows():
     does not change it (the test rows are never seen by the search)."""
     X, y, s = _data()
     train = np.arange(300)
-    kw = {"kernel": PAPER_KERNELS["ffe_credit"], "alpha": "grid", "random_state": 3}
+    kw = {"kernel": PAPER_KERNELS["ffe_credit"], "relative_alpha": "grid", "random_state": 3}
     out = run_method("kernel ridge", X, y, s, train, **kw)
     order = np.random.default_rng(3).permutation(train)  # the search's 80/20 split
     fit = np.arange(240)
-    assert out["alpha"] in paper_alphas(minmax_scale(X[order], fit)[fit], kw["kernel"])
+    assert out["relative_alpha"] in paper_alphas(minmax_scale(X[order], fit)[fit], kw["kernel"])
     X2, y2 = X.copy(), y.copy()
     X2[300:] = np.random.default_rng(9).normal(size=(100, 5))
     y2[300:] = 1 - y2[300:]
     again = run_method("kernel ridge", X2, y2, s, train, **kw)
-    assert again["alpha"] == out["alpha"]
+    assert again["relative_alpha"] == out["relative_alpha"]
     assert again["error"] != out["error"]  # the test rows did change
 
 
@@ -64,7 +64,7 @@ def test_paper_objective_is_the_constant_predictor_on_the_authors_splits(data_di
             paper = run_method("FKR-F2E (paper)", ds.X, ds.y, ds.sensitive, ds.splits[split],
                                **kw)
             const = run_method("constant", ds.X, ds.y, ds.sensitive, ds.splits[split], **kw)
-            assert paper["sd"] == 0 and paper["error"] == const["error"], (name, split)
+            assert paper["disparity"] == 0 and paper["error"] == const["error"], (name, split)
 
 
 def test_a_training_set_within_the_landmarks_is_fitted_exactly():

@@ -139,14 +139,18 @@ def test_jobqueue_input_errors(tmp_path, monkeypatch):
     monkeypatch.setenv("DASK_CONFIG", str(tmp_path))
     with pytest.raises(ValueError, match="must be one of"):
         jobqueue_cluster("lsf", 1)
-    with pytest.raises(ValueError, match="--jobs must be >= 1"):
+    with pytest.raises(ValueError, match="jobs=0 must be >= 1"):
         jobqueue_cluster("slurm", 0)
+    with pytest.raises(ValueError, match="either jobs= or adapt="):
+        jobqueue_cluster("slurm", 2, adapt=(1, 3))
+    with pytest.raises(ValueError, match=r"adapt= needs \(MIN, MAX\) with 1 <= MIN <= MAX"):
+        jobqueue_cluster("slurm", None, adapt=(0, 2))
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_jobqueue_config(tmp_path / "none.yaml")
     (tmp_path / "bad.yaml").write_text("slurm:\n  cores: 1\n")
     with pytest.raises(ValueError, match="no top-level 'jobqueue' key"):
         load_jobqueue_config(tmp_path / "bad.yaml")
-    with pytest.raises(ValueError, match="either --scheduler or --jobqueue"):
+    with pytest.raises(ValueError, match="either address= or jobqueue="):
         get_client("tcp://127.0.0.1:1", jobqueue="slurm")
 
 
@@ -195,7 +199,7 @@ def test_the_jobqueue_scheduler_admits_only_its_own_credentials(tmp_path, monkey
         monkeypatch.setenv(name, value)
     monkeypatch.chdir(tmp_path)
     cluster = jobqueue_cluster("slurm", 1, config=_config(tmp_path, "slurm"))
-    folder = cluster.credentials_folder
+    (folder,) = tmp_path.glob(".daskfair-tls-*")  # beside the jobs' working directory
     try:
         address = cluster.scheduler_address
         assert address.startswith("tls://")

@@ -58,7 +58,7 @@ def test_job_commands_share_the_cluster_and_run_options():
     parser = build_parser()
     for command in ("fkr", "safairkm", "fce"):
         args = parser.parse_args([command, "--dataset", "adult"])
-        for option in ("scheduler", "workers", "jobqueue", "jobs", "seed", "store",
+        for option in ("scheduler", "workers", "jobqueue", "jobs", "random_state", "store",
                        "no_progress", "overwrite"):
             assert hasattr(args, option), (command, option)
         assert args.store == f"daskfair-{command}.zarr"

@@ -459,8 +459,8 @@ def test_the_command_line_merges_small_groups_for_the_whole_job(tmp_path):
     small = {k: int(v) for k, v in counts[counts < least].items()}
     assert len(small) == 2
     common = {"path": tmp_path / "t.csv", "label": "risk", "sensitive": ["sex", "housing"]}
-    with pytest.raises(ValueError, match=r"Merge them into one group with --small-groups "
-                                         r"merge, lower --min-group-size"):
+    with pytest.raises(ValueError, match=r"Merge them into one group with "
+                                         r"small_groups='merge', lower min_group_size"):
         load_input(**common, min_group_size=least)
     d = load_input(**common, min_group_size=least, small_groups="merge")
     np.testing.assert_array_equal(np.asarray(d.sensitive.compute(), dtype=object),

@@ -82,9 +82,11 @@ def test_nmi_and_accuracy_against_sklearn_and_brute_force(seed):
 def test_statistical_disparity_and_error_by_hand():
     pred = np.array([1, 1, 0, 0, 1, 0, 0, 0])
     s = np.array([0, 0, 0, 0, 1, 1, 1, 1])
-    assert demographic_parity_difference(None, pred, sensitive_features=s) == pytest.approx(0.5 - 0.25)
+    assert demographic_parity_difference(None, pred, sensitive_features=s) == pytest.approx(
+        0.5 - 0.25)
     s3 = np.array(["a", "a", "b", "b", "c", "c", "c", "c"])
-    assert demographic_parity_difference(None, pred, sensitive_features=s3) == pytest.approx(1.0 - 0.0)
+    assert demographic_parity_difference(None, pred, sensitive_features=s3) == pytest.approx(
+        1.0 - 0.0)
     labels = np.array(["yes", "no", "no", "yes"])
     assert demographic_parity_difference(None, labels, sensitive_features=[0, 0, 1, 1],
                                  pos_label="yes") == 0.0

@@ -9,9 +9,9 @@ nearest-center formula, SAfairKM's cost, a spectral base clustering crashing on 
 an unchecked rcond); the fixes made them pass.
 
 Conditioning note for FKR-F²E with ``objective="paper"``: the k least eigenvectors of S tend
-to live in the near-null part of the kept kernel spectrum (docs/design.md#fkr-range-of-k), so predictions can
-move by up to ~eps/rcond relative under an input perturbation of one rounding error. The
-comparisons against the dense reference below therefore use data whose kernel rank is
+to live in the near-null part of the kept kernel spectrum (docs/design.md#fkr-range-of-k), so
+predictions can move by up to ~eps/rcond relative under an input perturbation of one rounding
+error. The comparisons against the dense reference below therefore use data whose kernel rank is
 unambiguous (a clean gap between the kept spectrum and rounding noise), or an explicit
 ``rcond`` shared by both implementations.
 """
@@ -26,7 +26,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from daskfair.datasets import minmax_scale
 from daskfair.ensemble import FairClusteringEnsemble, base_clusterings
 from daskfair.ensemble.base import assign_block, fit_run
-from daskfair.fkr.estimators import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
+from daskfair.fkr import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
 from daskfair.kernels import kernel_block, kernel_params
 from daskfair.metrics import balance, demographic_parity_difference, kmeans_cost
 from daskfair.nystroem import fit_nystroem

@@ -155,5 +155,6 @@ def test_safairkm_refuses_data_that_cannot_fit_on_a_worker():
             distributed.Client(cluster) as c:
         for fit in (pareto_front, vfairkm_front):
             kw = {"fairness_weights": [0.0]} if fit is vfairkm_front else {}
-            with pytest.raises(ValueError, match=r"0\.19 GiB per worker.*0\.28 GiB.*--rows"):
+            with pytest.raises(ValueError,
+                               match=r"0\.19 GiB per worker.*0\.28 GiB.*Subsample the rows"):
                 fit(X, sensitive_features=s, n_clusters=3, client=c, **kw)

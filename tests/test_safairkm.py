@@ -8,7 +8,7 @@ import pytest
 from daskfair import ParetoFront, SAFairKMeans, VFairKMeans, pareto_front, vfairkm_front
 from daskfair.metrics import balance, kmeans_cost
 from daskfair.safairkm import _block_functions as kk
-from daskfair.safairkm.front import nondominated
+from daskfair.safairkm.pareto import nondominated
 from daskfair.safairkm.problem import make_problem, members_from_labels, start_labels
 from daskfair.store import IncompleteRunError, open_run
 
@@ -200,7 +200,7 @@ def test_in_process_path_equals_the_cluster_path_bit_for_bit(client, monkeypatch
     np.testing.assert_array_equal(v_here.labels, v_there.labels)
 
 
-def _algorithm3(X, g, k, n_starts, n_iter, seed, pairs, strict=False):
+def _algorithm3(X, g, k, n_init, n_iter, seed, update_pairs, strict=False):
     """The seed's Algorithm 3 written as one sequential loop over Algorithm 2 on full copies
     of the label vectors: every member expanded by every pair, one global filter per
     iteration, ranks by (cost, balance)."""
@@ -210,15 +210,15 @@ def _algorithm3(X, g, k, n_starts, n_iter, seed, pairs, strict=False):
     problem = make_problem(X, g, k)
     ss = as_seed_sequence(seed)
     base_seed = np.uint64(int(ss.generate_state(1, np.uint64)[0]))
-    start = start_members(problem, list(range(n_starts)), n_starts, ss)
+    start = start_members(problem, list(range(n_init)), n_init, ss)
     members = [(start.labels[b], start.sums[b], start.counts[b], start.f1[b], start.f2[b])
-               for b in range(n_starts)]
-    n, P = len(X), len(pairs)
+               for b in range(n_init)]
+    n, P = len(X), len(update_pairs)
     for t in range(n_iter):
         out = []
         for rank, parent in enumerate(members):
             out.append(parent)
-            for w, (n_a, n_b) in enumerate(pairs):
+            for w, (n_a, n_b) in enumerate(update_pairs):
                 lab, sums, counts = (a.copy() for a in parent[:3])
                 kk.run_member(problem.X, problem.groups, problem.grp_idx, problem.grp_ptr,
                               lab, sums, counts, n_a, n_b, 1, t, False, 32,
@@ -240,7 +240,8 @@ def test_delta_children_equal_full_copies(limit):
     at once) give the members of Algorithm 3 on full copies, bit for bit, also when a batch
     is assembled from two pools (a rebalance) and with the list's last member split off."""
     from daskfair._random import as_seed_sequence
-    from daskfair.safairkm.front import DEFAULT_PAIRS, _expand_task
+    from daskfair.safairkm._front_tasks import expand_task
+    from daskfair.safairkm.front import DEFAULT_PAIRS
     from daskfair.safairkm.problem import start_members
 
     X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
@@ -249,19 +250,19 @@ def test_delta_children_equal_full_copies(limit):
     ss = as_seed_sequence(7)
     base_seed = int(ss.generate_state(1, np.uint64)[0])
     members = start_members(problem, [0, 1, 2, 3], 4, ss)
-    pairs, longest = np.asarray(DEFAULT_PAIRS), 0
+    update_pairs, longest = np.asarray(DEFAULT_PAIRS), 0
     for t in range(10):
         L = len(members)
         pieces = [(members, np.arange(L - 1))]
         if L > 1:  # the last member from a batch of its own (another pool)
             pieces.append((members.take([L - 1], limit=0), np.array([0])))
-        out = _expand_task(problem, pieces, np.arange(L), pairs, 1, t, False, 32, base_seed,
-                           limit=limit)
+        out = expand_task(problem, pieces, np.arange(L), update_pairs, 1, t, False, 32,
+                          base_seed, limit=limit)
         assert len(out) == 5 * L and len(out.pool) <= len(members.pool) + 1
         # a child holds its parent's delta and at most q·(n_a + 2 n_b) positions more
         grown = (out.dhi - out.dlo).reshape(L, 5)
         grown = grown[:, 1:] - grown[:, :1]
-        assert (grown >= 0).all() and (grown <= pairs @ [1, 2]).all() and grown.any()
+        assert (grown >= 0).all() and (grown <= update_pairs @ [1, 2]).all() and grown.any()
         members = out.take(kk.select_nondominated(out.f1, out.f2, out.keys), limit)
         longest = max(longest, (members.dhi - members.dlo).max())
     # the three regimes really ran: no deltas, deltas cut at the limit, long deltas
@@ -359,7 +360,7 @@ def test_resume_after_interruption_gives_the_same_front(client, tmp_path):
     np.testing.assert_array_equal(stored.cost, full.cost)
     np.testing.assert_array_equal(stored.balance, full.balance)
     np.testing.assert_array_equal(stored.labels, full.labels)
-    assert stored.history[-1]["iteration"] == 24 and stored.params["n_iter"] == 24
+    assert stored.history[-1]["iteration"] == 24 and stored.params["max_iter"] == 24
     # the history before the checkpoint survives the resume: every iteration, in order, with
     # the same front sizes as the uninterrupted run
     assert [h["iteration"] for h in stored.history] == list(range(1, 25))
@@ -427,6 +428,114 @@ def test_estimator_matches_its_history_and_metrics():
                       random_state=0).fit(X, sensitive_features=g)
     assert est.balance_ > km.balance_ and est.cost_ > km.cost_  # the trade-off, both ways
     assert est.predict(X[:7]).shape == (7,)
+
+
+def test_predict_is_lazy_for_dask_and_numpy_otherwise():
+    import dask.array as da
+    import pandas as pd
+    from sklearn.base import ClusterMixin
+
+    X, g = _data(n=500, groups=(0.3, 0.7))
+    est = SAFairKMeans(4, max_iter=50, random_state=0)
+    labels = est.fit_predict(X, sensitive_features=g)  # scikit-learn's, passing the groups
+    np.testing.assert_array_equal(labels, est.labels_)
+    for cls in (SAFairKMeans, VFairKMeans):
+        assert "fit_predict" not in vars(cls) and cls.fit_predict is ClusterMixin.fit_predict
+    new = X[::-1] * 1.1
+    expected = est.predict(new)
+    assert isinstance(expected, np.ndarray) and expected.shape == (500,)
+    lazy = est.predict(da.from_array(new, chunks=(120, 3)))  # 5 blocks of rows
+    assert isinstance(lazy, da.Array) and lazy.numblocks == (5,)
+    np.testing.assert_array_equal(lazy.compute(), expected)
+    frame = est.predict(pd.DataFrame(new))
+    assert isinstance(frame, np.ndarray)
+    np.testing.assert_array_equal(frame, expected)
+    with pytest.raises(ValueError, match="NaN"):
+        est.predict(da.from_array(np.where(np.eye(500, 3) > 0, np.nan, new),
+                                  chunks=(120, 3))).compute()
+
+
+def test_a_failed_fit_sets_no_fitted_attribute():
+    X, g = _data(n=100)
+    for est, bad in ((SAFairKMeans(3, init=np.zeros(100, int)), "empty"),
+                     (SAFairKMeans(3, target="far"), "target"),
+                     (VFairKMeans(3, tol=-1.0), "tol"),
+                     (VFairKMeans(3, min_group_size=60), "min_group_size")):
+        with pytest.raises(ValueError, match=bad):
+            est.fit(X, sensitive_features=g)
+        assert not [name for name in vars(est) if name.endswith("_")]
+
+
+@pytest.mark.parametrize(("params", "match"), [
+    ({"target": "far"}, "target must be 'local' or 'global'"),
+    ({"max_iter": 0}, "max_iter must be an integer >= 1"),
+    ({"max_swap_candidates": 0}, "max_swap_candidates must be an integer >= 1"),
+    ({"min_group_size": 0}, "min_group_size must be an integer >= 1"),
+    ({"small_groups": "drop"}, "small_groups must be one of"),
+    ({"random_state": -1}, "random_state must be a non-negative integer"),
+])
+def test_the_front_and_the_estimator_share_one_check(params, match):
+    """pareto_front refuses the parameters it shares with SAFairKMeans with the estimator's
+    own messages, before any data is read (X here is not even an array)."""
+    X, g = _data(n=100)
+    with pytest.raises(ValueError, match=match):
+        SAFairKMeans(3, **params).fit(X, sensitive_features=g)
+    with pytest.raises(ValueError, match=match):
+        pareto_front(None, sensitive_features=g, n_clusters=3, **params)
+
+
+@pytest.mark.parametrize(("params", "match"), [
+    ({"max_iter": 0}, "max_iter must be an integer >= 1"),
+    ({"max_bound_iter": 1.5}, "max_bound_iter must be an integer >= 1"),
+    ({"tol": np.nan}, "tol must be a finite number >= 0"),
+    ({"min_group_size": 0}, "min_group_size must be an integer >= 1"),
+    ({"small_groups": "drop"}, "small_groups must be one of"),
+])
+def test_the_vfairkm_front_and_its_estimator_share_one_check(params, match):
+    X, g = _data(n=100)
+    with pytest.raises(ValueError, match=match):
+        VFairKMeans(3, **params).fit(X, sensitive_features=g)
+    with pytest.raises(ValueError, match=match):
+        vfairkm_front(None, sensitive_features=g, n_clusters=3, fairness_weights=[0.0],
+                      **params)
+    with pytest.raises(ValueError, match="fairness_weight must be a finite number >= 0"):
+        VFairKMeans(3, fairness_weight=-1.0).fit(X, sensitive_features=g)
+    for weights in ([], [0.0, -1.0], [np.inf]):
+        with pytest.raises(ValueError, match="fairness_weights"):
+            vfairkm_front(X, sensitive_features=g, n_clusters=3, fairness_weights=weights)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'fairness_weight'"):
+        vfairkm_front(X, sensitive_features=g, n_clusters=3, fairness_weights=[0.0],
+                      fairness_weight=1.0)
+
+
+def test_fronts_apply_min_group_size_and_small_groups(tmp_path):
+    """pareto_front and vfairkm_front merge or refuse small groups as the estimators do; the
+    merge is stored with the front."""
+    from daskfair.runtime.inprocess import InProcessClient
+
+    X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
+    s = g.copy()
+    s[:5], s[5:10] = 2, 3  # two groups of 5 rows: 10 when merged
+    merged = np.where(s >= 2, "other", s.astype(str))
+    sa = dict(n_clusters=3, n_init=4, max_iter=8, random_state=7)
+    vf = dict(n_clusters=3, fairness_weights=[0.0, 50.0], random_state=0)
+    with InProcessClient(2) as local:
+        for front, kw in ((pareto_front, sa), (vfairkm_front, vf)):
+            with pytest.raises(ValueError, match="fewer than min_group_size=10"):
+                front(X, sensitive_features=s, min_group_size=10, client=local, **kw)
+            with pytest.warns(UserWarning, match="other"):
+                got = front(X, sensitive_features=s, min_group_size=10, small_groups="merge",
+                            client=local, **kw)
+            ref = front(X, sensitive_features=merged, client=local, **kw)
+            np.testing.assert_array_equal(got.cost, ref.cost)
+            np.testing.assert_array_equal(got.labels, ref.labels)
+            assert (got.params["min_group_size"], got.params["small_groups"]) == (10, "merge")
+        store = str(tmp_path / "merged.zarr")
+        with pytest.warns(UserWarning, match="other"):
+            pareto_front(X, sensitive_features=s, min_group_size=10, small_groups="merge",
+                         store=store, client=local, **sa)
+    assert ParetoFront.from_store(store).params["small_groups"] == "merge"
+    assert open_run(store).params["min_group_size"] == 10
 
 
 def test_vfairkm_without_penalty_is_lloyd():

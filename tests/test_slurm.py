@@ -32,7 +32,7 @@ SCRIPT = ROOT / "cluster" / "local-slurm.sh"
 
 #: small real jobs (the arguments of tests/test_cli_jobs.py); FCE's is LONG_JOB below
 JOBS = {
-    "fkr": ["fkr", "--dataset", "ffe_crime", "--split", "3", "--fair-feature-counts", "2", "4",
+    "fkr": ["fkr", "--dataset", "ffe_crime", "--split", "3", "--n-fair-features", "2", "4",
             "--objective", "mean_discrepancy", "--n-landmarks", "300", "--kernel",
             "polynomial", "--degree", "4", "--coef0", "0.1"],
     "safairkm": ["safairkm", "--dataset", "safairkm_adult", "--rows", "600", "--n-clusters",

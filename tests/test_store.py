@@ -64,7 +64,7 @@ def test_incomplete_run_refused(tmp_path):
 def test_existing_store_needs_overwrite(tmp_path):
     path = tmp_path / "run.zarr"
     create_run(path, kind="test").mark_complete()
-    with pytest.raises(FileExistsError, match="already exists.*--overwrite"):
+    with pytest.raises(FileExistsError, match="already exists.*overwrite=True"):
         create_run(path, kind="test")
     run = create_run(path, kind="other", overwrite=True)
     assert run.kind == "other" and run.status == "running"
@@ -139,7 +139,7 @@ def test_a_folder_that_is_not_a_run_is_never_emptied(tmp_path):
     (folder / "figures").mkdir()
     for overwrite in (False, True):
         with pytest.raises(FileExistsError, match=r"not a daskfair run store \(it holds 2 "
-                           r"entries: figures/, thesis.tex\).*never deletes.*--overwrite"):
+                           r"entries: figures/, thesis.tex\).*never deletes.*overwrite=True"):
             create_run(folder, kind="fce", overwrite=overwrite)
     assert sorted(p.name for p in folder.iterdir()) == ["figures", "thesis.tex"]
     assert (folder / "thesis.tex").read_text() == "years of work"
@@ -188,7 +188,7 @@ def test_overwrite_removes_only_what_the_run_wrote(tmp_path):
 
 def test_a_run_interrupted_while_being_replaced_is_incomplete_and_replaceable(tmp_path,
                                                                               monkeypatch):
-    from daskfair.store import run as run_module
+    from daskfair.store import access
 
     path = tmp_path / "run.zarr"
     run = create_run(path, kind="t", params={"a": 1})
@@ -200,13 +200,13 @@ def test_a_run_interrupted_while_being_replaced_is_incomplete_and_replaceable(tm
         shutil.rmtree(p / "x" / "c")  # part of the run removed, then the process dies
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(run_module, "remove_run", dies)
+    monkeypatch.setattr(access, "remove_run", dies)
     with pytest.raises(KeyboardInterrupt):
         create_run(path, kind="t", params={"a": 1}, overwrite=True)
     monkeypatch.undo()
     with pytest.raises(IncompleteRunError, match="status 'replacing'"):
         open_run(path)
-    with pytest.raises(ValueError, match="being replaced.*--overwrite"):
+    with pytest.raises(ValueError, match="being replaced.*overwrite=True"):
         resume_run(path, kind="t", params={"a": 1})
     create_run(path, kind="t", params={"a": 1}, overwrite=True).mark_complete()
     assert open_run(path).array_names() == []
@@ -253,7 +253,7 @@ def test_a_dead_holder_needs_break_lock(tmp_path):
     for call in (lambda: create_run(path, kind="t", overwrite=True),
                  lambda: resume_run(path, kind="t", params={})):
         with pytest.raises(StoreLockedError, match=rf"no longer running.*process {proc.pid} "
-                           r"is no longer running.*--break-lock"):
+                           r"is no longer running.*break_lock"):
             call()
     with pytest.warns(UserWarning, match="broke the lock .* no longer running"):
         holder = break_lock(path)
@@ -382,7 +382,7 @@ def test_a_truncated_chunk_is_corrupt(tmp_path):
     chunk = path / "labels" / "c" / "3"
     chunk.write_bytes(chunk.read_bytes()[:-7])
     with pytest.raises(CorruptStoreError, match=r"array 'labels' has 11 files of .* bytes where "
-                       r"11 files of .* bytes were written.*truncated.*--overwrite"):
+                       r"11 files of .* bytes were written.*truncated.*overwrite=True"):
         open_run(path)
     open_run(path, verify=None)  # explicitly unchecked
 
@@ -502,8 +502,8 @@ def test_overwrite_by_kind_replaces_only_a_run_of_that_kind(tmp_path):
 def test_the_exists_message_offers_resume_for_a_resumable_unfinished_run(tmp_path):
     path = tmp_path / "run.zarr"
     create_run(path, kind="fce").close()  # interrupted: running, no lease
-    with pytest.raises(FileExistsError, match=r"holds a fce run \(incomplete\).*--resume.*"
-                                              r"--overwrite"):
+    with pytest.raises(FileExistsError, match=r"holds a fce run \(incomplete\).*resume=True.*"
+                                              r"overwrite=True"):
         check_new_store(path)
     shutil.rmtree(path)
     create_run(path, kind="fkr").mark_complete()

@@ -2,7 +2,6 @@
 job on a store that a running job writes is refused before it writes, and ``daskfair show``
 calls a damaged run corrupt without printing its numbers."""
 
-import importlib
 import os
 import re
 import signal
@@ -131,11 +130,11 @@ def test_a_run_finished_by_another_job_while_the_data_load_is_not_replaced(
         data_dir, tmp_path, capsys, monkeypatch):
     """The store is checked before the data load and again when the run is created: a run
     another job completed there meanwhile is refused, not deleted (no --overwrite given)."""
-    cli_main = importlib.import_module("daskfair.cli.main")  # the package's main() hides it
+    from daskfair.cli import commands as cli_commands
     from daskfair.store import create_run
 
     store = tmp_path / "shared.zarr"
-    real_load = cli_main._load
+    real_load = cli_commands.load_data
 
     def load_while_another_job_finishes(args, need_label):
         data = real_load(args, need_label)
@@ -144,7 +143,7 @@ def test_a_run_finished_by_another_job_while_the_data_load_is_not_replaced(
         other.mark_complete()
         return data
 
-    monkeypatch.setattr(cli_main, "_load", load_while_another_job_finishes)
+    monkeypatch.setattr(cli_commands, "load_data", load_while_another_job_finishes)
     code = main([*SAFAIRKM_SMALL, "--store", str(store), "--data-dir", str(data_dir)])
     err = capsys.readouterr().err
     assert code == 2 and "already exists: it holds a fce run (complete)" in err
@@ -154,7 +153,7 @@ def test_a_run_finished_by_another_job_while_the_data_load_is_not_replaced(
 
 def test_an_interrupt_during_the_data_load_says_the_store_is_unchanged(
         data_dir, tmp_path, capsys, monkeypatch):
-    cli_main = importlib.import_module("daskfair.cli.main")  # the package's main() hides it
+    from daskfair.cli import commands as cli_commands
 
     store = tmp_path / "run.zarr"
     assert main([*SAFAIRKM_SMALL, "--store", str(store), "--data-dir", str(data_dir)]) == 0
@@ -164,7 +163,7 @@ def test_an_interrupt_during_the_data_load_says_the_store_is_unchanged(
     def interrupted(args, need_label):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_main, "_load", interrupted)
+    monkeypatch.setattr(cli_commands, "load_data", interrupted)
     code = main([*SAFAIRKM_SMALL, "--store", str(store), "--overwrite", "--data-dir",
                  str(data_dir)])
     err = capsys.readouterr().err

@@ -63,7 +63,8 @@ def test_the_one_hot_columns_are_get_dummies_for_pandas_and_dask():
 
 def test_numeric_missing_values_are_an_error_or_an_indicator():
     df = pd.DataFrame({"a": [1.0, np.nan, 3.0, np.nan], "t": ["x", "y", "x", "y"]})
-    with pytest.raises(ValueError, match=r"missing values \{'a': 2\}.*--numeric-missing"):
+    with pytest.raises(ValueError,
+                       match=r"missing values \{'a': 2\}.*numeric_missing='indicator'"):
         TableEncoder().fit(df)
     enc = TableEncoder(numeric_missing="indicator").fit(df)
     assert list(enc.get_feature_names_out()) == ["a", "a=<missing>", "t=x", "t=y"]
@@ -149,7 +150,8 @@ def test_estimators_and_metrics_take_dask_frames_as_read_parquet_returns_them(tm
                                   mem.predict(df[numeric]))
     pred = pd.Series(mem.predict(df[numeric]))
     lazy_pred = dd.from_pandas(pred, npartitions=3)
-    assert demographic_parity_difference(None, lazy_pred, sensitive_features=frame["sex"]) == pytest.approx(
+    lazy = demographic_parity_difference(None, lazy_pred, sensitive_features=frame["sex"])
+    assert lazy == pytest.approx(
         demographic_parity_difference(None, pred, sensitive_features=df["sex"]), abs=1e-15)
     assert error_rate(frame["risk"] == "bad", lazy_pred) == pytest.approx(
         error_rate(df["risk"] == "bad", pred), abs=1e-15)
@@ -195,7 +197,7 @@ class _Reads:
 
 
 def test_a_table_is_read_by_the_named_passes_and_never_on_the_client(tmp_path):
-    from daskfair.cli.jobs import fkr_job
+    from daskfair.cli.fkr_job import fkr_job
     from daskfair.store import create_run
 
     df = _table(3000)
@@ -208,13 +210,13 @@ def test_a_table_is_read_by_the_named_passes_and_never_on_the_client(tmp_path):
         assert reads.count == 4  # the summary pass
         assert data.X.chunks[0] == (500, 200, 500, 300, 500, 200, 500, 300)
         with create_run(tmp_path / "r.zarr", kind="fkr") as run:
-            summary = fkr_job(data, run=run, client=client, n_landmarks=100, folds=3,
+            summary = fkr_job(data, run=run, client=client, params={"n_landmarks": 100, "cv": 3},
                               echo=lambda text: None)
     # the summary; the landmark draw (up to 8 blocks: here all 4 partitions); the CV's two
     # passes over the training rows; one pass scoring every model on the test rows
     assert reads.count == 4 * (1 + 1 + 2 + 1)
-    assert [r["method"] for r in summary["results"]][1:] == ["FKRR (mu=1)", "kernel ridge",
-                                                             "constant"]
+    assert [r["method"] for r in summary["results"]][1:] == [
+        "FKRR (fairness_weight=1)", "kernel ridge", "constant"]
 
 
 def test_load_input_checks_the_label_in_the_pass(tmp_path):

@@ -15,7 +15,7 @@ import pytest
 
 import daskfair
 from daskfair._deprecation import DEPRECATED
-from daskfair.cli.main import build_parser
+from daskfair.cli.parser import build_parser
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "vocabulary.md"
 

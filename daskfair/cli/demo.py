@@ -138,9 +138,9 @@ def fkr_section(
 
 
 def format_fkr_table(rows: dict[str, dict[str, float]]) -> str:
-    """Text table of ``{method: {"sd": ..., "error": ...}}``."""
-    lines = [f"{'method':<34}{'SD':>8}{'error':>8}", "-" * 50]
-    lines += [f"{m:<34}{r['sd']:>8.4f}{r['error']:>8.4f}" for m, r in rows.items()]
+    """Text table of ``{method: {"disparity": ..., "error": ...}}``."""
+    lines = [f"{'method':<34}{'disparity':>11}{'error':>8}", "-" * 53]
+    lines += [f"{m:<34}{r['disparity']:>11.4f}{r['error']:>8.4f}" for m, r in rows.items()]
     return "\n".join(lines)
 
 
@@ -236,7 +236,7 @@ def run_demo(
     -------
     dict
         ``{"km": {pool: {metric: (mean, std)}}, "fce": {pool: {metric: (mean, std)}},
-        "fkr": {method: {"sd", "error"}}, "safairkm": {front: {...}}}``.
+        "fkr": {method: {"disparity", "error"}}, "safairkm": {front: {...}}}``.
     """
     from ..runtime.clients import get_client
 
@@ -265,8 +265,9 @@ def run_demo(
             run.set_attrs(fkr_table=fkr_rows, fkr_seconds=time.perf_counter() - t0)
             echo("\nFKR-F²E on the authors' Credit Default split 0 (their training indices; "
                  "the other")
-            echo("5,039 rows test; polynomial kernel degree 4, coef0 0.1; k = n/250; SD and "
-                 "error):")
+            echo("5,039 rows test; polynomial kernel degree 4, coef0 0.1; k = n/250; "
+                 "demographic parity")
+            echo("difference and error):")
             echo(format_fkr_table(fkr_rows))
         sa_rows: dict[str, dict[str, Any]] = {}
         if safairkm:

@@ -168,22 +168,11 @@ def _from_table(path: str, label: str | None, sensitive: str | list[str] | None,
                       chunk_rows=chunk_rows, task=task, name=path)
 
 
-def table_data(frame: Any, label: str | None, sensitive: str | list[str] | None,
-               features: list[str] | None, need_label: bool, encode: bool = True, *,
-               max_levels: int = 1000, numeric_missing: str = "error",
-               chunk_rows: int | None = 50_000, task: str | None = None,
-               name: Any = "the table") -> JobData:
-    """A dask DataFrame as a job's data: one pass summarises it (levels, ranges, missing
-    values, partition lengths, on the workers); the rows are then encoded where they are
-    read, block by block, whenever a method reads them.
-
-    Several ``sensitive`` columns make one group of every combination of their values,
-    named as the estimators name them (fairlearn's convention, e.g. ``"black,F"``): a
-    column of those names, ``"race,sex"`` for the columns race and sex, is computed where
-    the rows are read and summarised in the same pass (a row missing any of them is a
-    missing group).
-    """
-    path = name
+def _columns(frame: Any, label: str | None, sensitive: str | list[str] | None,
+             features: list[str] | None, need_label: bool, encode: bool,
+             path: Any) -> tuple[Any, list[str], list[str], str, str | None]:
+    """The table's columns checked: (frame with the combined group column, features,
+    sensitive columns, the group column's name, the label column or None)."""
     columns = [str(c) for c in frame.columns]
     s_cols = _sensitive_columns(sensitive) or []
     if not s_cols:
@@ -203,9 +192,8 @@ def table_data(frame: Any, label: str | None, sensitive: str | list[str] | None,
             _combined, s_cols, meta=pd.Series(dtype=object, name=s_col))})
     if features is None:
         features = [c for c in columns if c not in {*s_cols, y_col}]
-    else:
-        for c in features:
-            _column(columns, c, "features", path)
+    for c in features:
+        _column(columns, c, "features", path)
     if not features:
         raise ValueError(f"{path} has no feature columns besides the label and groups.")
     check_encodable(frame[features])
@@ -214,8 +202,13 @@ def table_data(frame: Any, label: str | None, sensitive: str | list[str] | None,
         raise ValueError(
             f"feature columns {text} of {path} are not numeric. Leave out --no-encode to "
             "one-hot encode them, encode them yourself, or leave them out with --features.")
+    return frame, features, s_cols, s_col, y_col
+
+
+def _summary(frame: Any, features: list[str], s_col: str, y_col: str | None, parts: list,
+             max_levels: int, task: str | None, path: Any) -> TableSummary:
+    """The table's one pass (levels, ranges, missing values, lengths), its targets checked."""
     targets = [c for c in (y_col, s_col) if c is not None]
-    parts = partitions(frame[[*features, *targets]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pd.errors.DtypeWarning)  # said below, more clearly
         try:
@@ -237,24 +230,45 @@ def table_data(frame: Any, label: str | None, sensitive: str | list[str] | None,
             + "; at least 2 groups are needed, and a group is a category, not an ID.")
     if y_col is not None and task is not None:
         _check_task(summary.columns[y_col], y_col, task)
+    return summary
+
+
+def table_data(frame: Any, label: str | None, sensitive: str | list[str] | None,
+               features: list[str] | None, need_label: bool, encode: bool = True, *,
+               max_levels: int = 1000, numeric_missing: str = "error",
+               chunk_rows: int | None = 50_000, task: str | None = None,
+               name: Any = "the table") -> JobData:
+    """A dask DataFrame as a job's data: one pass summarises it (levels, ranges, missing
+    values, partition lengths, on the workers); the rows are then encoded where they are
+    read, block by block, whenever a method reads them.
+
+    Several ``sensitive`` columns make one group of every combination of their values,
+    named as the estimators name them (fairlearn's convention, e.g. ``"black,F"``): a
+    column of those names, ``"race,sex"`` for the columns race and sex, is computed where
+    the rows are read and summarised in the same pass (a row missing any of them is a
+    missing group).
+    """
+    frame, features, s_cols, s_col, y_col = _columns(frame, label, sensitive, features,
+                                                     need_label, encode, name)
+    parts = partitions(frame[[*features, *(c for c in (y_col, s_col) if c is not None)]])
+    summary = _summary(frame, features, s_col, y_col, parts, max_levels, task, name)
     encoder = TableEncoder(max_levels=max_levels, numeric_missing=numeric_missing)
     encoder.fit_summary(summary, features)
     X = encoder.transform_partitions(parts, summary.lengths, chunk_rows=chunk_rows)
 
-    def column(name: str) -> Any:
-        meta = frame[name]._meta.to_numpy()
-        return partition_array(parts, summary.lengths, partial(_values, name=name),
+    def column(col: str) -> Any:
+        meta = frame[col]._meta.to_numpy()
+        return partition_array(parts, summary.lengths, partial(_values, name=col),
                                dtype=meta.dtype, chunk_rows=chunk_rows)
 
-    constant = [c for c in features if summary.columns[c].constant]
     return JobData(
         X, column(y_col) if y_col else None, column(s_col),
         [str(c) for c in encoder.get_feature_names_out()], {
-            "source": "table", "path": str(path), "label": label, "sensitive": s_col,
+            "source": "table", "path": str(name), "label": label, "sensitive": s_col,
             **({"sensitive_columns": s_cols} if len(s_cols) > 1 else {}),
             "rows": summary.n_rows, "partitions": len(parts),
             "encoded": {c: len(v) for c, v in encoder.levels_.items()},
-            "constant": constant},
+            "constant": [c for c in features if summary.columns[c].constant]},
         encoder=encoder, summary=summary)
 
 
@@ -397,8 +411,7 @@ def _merge_small_groups(data: JobData, min_group_size: int, small_groups: str) -
     with warnings.catch_warnings():
         # the command prints what was merged (description["merged_groups"])
         warnings.simplefilter("ignore", UserWarning)
-        small, other = plan_merge(sizes, min_group_size, small_groups, name="--sensitive",
-                                  flags=True)
+        small, other = plan_merge(sizes, min_group_size, small_groups, name="--sensitive")
     if not small:
         return data
     counts = {str(k): c for k, c in sizes.items() if k not in small}

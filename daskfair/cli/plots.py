@@ -46,14 +46,14 @@ def plot_fronts(
     ax: Any = None,
 ) -> Any:
     """Cost/balance fronts, e.g. ``{"SAfairKM": {"cost": ..., "balance": ...}, "VfairKM":
-    {..., "mu": ...}}``; μ values, when given, label the points."""
+    {..., "fairness_weight": ...}}``; VfairKM's μ, when given, label the points."""
     ax = _axes(ax)
     styles = {"SAfairKM": {"marker": "o", "ms": 3, "ls": "none"},
               "VfairKM": {"marker": "s", "ms": 6, "ls": "--", "mfc": "none"}}
     for name, f in fronts.items():
         ax.plot(f["cost"], f["balance"], label=f"{name} ({len(f['cost'])} points)",
                 **styles.get(name, {"marker": "^", "ls": "none"}))
-        for mu, x, y in zip(f.get("mu") or [], f["cost"], f["balance"], strict=False):
+        for mu, x, y in zip(f.get("fairness_weight") or [], f["cost"], f["balance"], strict=False):
             ax.annotate(f"μ={mu:g}", (x, y), textcoords="offset points", xytext=(4, 4),
                         fontsize=7)
     if best_balance is not None:
@@ -67,20 +67,21 @@ def plot_fronts(
 
 def plot_tradeoff(results: Sequence[Mapping[str, Any]], *, error_name: str = "error",
                   ax: Any = None) -> Any:
-    """SD against error: FKR-F²E points joined over k (labelled), one marker per baseline."""
+    """Disparity against error: FKR-F²E points joined over k (labelled), one marker per
+    baseline."""
     ax = _axes(ax)
     by_method: dict[str, list[Mapping[str, Any]]] = {}
     for r in results:
         by_method.setdefault(r["method"], []).append(r)
     markers = iter("s^vDP*X")
     for method, rows in by_method.items():
-        sd = [r["sd"] for r in rows]
+        sd = [r["disparity"] for r in rows]
         err = [r["error"] for r in rows]
         if method.startswith("FKR-F2E"):
             order = np.argsort([r["n_fair_features"] or 0 for r in rows])
             ax.plot(np.take(err, order), np.take(sd, order), "o-", label=method)
             for r in rows:
-                ax.annotate(f"k={r['n_fair_features']}", (r["error"], r["sd"]),
+                ax.annotate(f"k={r['n_fair_features']}", (r["error"], r["disparity"]),
                             textcoords="offset points", xytext=(4, 4), fontsize=7)
         else:
             ax.plot(err, sd, next(markers, "o"), ms=8, mfc="none", label=method)
@@ -88,34 +89,24 @@ def plot_tradeoff(results: Sequence[Mapping[str, Any]], *, error_name: str = "er
 
     ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.set_xlabel(f"test {error_name}")
-    ax.set_ylabel("statistical disparity SD")
+    ax.set_ylabel("test disparity")
     ax.legend(fontsize=8)
     return ax
 
 
-def plot_frontier(disparity: np.ndarray, error: np.ndarray, selection: Mapping[str, Any], *,
-                  error_name: str = "error", ax: Any = None) -> Any:
-    """Validation disparity against error of every candidate, their front and the choice."""
-    ax = _axes(ax)
-    ax.scatter(disparity, error, s=4, alpha=0.3, color="grey", label="candidates")
-    front = sorted((r["disparity"], r["error"]) for r in selection["front"] if r["pareto"])
-    if front:
-        ax.step(*zip(*front, strict=True), where="post", color="black", lw=1, label="front")
-    best = [r for r in selection["front"] if r["selected"]]
-    if best:
-        ax.plot(best[0]["disparity"], best[0]["error"], "*", ms=14, color="crimson",
-                label="chosen")
-        interval = selection.get("validation_sd_interval")
-        if interval is not None and selection.get("disparity_confidence") is not None:
-            # the disparity expected on new rows: what the bound was compared with
-            ax.plot(interval, [best[0]["error"]] * 2, "-|", color="crimson", lw=1.5,
-                    label=f"on new rows ({selection['disparity_confidence']:.0%} each side)")
-    ax.axvline(selection["disparity_bound"], color="grey", ls="--", lw=1,
-               label=f"bound {selection['disparity_bound']:g}")
-    ax.set_xlabel("validation disparity")
-    ax.set_ylabel(f"validation {error_name}")
-    ax.legend(fontsize=8)
-    return ax
+def _stored_frontier(run: Run, attrs: Mapping[str, Any]) -> Any:
+    """A stored fkr run's frontier, drawn as the estimator draws its own."""
+    from ..fkr.frontier import plot_frontier
+
+    sel = attrs["selection"]
+    return plot_frontier(
+        {k: run.read_array(f"frontier/{k}") for k in ("disparity", "error", "pareto")},
+        bound=sel["disparity_bound"],
+        chosen=(sel["validation_disparity"], sel["validation_error"]),
+        interval=sel["validation_disparity_interval"],
+        confidence=sel["disparity_confidence"],
+        error_name="error" if attrs.get("task") == "classification" else "RMSE",
+        ax=_axes(None))
 
 
 def plot_fce_metrics(report: Mapping[str, Any], *, ax: Any = None) -> Any:
@@ -168,10 +159,7 @@ def plot_run(run: Run | str | os.PathLike[str], output: str | os.PathLike[str] |
             best = None
         ax = plot_fronts(fronts, best_balance=best)
     elif run.kind == "fkr" and "selection" in attrs:
-        ax = plot_frontier(run.read_array("frontier/disparity"),
-                           run.read_array("frontier/error"), attrs["selection"],
-                           error_name="error" if attrs.get("task") == "classification"
-                           else "RMSE")
+        ax = _stored_frontier(run, attrs)
     elif run.kind == "fkr":
         ax = plot_tradeoff(attrs["results"], error_name="error"
                            if attrs.get("task") == "classification" else "RMSE")

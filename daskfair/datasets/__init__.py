@@ -1,30 +1,16 @@
 """The real data sets, the FCE base-clustering pools and seeded synthetic data of any size.
 
 Files are read from the data directory (:func:`data_dir`) and, in a cache, downloaded from
-their publishers with checksums (:mod:`.fetch`, the registry :mod:`.sources`).
+their publishers with checksums (:mod:`.fetch`, the registry :mod:`.sources`). How each data
+set is encoded, and where it comes from: docs/datasets.md.
 """
 
 from .errors import DataIntegrityError, DataUnavailableError
-from .loaders import (
-    DATASETS,
-    FCE_POOL_NAMES,
-    FCE_POOLS,
-    Dataset,
-    cache_dir,
-    data_dir,
-    fetch_data,
-    is_cache,
-    list_datasets,
-    load_dataset,
-    load_fce_pool,
-    load_mnist_usps,
-    make_fair_blobs,
-    make_fair_regression,
-    minmax_scale,
-    preprocess_safairkm,
-    standard_scale,
-    verify_data,
-)
+from .files import cache_dir, data_dir, fetch_data, is_cache, verify_data
+from .loaders import DATASETS, Dataset, list_datasets, load_dataset
+from .pools import FCE_POOL_NAMES, FCE_POOLS, load_fce_pool, load_mnist_usps
+from .preprocessing import minmax_scale, preprocess_safairkm, standard_scale
+from .synthetic import make_fair_blobs, make_fair_regression
 
 __all__ = [
     "DATASETS",

@@ -1,20 +1,9 @@
 """Data files fetched on first use: downloaded from their publisher (or a mirror), checked
-against the registry's size and SHA-256, and only then put under their final name.
-
-:mod:`.sources` lists every file with its publisher's URL and checksum. A file that is
-missing from a data directory that is a cache (see :func:`daskfair.datasets.data_dir`) is
-fetched by :func:`fetch_file`:
-
-* it is streamed to a hidden ``.NAME.PID-THREAD.part`` file beside its final place and renamed only
-  once its size and SHA-256 match, so an interrupted download or a corrupt one never leaves a
-  file under the final name;
-* a mismatch removes the partial file and says which URL gave what;
-* no network gives a message that says what to download by hand and where to put it.
+against the registry's size and SHA-256 (:mod:`.sources`), and only then put in place.
 
 ``DASKFAIR_DATA_URL`` (or the dask config key ``daskfair.data-url``) replaces every publisher
-by one mirror that serves the files under their registry paths (``{url}/adult/adult.data``):
-a local copy, a cluster's own file server, or the tests' local HTTP server. No new dependency:
-``urllib`` and ``hashlib`` do what pooch would, and the registry is too small to need more.
+by one mirror that serves the files under their registry paths (``{url}/adult/adult.data``).
+How a download is kept safe: docs/design.md#data-files.
 """
 
 from __future__ import annotations
@@ -40,13 +29,10 @@ import dask
 from .errors import DataIntegrityError, DataUnavailableError
 from .sources import SOURCES, Source
 
-__all__ = ["fetch_file", "matches", "mirror_url", "sha256_of",
-           "source_url"]
+__all__ = ["fetch_file", "matches", "mirror_url", "sha256_of", "source_url"]
 
 CHUNK = 1 << 16
 TIMEOUT = 60.0
-
-
 
 
 def mirror_url() -> str | None:
@@ -91,22 +77,26 @@ def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
         The file's path relative to the data directory (a registry entry).
     root : pathlib.Path
         The cache directory.
-    progress : bool, optional
-        Show download progress (default: on a terminal).
+    progress : bool, default=None
+        Show download progress: a live line on a terminal, one line at the end elsewhere
+        (None: as True); False shows nothing.
 
     Returns
     -------
     pathlib.Path
-        The checked file.
+        The checked file, ``root / rel``.
 
     Raises
     ------
     DataUnavailableError
         No download (no network, a server error, an unknown file, no public source).
-    daskfair.datasets.DataIntegrityError
+    DataIntegrityError
         The download does not match the registry's size or SHA-256 (nothing is kept).
-    """
 
+    See Also
+    --------
+    daskfair.datasets.fetch_data : Every file of a data set, into the data directory.
+    """
     src = SOURCES.get(rel)
     target = root / rel
     if src is None:
@@ -177,8 +167,8 @@ def matches(src: Source, path: Path, digest: str | None = None) -> bool:
         The registry entry.
     path : pathlib.Path
         The file on disk.
-    digest : str, optional
-        The file's SHA-256 if already known.
+    digest : str, default=None
+        The file's SHA-256 if already known (None: computed here).
 
     Returns
     -------
@@ -200,6 +190,7 @@ def matches(src: Source, path: Path, digest: str | None = None) -> bool:
 
 
 def _download(url: str, dest: Path, report: Callable[[int, int | None], None]) -> None:
+    """Stream ``url`` to ``dest``, reporting the bytes done; an early close is an error."""
     request = urllib.request.Request(url, headers={"User-Agent": "daskfair"})
     with urllib.request.urlopen(request, timeout=TIMEOUT) as response, open(dest, "wb") as out:
         length = response.headers.get("Content-Length")
@@ -216,8 +207,8 @@ def _download(url: str, dest: Path, report: Callable[[int, int | None], None]) -
 
 
 def _extract(archive: Path, member: str, dest: Path) -> None:
-    """``member`` of a zip archive (zipfile), or of a 7z archive (the ``7z`` program: no
-    Python library daskfair keeps reads 7z, and only the FCE authors publish one)."""
+    """Write ``member`` of a zip archive, or of a 7z archive (by the ``7z`` program), to
+    ``dest``; OSError when it cannot."""
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as z:
             names = z.namelist()
@@ -261,6 +252,7 @@ def sha256_of(path: Path) -> str:
 
 
 def _reason(exc: BaseException) -> str:
+    """Why a download failed, in the error's own words."""
     reason = getattr(exc, "reason", None)
     return str(reason if reason is not None else exc) or type(exc).__name__
 

@@ -1,12 +1,7 @@
 """Where every data file comes from: its publisher's URL, size, SHA-256 and licence.
 
-The checksums are those of the copies the project is developed and tested on; a download is
-kept only when it matches them (:mod:`daskfair.datasets.fetch`). ``url`` is None where no public
-download gives these bytes (the entry's ``note`` says why and ``origin`` who publishes the
-data): such a file is put into the data directory by hand. ``member`` is the file's path
-inside the archive the URL serves (a zip, or a 7z unpacked by the ``7z`` program).
-``content_sha256`` marks a gzip file whose publisher compresses the same bytes otherwise: a
-download of it is accepted when its decompressed bytes match.
+A download is kept only when it matches the checksum of the copy daskfair is tested on
+(:mod:`.fetch`); a file without a public download (``url`` None) is put in place by hand.
 """
 
 from __future__ import annotations
@@ -29,34 +24,35 @@ class Source:
     sha256 : str
         Its SHA-256.
     url : str or None
-        The publisher's download (None: no download gives these bytes).
+        The publisher's download (None: no download gives these bytes; ``note`` says why).
     member : str or None
-        The file inside the archive at ``url``.
+        The file's path inside the archive at ``url`` (a zip, or a 7z unpacked by the
+        ``7z`` program), or None.
     origin : str
         Who publishes it.
     licence : str
         Its licence.
     note : str
         Anything else a user should know of it.
-    content_sha256 : str or None
+    content_sha256 : str or None, default=None
         For a gzip file its publisher compresses otherwise: the SHA-256 of its decompressed
-        bytes.
+        bytes (a download is accepted when they match).
     """
 
-    path: str                 # under the data directory
-    size: int                 # bytes
+    path: str
+    size: int
     sha256: str
-    url: str | None           # the publisher's download (None: none gives these bytes)
-    member: str | None        # the file inside the archive at ``url``
-    origin: str               # who publishes it
+    url: str | None
+    member: str | None
+    origin: str
     licence: str
     note: str
-    # a gzip file its publisher compresses otherwise: the SHA-256 of its decompressed bytes
     content_sha256: str | None = None
 
 
 def _s(path: str, size: int, sha256: str, *, url: str | None, member: str | None,
        origin: str, licence: str, note: str, content_sha256: str | None = None) -> Source:
+    """A :class:`Source`, its fields after the first three by keyword."""
     return Source(path, size, sha256, url, member, origin, licence, note, content_sha256)
 
 
@@ -346,12 +342,18 @@ def files_of(name: str) -> tuple[str, ...]:
     Parameters
     ----------
     name : str
-        The data set.
+        A key of :data:`DATASET_FILES` (a pool without its ``pool_`` prefix too), or
+        ``"all"``.
 
     Returns
     -------
     tuple of str
         The files' paths relative to the data directory.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``name``.
     """
     if name == "all":
         return tuple(SOURCES)

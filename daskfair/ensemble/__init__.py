@@ -2,7 +2,8 @@
 
 from .base import BASE_METHODS, base_clusterings
 from .consensus import auto_fairness
-from .estimator import FairClusteringEnsemble, select_n_clusters
+from .estimator import FairClusteringEnsemble
+from .selection import select_n_clusters
 
 __all__ = [
     "BASE_METHODS",

@@ -1,20 +1,15 @@
-"""Numba block functions of the FCE consensus (docs/design.md#fce-alternating-updates, docs/design.md#fce-fair-assignment).
+"""Numba block functions of the FCE consensus: the integer tables and the Y-step's sweep.
 
 Notation (the FCE paper, eq. 10): base clusterings Y(i) (one-hot, n × c_i), stacked side by
 side into Z = [Y(1) … Y(m)] (n × S, S = Σ c_i); rotations R(i) (c_i × c) stacked row-wise
 into ``R_all`` (S × c) with row offsets ``offsets``; consensus labels y (Y one-hot n × c),
-rotation R (c × c), weights α; groups G (one-hot n × T).
+rotation R (c × c), weights α; groups G (one-hot n × T); λ1 = ``consensus_weight``,
+λ2 = ``fairness_weight``.
 
-The H-step needs B = Σ αᵢ² Y(i)R(i) + λ1 Y Rᵀ = Z W + λ1 Y Rᵀ with W = the R(i) scaled by αᵢ²;
-its statistics are quadratic in the one-hot matrices, so they follow from three integer
-tables (:func:`tables_block`):
-
-    C = ZᵀZ (S × S, the co-association of the base clusterings: fixed for a fit),
-    K = ZᵀY (S × c) and A = GᵀY (T × c),
-
-with BᵀB = WᵀCW + λ1 (WᵀK Rᵀ + R KᵀW) + λ1² R diag(n_y) Rᵀ, ZᵀB = CW + λ1 K Rᵀ and
-YᵀB = KᵀW + λ1 diag(n_y) Rᵀ (n_y the cluster sizes). The Y-step's sweep updates K and A
-as labels change, so after the set-up an iteration reads the label matrix once (HR rows).
+The tables are C = ZᵀZ (S × S, fixed for a fit), K = ZᵀY (S × c) and A = GᵀY (T × c); with
+B = Z W + λ1 Y Rᵀ (W the R(i) scaled by αᵢ²): BᵀB = WᵀCW + λ1 (WᵀK Rᵀ + R KᵀW)
++ λ1² R diag(n_y) Rᵀ, ZᵀB = CW + λ1 K Rᵀ, YᵀB = KᵀW + λ1 diag(n_y) Rᵀ
+(docs/design.md#fce-alternating-updates, docs/design.md#fce-fair-assignment).
 """
 
 from __future__ import annotations
@@ -98,62 +93,85 @@ def _tables(
     # code stands for; where a table would have more cells than the block has rows, the rows
     # are spread one by one instead (the same integers).
     for g in range(G):
-        w, pos, e = starts[g + 1] - starts[g], code_pos[g], E[g]
-        # K = ZᵀY: (code, consensus label) pairs
-        if spans[g] * c <= n:
-            T = np.zeros((spans[g], c), dtype=np.int64)
-            for j in range(n):
-                T[e[j], labels[j]] += 1
-            for p in range(spans[g]):
-                for k in range(c):
-                    if T[p, k]:
-                        for t in range(w):
-                            K[code_rows[pos + p * w + t], k] += T[p, k]
-        else:
-            for j in range(n):
-                for t in range(w):
-                    K[code_rows[pos + e[j] * w + t], labels[j]] += 1
+        w, pos = starts[g + 1] - starts[g], code_pos[g]
+        _count_label_pairs(K, E[g], labels, code_rows, pos, w, spans[g])
         if not with_coassociation:
             continue
         # C = ZᵀZ, upper triangle (completed by the caller): pairs of columns of this run
         # (and each column with itself, the diagonal) ...
-        if spans[g] <= n:
-            cnt = np.zeros(spans[g], dtype=np.int64)
-            for j in range(n):
-                cnt[e[j]] += 1
-            for p in range(spans[g]):
-                if cnt[p]:
+        _count_run_pairs(C, E[g], code_rows, pos, w, spans[g])
+        # ... and a column of this run with a column of a later run
+        for h in range(g + 1, G):
+            _count_cross_pairs(C, E[g], E[h], code_rows, pos, w, spans[g], code_pos[h],
+                               starts[h + 1] - starts[h], spans[h])
+    return C, K, A
+
+
+@numba.njit(nogil=True, cache=True)
+def _count_label_pairs(K: np.ndarray, e: np.ndarray, labels: np.ndarray,
+                       code_rows: np.ndarray, pos: int, w: int, span: int) -> None:
+    # K = ZᵀY over one run of columns: (code, consensus label) pairs
+    n, c = e.shape[0], K.shape[1]
+    if span * c <= n:
+        T = np.zeros((span, c), dtype=np.int64)
+        for j in range(n):
+            T[e[j], labels[j]] += 1
+        for p in range(span):
+            for k in range(c):
+                if T[p, k]:
                     for t in range(w):
-                        for t2 in range(t, w):
-                            C[code_rows[pos + p * w + t], code_rows[pos + p * w + t2]] += cnt[p]
-        else:
-            for j in range(n):
+                        K[code_rows[pos + p * w + t], k] += T[p, k]
+    else:
+        for j in range(n):
+            for t in range(w):
+                K[code_rows[pos + e[j] * w + t], labels[j]] += 1
+
+
+@numba.njit(nogil=True, cache=True)
+def _count_run_pairs(C: np.ndarray, e: np.ndarray, code_rows: np.ndarray, pos: int, w: int,
+                     span: int) -> None:
+    # C = ZᵀZ, upper triangle, for the pairs of columns within one run: counts of its codes
+    n = e.shape[0]
+    if span <= n:
+        cnt = np.zeros(span, dtype=np.int64)
+        for j in range(n):
+            cnt[e[j]] += 1
+        for p in range(span):
+            if cnt[p]:
                 for t in range(w):
                     for t2 in range(t, w):
-                        C[code_rows[pos + e[j] * w + t], code_rows[pos + e[j] * w + t2]] += 1
-        # ... and a column of this run with a column of a later run: (code, code) pairs
-        for h in range(g + 1, G):
-            w2, pos2, e2 = starts[h + 1] - starts[h], code_pos[h], E[h]
-            if spans[g] * spans[h] <= n:
-                # int32 cells (a block has fewer than 2³¹ rows): the table stays in cache
-                T2 = np.zeros((spans[g], spans[h]), dtype=np.int32)
-                for j in range(n):
-                    T2[e[j], e2[j]] += 1
-                for p in range(spans[g]):
-                    for q in range(spans[h]):
-                        v = T2[p, q]
-                        if v:
-                            for t in range(w):
-                                a = code_rows[pos + p * w + t]
-                                for t2 in range(w2):
-                                    C[a, code_rows[pos2 + q * w2 + t2]] += v
-            else:
-                for j in range(n):
+                        C[code_rows[pos + p * w + t], code_rows[pos + p * w + t2]] += cnt[p]
+    else:
+        for j in range(n):
+            for t in range(w):
+                for t2 in range(t, w):
+                    C[code_rows[pos + e[j] * w + t], code_rows[pos + e[j] * w + t2]] += 1
+
+
+@numba.njit(nogil=True, cache=True)
+def _count_cross_pairs(C: np.ndarray, e: np.ndarray, e2: np.ndarray, code_rows: np.ndarray,
+                       pos: int, w: int, span: int, pos2: int, w2: int, span2: int) -> None:
+    # C = ZᵀZ for a column of one run with a column of a later run: (code, code) pairs
+    n = e.shape[0]
+    if span * span2 <= n:
+        # int32 cells (a block has fewer than 2³¹ rows): the table stays in cache
+        T2 = np.zeros((span, span2), dtype=np.int32)
+        for j in range(n):
+            T2[e[j], e2[j]] += 1
+        for p in range(span):
+            for q in range(span2):
+                v = T2[p, q]
+                if v:
                     for t in range(w):
-                        a = code_rows[pos + e[j] * w + t]
+                        a = code_rows[pos + p * w + t]
                         for t2 in range(w2):
-                            C[a, code_rows[pos2 + e2[j] * w2 + t2]] += 1
-    return C, K, A
+                            C[a, code_rows[pos2 + q * w2 + t2]] += v
+    else:
+        for j in range(n):
+            for t in range(w):
+                a = code_rows[pos + e[j] * w + t]
+                for t2 in range(w2):
+                    C[a, code_rows[pos2 + e2[j] * w2 + t2]] += 1
 
 
 def tables_block(
@@ -164,10 +182,9 @@ def tables_block(
     """The integer tables of one row block: C = ZᵀZ (or a 0 × S placeholder without
     ``with_coassociation``), K = ZᵀY and A = GᵀY. Counts add up exactly over blocks.
 
-    Consecutive base clusterings are counted together (:func:`code_groups` with
-    ``code_limit``): with c = 10, a row's 20 labels are 10 codes and C needs the 55 (code,
-    code) pairs of a row instead of its 210 (label, label) pairs, each counted in a table
-    small enough for the cache. The tables are the same integers for any ``code_limit``.
+    Consecutive base clusterings are counted together as one code (:func:`code_groups` with
+    ``code_limit``), so C needs fewer (code, code) pairs per row than (label, label) pairs;
+    the tables are the same integers for any ``code_limit``.
     """
     if len(base) >= 2**31:
         raise ValueError("a row block of 2³¹ rows or more: lower daskfair.block-rows.")
@@ -209,8 +226,9 @@ def _sweep(
     groups: np.ndarray,
     labels: np.ndarray,
     counts: np.ndarray,
-    lambda2: float,
+    fairness_weight: float,
 ) -> np.ndarray:
+    lambda2 = fairness_weight  # the paper's λ2
     n, c = HR.shape
     new = np.empty(n, dtype=np.int32)
     for j in range(n):
@@ -254,13 +272,13 @@ def table_change(base: np.ndarray, old: np.ndarray, new: np.ndarray, offsets: np
 
 def sweep_hr(
     HR: np.ndarray, groups: np.ndarray, labels: np.ndarray, counts: np.ndarray,
-    lambda2: float,
+    fairness_weight: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The sequential part of the Y-step for one block: each row's choice given the counts
     left by the rows before it (``counts``, A = GᵀY, is copied, then returned updated).
     Where blocks are cut does not change the result."""
     counts = counts.copy()
-    return _sweep(HR, groups, labels, counts, lambda2), counts
+    return _sweep(HR, groups, labels, counts, fairness_weight), counts
 
 
 def sweep_block(
@@ -271,7 +289,7 @@ def sweep_block(
     P: np.ndarray,
     Py: np.ndarray,
     offsets: np.ndarray,
-    lambda2: float,
+    fairness_weight: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The exact sequential Y-step over one block (:func:`hr_rows`, :func:`sweep_hr`, then
     :func:`table_change`).
@@ -289,5 +307,5 @@ def sweep_block(
         Rows per (old label, new label).
     """
     HR = hr_rows(base, labels, P, Py, offsets)
-    new, counts = sweep_hr(HR, groups, labels, counts, lambda2)
+    new, counts = sweep_hr(HR, groups, labels, counts, fairness_weight)
     return (new, counts, *table_change(base, labels, new, offsets, P.shape[1]))

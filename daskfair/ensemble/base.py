@@ -29,7 +29,8 @@ BASE_METHODS = ("kmeans", "minibatch", "spectral", "agglomerative")
 
 
 def fit_run(sample: np.ndarray, method: str, n_clusters: int, seed: int) -> dict[str, Any]:
-    """Fit one base clustering on ``sample``; returns a small picklable model."""
+    """Fit one base clustering (``method``, ``n_clusters``, ``seed``) on the rows
+    ``sample``: a small picklable model (its centres) for :func:`assign_block`."""
     from sklearn.cluster import AgglomerativeClustering, KMeans, MiniBatchKMeans
 
     rng = np.random.default_rng(seed)
@@ -70,7 +71,8 @@ def _unit_rows(E: np.ndarray) -> np.ndarray:
 
 
 def assign_block(X: np.ndarray, models: Sequence[dict[str, Any]]) -> np.ndarray:
-    """Labels of the rows of ``X`` under every model: shape (n_block, n_runs)."""
+    """Labels of the rows of one block ``X`` under every model of :func:`fit_run` (each
+    row's nearest centre): int32 of shape (n_block, n_runs)."""
     out = np.empty((X.shape[0], len(models)), dtype=np.int32)  # the consensus holds int32
     for r, model in enumerate(models):
         if model["method"] == "spectral":
@@ -139,33 +141,46 @@ def base_clusterings(
     Parameters
     ----------
     X : array-like or dask array of shape (n_samples, n_features)
+        The features.
     n_clusters : int, default=8
         Clusters per run (the lower end when ``random_cluster_numbers``).
-    n_runs : int
+    n_runs : int, default=100
         m, the number of base clusterings.
-    methods : sequence of str
+    methods : sequence of str, default=("kmeans",)
         Run r uses ``methods[r % len(methods)]``: "kmeans" (k-means, one seeded
-        initialisation per run), "minibatch" (MiniBatch k-means), "spectral" (kernel PCA +
-        k-means: k-means on the normalised top kernel principal directions of a Nyström rbf
-        embedding — the embedding step of spectral clustering on the centred kernel, not
-        scikit-learn's SpectralClustering, whose graph Laplacian needs all n × n affinities),
-        "agglomerative" (Ward linkage on a 2,000-row subsample, rows then assigned to the
-        nearest cluster mean). A mix gives the "diverse" pools of the FCE paper.
-    random_cluster_numbers : bool
+        initialisation per run), "minibatch" (MiniBatch k-means), "spectral" (k-means on the
+        normalised top kernel principal directions of a Nyström rbf embedding; no n × n
+        affinity matrix), "agglomerative" (Ward linkage on a 2,000-row subsample, rows then
+        assigned to the nearest cluster mean). A mix gives the "diverse" pools of the FCE
+        paper.
+    random_cluster_numbers : bool, default=False
         Draw each run's number of clusters uniformly from [c, min(2c, √n)] (with at least c),
         for more diverse pools.
-    sample_size : int
+    sample_size : int, default=100_000
         Runs are fitted on one seeded sample of this many rows (all rows when n is smaller),
         drawn from a seeded subset of at least 8 row blocks; every row is then assigned to
         its nearest cluster.
-    random_state : int, SeedSequence or None
-    client : distributed.Client, optional
-        Default: :func:`daskfair.runtime.clients.get_client`.
+    random_state : int, RandomState, Generator, SeedSequence or None, default=None
+        Seeds the sample, the runs' numbers of clusters and the runs.
+    client : distributed.Client or None, default=None
+        Where the runs are fitted; None: :func:`daskfair.runtime.clients.get_client`.
 
     Returns
     -------
-    ndarray or dask array of shape (n_samples, n_runs)
-        dask (lazy, row-chunked like X) for dask input, numpy otherwise.
+    ndarray or dask array of shape (n_samples, n_runs), dtype int32
+        One labeling per run: dask (lazy, row-chunked like X) for dask input, numpy
+        otherwise.
+
+    Raises
+    ------
+    ValueError
+        ``n_clusters`` not in [1, n_samples], an unknown method, ``n_runs`` < 1, or X that
+        is not a finite numeric array with at least 2 rows.
+
+    See Also
+    --------
+    daskfair.FairClusteringEnsemble : The fair consensus of these labelings.
+    daskfair.ensemble.select_n_clusters : A number of consensus clusters for them.
 
     Examples
     --------

@@ -51,7 +51,6 @@ def load_state(run: Run, like: Any) -> ConsensusState | None:
         labels = da.from_zarr(group["labels"]).persist()
     else:
         labels = group["labels"][...]
-    # a checkpoint of an earlier version has no tables: the next step counts them
-    arrays = {key: np.asarray(group[key][...]) for key in _ARRAYS if key in group}
+    arrays = {key: np.asarray(group[key][...]) for key in _ARRAYS}
     return ConsensusState(labels=labels, objective=[float(v) for v in ckpt["objective"]],
                           n_iter=int(ckpt["iteration"]), **arrays)

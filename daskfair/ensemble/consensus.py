@@ -1,27 +1,15 @@
-"""FCE consensus by alternating minimisation: row-block passes plus c × c solves
-(docs/design.md#fce-fair-clustering-ensemble).
+"""FCE consensus by alternating minimisation: row-block passes plus c × c solves.
 
-Objective (the FCE paper's eq. 10, with daskfair's ``fairness`` = the paper's λ2)::
+The consensus minimises the FCE paper's eq. (10)::
 
-    Σ αᵢ² ‖H − Y(i)R(i)‖² + λ1 ‖Y − HR‖² + λ1 λ2 ‖GᵀY‖²,   HᵀH = I, R(i), R orthogonal,
-    Y one-hot, α on the simplex.
+    Σ αᵢ² ‖H − Y(i)R(i)‖² + λ1 ‖Y − HR‖² + λ1 λ2 ‖GᵀY‖²
 
-One iteration; each step minimises the objective over its block given the others (exactly,
-except R(i) of a base clustering with more clusters than c, where the step is a
-majorisation–minimisation that starts at the previous R(i)), so the objective never
-increases:
-
-1. H = polar(B), B = Σ αᵢ² Y(i)R(i) + λ1 Y Rᵀ: BᵀB, Y(i)ᵀB and YᵀB follow exactly from
-   the integer tables C = ZᵀZ (the base clusterings' co-association, one pass at the
-   start), K = ZᵀY and the cluster sizes (:mod:`._block_functions`), with no pass over the rows;
-   H = B Q with Q = (BᵀB)^{-1/2} is never stored.
-2. R(i) from M = Y(i)ᵀH = Y(i)ᵀB Q (:func:`align_base`); R = polar(HᵀY) (or Hungarian
-   permutations).
-3. Y: an exact sequential sweep over the rows, each row the one-hot minimising
-   −2 (HR)_jk + λ2 (2 A_gk + 1) with A = GᵀY without the row; A is carried block to block,
-   and K is updated from the rows whose label changed. The sweep's HR rows are the one
-   pass over the label matrix of an iteration.
-4. αᵢ ∝ 1 / ‖H − Y(i)R(i)‖², from the c × c statistics already at hand.
+with λ1 = ``consensus_weight`` and λ2 = ``fairness_weight``, over H (HᵀH = I), the rotations
+R(i) and R, the one-hot Y and the weights α on the simplex. An iteration updates H, R(i), R,
+Y and α in turn, each step never raising the objective; the c × c statistics come from
+integer tables (:mod:`._block_functions`), and the one pass over the label matrix is the
+Y-step's sequential sweep (docs/design.md#fce-alternating-updates,
+docs/design.md#fce-fair-assignment).
 """
 
 from __future__ import annotations
@@ -54,13 +42,10 @@ ALIGNMENTS = ("rotation", "hungarian")
 
 
 def auto_fairness(n_samples: int, n_clusters: int, n_groups: int) -> float:
-    """A size-free λ2: ``sqrt(c / n) · c T / n``.
+    """A size-free fairness weight λ2: ``sqrt(c / n) · c T / n``.
 
-    In the Y-step a row compares −2 (HR)_jk with λ2 (2 A_gk + 1). With H orthonormal and
-    balanced clusters, entries of HR are of order sqrt(c / n) and the group × cluster counts
-    A_gk of order n / (c T); this λ2 makes the two terms of equal order for any n, c and T
-    (the fairness term's pull does not fade as n grows; docs/design.md#fce-objective). The values it
-    takes on the FCE paper's pools: docs/findings.md F3.1.
+    It keeps the two terms of the Y-step's row cost of equal order for any n, c and T, so
+    the fairness term's pull does not fade as n grows (docs/design.md#fce-objective).
 
     Parameters
     ----------
@@ -74,7 +59,11 @@ def auto_fairness(n_samples: int, n_clusters: int, n_groups: int) -> float:
     Returns
     -------
     float
-        The λ2 ``fairness_weight="auto"`` stands for.
+        The ``fairness_weight`` that ``fairness_weight="auto"`` stands for.
+
+    See Also
+    --------
+    daskfair.FairClusteringEnsemble : Its ``fairness_weight="auto"``.
 
     Examples
     --------
@@ -86,12 +75,11 @@ def auto_fairness(n_samples: int, n_clusters: int, n_groups: int) -> float:
 
 
 def polar(M: np.ndarray, alignment: str = "rotation") -> np.ndarray:
-    """argmax over R with orthonormal rows/columns (or a partial permutation) of tr(Mᵀ R).
+    """The R with orthonormal rows or columns maximising tr(MᵀR), of M's shape (a, b).
 
-    "rotation": the orthogonal polar factor U Vᵀ of the thin SVD M = U S Vᵀ
-    (:func:`scipy.linalg.polar`; not ``orthogonal_procrustes``, which only solves the square
-    case and R(i) is c_i × c).
-    "hungarian": the 0/1 matrix of a maximum-weight one-to-one matching of rows to columns.
+    "rotation": the orthogonal polar factor U Vᵀ of the thin SVD M = U S Vᵀ (rectangular M
+    too). "hungarian": the 0/1 matrix of a maximum-weight one-to-one matching of rows to
+    columns.
     """
     if alignment == "hungarian":
         rows, cols = scipy.optimize.linear_sum_assignment(M, maximize=True)
@@ -110,25 +98,14 @@ def align_base(
     max_iter: int = 200,
     rtol: float = 1e-13,
 ) -> np.ndarray:
-    """R(i) minimising ‖H − Y(i)R(i)‖² = c − 2 tr(R(i)ᵀM) + Σ_k n_k ‖R(i)_k‖², M = Y(i)ᵀH.
+    """R(i) (c_i × c) minimising ‖H − Y(i)R(i)‖² = c − 2 tr(R(i)ᵀM) + Σ_k n_k ‖R(i)_k‖².
 
-    ``sizes`` are the cluster sizes n_k of the base clustering (c_i of them) and ``previous``
-    its current R(i).
-
-    For c_i ≤ c, R(i) has orthonormal rows, so Σ_k n_k ‖R(i)_k‖² = n whatever R(i) and the
-    polar factor of M is the exact minimiser (as in the paper). For c_i > c, R(i) has
-    orthonormal columns and the last term depends on it, so the polar factor is not a
-    minimiser (the paper's step, which can raise the objective). Then:
-
-    * "hungarian": a matching pays n_k − 2 M_kj per matched pair, so the best one is the
-      Hungarian matching on the weights 2M − n 1ᵀ (exact).
-    * "rotation": with D = diag(n), P = n_max I − D ≽ 0 and RᵀR = I,
-      tr(RᵀDR) = n_max c − tr(RᵀPR) ≤ n_max c + tr(R₀ᵀPR₀) − 2 tr(RᵀPR₀) (tr(RᵀPR) is convex),
-      with equality at R₀; minimising this majoriser gives R = polar(M + P R₀), which never
-      increases the objective. It is repeated from R₀ = ``previous`` until the objective
-      stalls (relative change below ``rtol``) or ``max_iter`` times: never worse than
-      ``previous``, and the iterates approach a stationary point (slowly: docs/findings.md
-      F3.2; each consensus iteration continues from the last R(i)).
+    ``M`` is Y(i)ᵀH (c_i × c), ``sizes`` the cluster sizes n_k and ``previous`` the current
+    R(i). Exact for c_i ≤ c (the polar factor of M) and for "hungarian" (a matching on
+    2M − n 1ᵀ). For "rotation" with c_i > c: majorisation–minimisation steps
+    R = polar(M + P R₀), P = max(n) I − diag(n), from R₀ = ``previous``, until a step lowers
+    the objective by less than ``rtol`` (relatively) or ``max_iter`` times; never worse than
+    ``previous`` (docs/design.md#fce-alternating-updates).
     """
     c_i, c = M.shape
     if c_i <= c:
@@ -171,10 +148,10 @@ class ConsensusState:
     alpha: np.ndarray  # (m,)
     offsets: np.ndarray  # (m,)
     base_counts: np.ndarray  # (Σ c_i,): cluster sizes of every base clustering
+    coassociation: np.ndarray  # (Σ c_i, Σ c_i) C = ZᵀZ, int64
+    table: np.ndarray  # (Σ c_i, c) K = ZᵀY, int64
     objective: list[float] = field(default_factory=list)
     n_iter: int = 0
-    coassociation: np.ndarray | None = None  # (Σ c_i, Σ c_i) C = ZᵀZ, int64
-    table: np.ndarray | None = None  # (Σ c_i, c) K = ZᵀY, int64
 
     @property
     def bounds(self) -> np.ndarray:
@@ -190,8 +167,9 @@ def _tables(base: Any, groups: Any, labels: Any, offsets: np.ndarray, n_rows: in
                      with_coassociation=with_coassociation)
 
 
-def _statistics(state: ConsensusState, lambda1: float) -> tuple:
+def _statistics(state: ConsensusState, consensus_weight: float) -> tuple:
     """BᵀB (c × c), the stacked Y(i)ᵀB = ZᵀB (Σ c_i × c) and YᵀB (c × c) from the tables."""
+    lambda1 = consensus_weight  # the paper's λ1
     C = state.coassociation.astype(np.float64)
     K = state.table.astype(np.float64)
     sizes = K[: state.bounds[1]].sum(axis=0)  # n_y: every row is in one cluster of Y(1)
@@ -216,11 +194,10 @@ def init_state(
     base_sizes: np.ndarray,
     n_groups: int,
 ) -> ConsensusState:
-    """Start from the labels ``ref`` (values in [0, c)), every R(i) its best matching to them.
-
-    ``ref`` is the first Y; the R(i) are the (partial) permutations that best match each base
-    clustering to it (Hungarian on the contingency tables), R = I, α uniform — so B starts as
-    an aligned vote of the base clusterings.
+    """The start from the labels ``ref`` (n, values in [0, c)): every R(i) its best matching
+    to them (Hungarian on the contingency tables), R = I, α = 1/m, so B starts as an aligned
+    vote. One pass over ``base`` (the checked (n, m) int32 labels, c_i = ``base_sizes``) and
+    ``groups`` (codes 0 .. ``n_groups`` - 1).
     """
     m = len(base_sizes)
     c = n_clusters
@@ -256,10 +233,9 @@ def paper_state(
     """The FCE paper's start: R(i) = I (its first c columns when c_i ≠ c), R = I, α = 1/m,
     H = polar(Σ Y(i)) (the paper's SVD of Σ Y(i), up to a rotation that R absorbs).
 
-    The consensus state holds labels, not H, so Y starts as the one-hot rows nearest to HR
-    (the paper's Y-step without its fairness term); the iterations then continue from there.
-    One pass for the co-association C (which gives ΣY(i)'s c × c Gram matrix and the base
-    cluster sizes), one for the labels (kept in memory), one for their tables K and A.
+    The state holds labels, not H, so Y starts as the one-hot rows nearest to HR (the paper's
+    Y-step without its fairness term). Three passes over ``base``: the co-association C, the
+    labels (kept in memory), their tables K and A. Arguments as for :func:`init_state`.
     """
     m = len(base_sizes)
     c = n_clusters
@@ -288,32 +264,33 @@ def paper_state(
 
 
 def rows_of(base: Any) -> tuple[int, ...] | None:
-    """The row blocks of a consensus: those of ``base`` (dask) — every result of it is exact
-    or summed from integer tables, so it does not depend on where the blocks are cut."""
+    """The row blocks of a consensus: those of ``base`` (dask), or None for numpy; its results
+    are exact or sums of integer tables, so they do not depend on where the blocks are cut."""
     return base.chunks[0] if is_dask(base) else None
 
 
 def _sweep(
     base: Any, groups: Any, state: ConsensusState, P: np.ndarray, Py: np.ndarray,
-    lambda2: float,
+    fairness_weight: float,
 ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
     bounds, c = state.bounds, P.shape[1]
     if not any(is_dask(a) for a in (base, groups, state.labels)):
-        return sweep_block(base, groups, state.labels, state.counts, P, Py, bounds, lambda2)
+        return sweep_block(base, groups, state.labels, state.counts, P, Py, bounds,
+                           fairness_weight)
     rows = rows_of(base)
     blocks = row_blocks(base, groups, state.labels, optimize=False, rows=rows)
-    # each block's HR rows (the heavy part) do not depend on the counts: in parallel (tasks
-    # on the blocks themselves, not an HR dask array: docs/findings.md F3.4)
+    # each block's HR rows (the heavy part) do not depend on the counts: in parallel, as
+    # tasks on the blocks themselves (docs/findings.md F3.4)
     hr = [dask.delayed(hr_rows, pure=True)(b, lab, P, Py, bounds) for b, _, lab in blocks]
     out = state.counts
     parts, changes = [], []
     for (b, g, lab), h, size in zip(blocks, hr, rows, strict=True):
         # a chain: each block starts from the counts the previous one left (exact sequential
-        # semantics), ahead of the HR tasks in the workers' queues. One block per link: a
-        # longer link would pull the HR rows of blocks held by another worker (docs/findings.md
-        # F3.4)
+        # semantics), ahead of the HR tasks in the workers' queues; one block per link
+        # (docs/findings.md F3.4)
         with dask.annotate(priority=1):
-            out = dask.delayed(_sweep_link, nout=2, pure=True)(h, g, lab, out, lambda2)
+            out = dask.delayed(_sweep_link, nout=2, pure=True)(h, g, lab, out,
+                                                               fairness_weight)
         parts.append(da.from_delayed(out[0], shape=(size,), dtype=np.int32))
         # K's change from the rows whose label changed, next to the block's base rows
         changes.append(dask.delayed(table_change, pure=True)(b, lab, out[0], bounds, c))
@@ -326,12 +303,12 @@ def _sweep(
 
 
 def _sweep_link(HR: np.ndarray, groups: np.ndarray, labels: np.ndarray, previous: Any,
-                lambda2: float) -> tuple[np.ndarray, np.ndarray]:
+                fairness_weight: float) -> tuple[np.ndarray, np.ndarray]:
     # ``previous``: the counts at the start, or the previous link's (labels, counts) whole —
     # taking the tuple instead of its counts saves the chain a task (and a round trip
     # through the scheduler) per block
     counts = previous[1] if isinstance(previous, tuple) else previous
-    return sweep_hr(HR, groups, labels, counts, lambda2)
+    return sweep_hr(HR, groups, labels, counts, fairness_weight)
 
 
 def _add_all(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
@@ -343,19 +320,21 @@ def consensus_step(
     groups: Any,
     state: ConsensusState,
     *,
-    lambda1: float,
-    lambda2: float,
+    consensus_weight: float,
+    fairness_weight: float,
     alignment: str = "rotation",
 ) -> ConsensusState:
-    """One full iteration (H, R(i), R, Y, α); returns the new state with its objective.
+    """One full iteration (H, R(i), R, Y, α), one pass over ``base``: the new state, its
+    objective appended.
 
-    A state without its tables (a checkpoint of an earlier version) gets them from one pass.
+    ``consensus_weight`` is λ1, the weight of ‖Y − HR‖², and the weight of ‖GᵀY‖² is
+    ``consensus_weight * fairness_weight`` (λ1 λ2). ``alignment``: R(i) and R orthonormal
+    ("rotation") or permutations ("hungarian"). ``base`` and ``groups`` as for
+    :func:`init_state`.
     """
+    # the paper's λ1 and λ2
+    lambda1, lambda2 = consensus_weight, fairness_weight
     c = state.R.shape[0]
-    if state.coassociation is None or state.table is None:
-        C, K, _ = _tables(base, groups, state.labels, state.offsets, len(state.R_all), c,
-                          len(state.counts))
-        state = replace(state, coassociation=C, table=K)
     BtB, YiB, YB = _statistics(state, lambda1)
     Q = _inv_sqrt(BtB)
     M = YiB @ Q  # stacked Y(i)ᵀH
@@ -396,31 +375,31 @@ def run_consensus(
     groups: Any,
     state: ConsensusState,
     *,
-    lambda1: float,
-    lambda2: float,
+    consensus_weight: float,
+    fairness_weight: float,
     alignment: str,
     max_iter: int,
     tol: float,
     callback: Callable[[ConsensusState], None] | None = None,
 ) -> tuple[ConsensusState, bool]:
-    """Iterate until the relative objective change is below ``tol`` or ``max_iter``.
+    """Iterate :func:`consensus_step` until the relative change of the objective is at most
+    ``tol`` or ``state.n_iter`` reaches ``max_iter``; returns the last state and whether it
+    converged.
 
-    Returns the final state and whether it converged. ``callback(state)`` runs after every
-    iteration (checkpoints, progress).
+    Convergence is judged from the objective history, so a state restored from a checkpoint
+    taken after the last iteration takes no other step. ``callback(state)`` runs after every
+    iteration (checkpoints, progress). A cluster that loses work restarts the consensus from
+    a recovery copy of its state (docs/design.md#fce-recovery).
     """
-    # Convergence is judged from the objective history, so a state restored from a
-    # checkpoint taken after the last iteration does not take another step.
-    # Recovery point: the start's labels can be recomputed from the inputs; later labels
-    # depend on released labels of earlier iterations, so a copy of them is gathered to the
-    # client, at most ~10% of the time (an iteration is copied once the iterations since
-    # the last copy took 10 times as long as that copy did), and never after the last one.
+    # a copy of the labels is gathered to the client once the iterations since the last copy
+    # took 10 times as long as that copy did, and never after the last iteration
     safe, copy_seconds, since_copy = state, 0.0, 0.0
     recoveries = Recoveries("FCE consensus")
     while state.n_iter < max_iter and not _converged(state.objective, tol):
         try:
             start = time.perf_counter()
-            new = consensus_step(base, groups, state, lambda1=lambda1, lambda2=lambda2,
-                                 alignment=alignment)
+            new = consensus_step(base, groups, state, consensus_weight=consensus_weight,
+                                 fairness_weight=fairness_weight, alignment=alignment)
             since_copy += time.perf_counter() - start
             new_safe = None
             last = new.n_iter >= max_iter or _converged(new.objective, tol)

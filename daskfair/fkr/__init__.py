@@ -3,7 +3,8 @@ model selection under a disparity bound and decision-level fairness (every candi
 from one pass over the data, plus one scoring pass for the classifier)."""
 
 from .cv import FairKernelClassifierCV, FairKernelRegressorCV
-from .estimators import FairKernelClassifier, FairKernelRegressor, FairKernelRidge
+from .estimators import FairKernelClassifier, FairKernelRegressor
+from .fkrr import FairKernelRidge
 
 __all__ = [
     "FairKernelClassifier",

@@ -1,5 +1,5 @@
-"""What every FKR-F²E estimator shares: parameter and input checks, the Nyström feature map,
-the moments pass and kernel predictions (the estimator layer; the per-block work lives in
+"""What every FKR-F²E estimator shares: the parameter and input checks, the Nyström feature
+map, the moments pass and the kernel output (the estimator layer; the per-block work lives in
 :mod:`~daskfair.fkr.statistics` and :mod:`~daskfair.fkr.scores`)."""
 
 from __future__ import annotations
@@ -7,13 +7,12 @@ from __future__ import annotations
 import logging
 import warnings
 from dataclasses import dataclass, replace
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import dask.array as da
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted
 
 from .._groups import (
@@ -24,6 +23,7 @@ from .._groups import (
     sorted_groups,
 )
 from .._keyed import column_values
+from .._random import as_seed_sequence
 from .._validation import (
     as_array,
     check_array,
@@ -40,18 +40,26 @@ from .folds import FoldPlan
 from .statistics import FoldedMoments, arrange_moments, cell_moments
 
 __all__ = [
+    "ABSENT",
     "APPROXIMATIONS",
-    "CalibratedClassifierMixin",
     "FitInput",
     "KernelModelMixin",
     "binary_classes",
+    "check_choice",
+    "check_flag",
+    "check_kernel_params",
+    "check_positive_int",
     "class_column",
+    "input_attributes",
     "shown",
 ]
 
 logger = logging.getLogger(__name__)
 
 APPROXIMATIONS = ("nystroem", "exact")
+
+#: The value of a fitted attribute that removes it (:meth:`KernelModelMixin._set_fitted`).
+ABSENT = object()
 
 
 @dataclass(frozen=True)
@@ -183,37 +191,64 @@ def _check_moments(total: Any, data: FitInput) -> None:
                          "weight.")
 
 
+def check_choice(name: str, value: Any, options: tuple[str, ...]) -> None:
+    """``value`` must be one of ``options``."""
+    if value not in options:
+        raise ValueError(f"{name} must be one of {options}, got {value!r}.")
+
+
+def check_positive_int(name: str, value: Any) -> None:
+    """``value`` must be an integer >= 1 (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value!r}.")
+
+
+def check_flag(name: str, value: Any) -> None:
+    """``value`` must be True or False."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, got {value!r}.")
+
+
+def check_kernel_params(p: dict[str, Any], gamma: Any) -> dict[str, Any]:
+    """``p`` with the kernel (with ``gamma``), Nyström, seed and group-size parameters checked:
+    the parameters every FKR-F²E estimator has."""
+    kernel_params(p["kernel"], 1, gamma=gamma, degree=p["degree"], coef0=p["coef0"])
+    check_choice("approximation", p["approximation"], APPROXIMATIONS)
+    check_positive_int("n_landmarks", p["n_landmarks"])
+    check_choice("landmarks", p["landmarks"], LANDMARK_METHODS)
+    rcond = p["rcond"]
+    if not (isinstance(rcond, Real) and 1e-15 <= rcond < 1):
+        raise ValueError(
+            f"rcond must lie in [1e-15, 1), got {rcond!r}: smaller values keep "
+            "rounding noise of the landmark kernel as directions (default 1e-10).")
+    if not isinstance(p["random_state"], np.random.RandomState | np.random.Generator):
+        as_seed_sequence(p["random_state"])  # its checks; an instance would be drawn from
+    check_group_size_params(p["min_group_size"], p["small_groups"])
+    return p
+
+
+def input_attributes(data: FitInput, feature_map: NystroemMap | None) -> dict[str, Any]:
+    """The fitted attributes that describe the training input."""
+    out = {"n_features_in_": data.X.shape[1],
+           "feature_names_in_": ABSENT if data.names is None else data.names,
+           "groups_": data.groups, "merged_groups_": dict(data.merged or {})}
+    if data.classes is not None:
+        out["classes_"] = data.classes
+    if feature_map is not None:
+        out["feature_map_"] = feature_map
+    return out
+
+
 class KernelModelMixin:
-    """Validation, feature map and the moments pass shared by the FKR-F²E estimators.
+    """Input checks, feature map, the moments pass and the kernel output of the FKR-F²E
+    estimators; each estimator checks its parameters in ``_checked_params``."""
 
-    Subclasses define the kernel parameters (``kernel``, ``gamma``, ``degree``, ``coef0``),
-    ``approximation``, ``n_landmarks``, ``landmarks``, ``rcond``, ``random_state``,
-    ``min_group_size`` and ``small_groups``.
-    """
-
-    def _check_kernel_params(self) -> None:
-        if self.approximation not in APPROXIMATIONS:
-            raise ValueError(
-                f"approximation must be one of {APPROXIMATIONS}, got {self.approximation!r}.")
-        if self.landmarks not in LANDMARK_METHODS:
-            raise ValueError(
-                f"landmarks must be one of {LANDMARK_METHODS}, got {self.landmarks!r}.")
-        if not (isinstance(self.rcond, Real) and 1e-15 <= self.rcond < 1):
-            raise ValueError(
-                f"rcond must lie in [1e-15, 1), got {self.rcond!r}: smaller values keep "
-                "rounding noise of the landmark kernel as directions (default 1e-10).")
-
-    def _fit_input(self, X: Any, y: Any, sensitive_features: Any, sample_weight: Any, *,
-                   classify: bool) -> FitInput:
-        """Check the inputs' shapes (nothing of a dask input is read here).
-
-        The groups and classes of a dask input are listed by the moments pass
-        (:meth:`_moments`); in-memory groups and classes are checked at once, so a bad value
-        fails before any work. No attribute is set: :meth:`_set_input_attributes` does that
-        when the fit has succeeded.
-        """
-        self._check_kernel_params()
-        check_group_size_params(self.min_group_size, self.small_groups)
+    def _fit_input(self, X: Any, y: Any, sensitive_features: Any, sample_weight: Any,
+                   p: dict[str, Any], *, classify: bool) -> FitInput:
+        """Check the inputs' shapes (nothing of a dask input is read here); in-memory groups
+        and classes are checked at once, a dask input's are listed by the moments pass."""
         labels = None
         if classify:
             check_array(X, "X", min_samples=2)  # rows first: no class count of 0
@@ -235,8 +270,8 @@ class KernelModelMixin:
                 "estimator; pass sensitive_features=... otherwise).", UserWarning, stacklevel=3)
             s, merged = None, {}
         else:
-            s, merged = group_column(sensitive_features, n, self.min_group_size,
-                                     self.small_groups)
+            s, merged = group_column(sensitive_features, n, p["min_group_size"],
+                                     p["small_groups"])
         data = FitInput(X=X, y=y, weights=weights, s=s, labels=labels, n=n, names=names,
                         merged=merged)
         if not any(is_dask(a) for a in (s, labels)):
@@ -245,29 +280,23 @@ class KernelModelMixin:
                 None if labels is None else pd.unique(np.asarray(labels, dtype=object))])
         return data
 
-    def _set_input_attributes(self, data: FitInput, feature_map: NystroemMap | None) -> None:
-        """The fitted attributes of the input, set once the fit has succeeded."""
-        self.n_features_in_ = data.X.shape[1]
-        if data.names is not None:
-            self.feature_names_in_ = data.names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self.groups_ = data.groups
-        self.merged_groups_ = dict(data.merged or {})
-        if data.classes is not None:
-            self.classes_ = data.classes
-        if feature_map is not None:
-            self.feature_map_ = feature_map
+    def _set_fitted(self, fitted: dict[str, Any]) -> None:
+        """Every fitted attribute at once, once the whole fit has succeeded (``ABSENT``
+        removes one)."""
+        for name, value in fitted.items():
+            if value is ABSENT:
+                self.__dict__.pop(name, None)
+            else:
+                setattr(self, name, value)
 
-    def _fit_feature_map(self, data: FitInput, gamma: Any = "param",
+    def _fit_feature_map(self, data: FitInput, p: dict[str, Any], gamma: Any,
                          landmarks: np.ndarray | None = None) -> NystroemMap:
         """The Nyström map (``landmarks`` reused when given: one draw for every gamma)."""
-        params = kernel_params(self.kernel, data.X.shape[1],
-                               gamma=self.gamma if gamma == "param" else gamma,
-                               degree=self.degree, coef0=self.coef0)
-        n_landmarks = data.n if self.approximation == "exact" else self.n_landmarks
-        fmap = fit_nystroem(data.X, params, n_landmarks=n_landmarks, method=self.landmarks,
-                            rcond=self.rcond, random_state=self.random_state,
+        params = kernel_params(p["kernel"], data.X.shape[1], gamma=gamma, degree=p["degree"],
+                               coef0=p["coef0"])
+        n_landmarks = data.n if p["approximation"] == "exact" else p["n_landmarks"]
+        fmap = fit_nystroem(data.X, params, n_landmarks=n_landmarks, method=p["landmarks"],
+                            rcond=p["rcond"], random_state=p["random_state"],
                             landmarks=landmarks)
         logger.info("feature map: %d landmarks, rank %d", len(fmap.landmarks),
                     fmap.n_components)
@@ -321,69 +350,3 @@ def _moments_pass(data: FitInput, fmap: NystroemMap, folds: FoldPlan | None,
         data.X, data.columns(), data.y if not data.classify else None, data.weights,
         fmap.landmarks, fmap.params, folds=folds.rows(data.X), n_folds=folds.n_folds,
         fold_seed=folds.seed, cell_grams=cell_grams)
-
-
-class CalibratedClassifierMixin:
-    """Decisions from the score f(x) = k(x, L)·dual_coef_ + intercept_, ``threshold_`` and
-    Platt's slope a > 0 (``calibration_ = (a, c)`` with c = −a·threshold_)."""
-
-    def decision_function(self, X: Any) -> Any:
-        """a·(f(x) − ``threshold_``), the calibrated log-odds of ``classes_[1]``.
-
-        Positive means ``classes_[1]``; lazy for dask input.
-
-        Parameters
-        ----------
-        X : array-like, pandas or dask of shape (n_samples, n_features)
-            Rows to score (no group needed).
-
-        Returns
-        -------
-        ndarray or dask array of shape (n_samples,)
-            The log-odds.
-        """
-        self._check_model("calibration_")
-        return self.calibration_[0] * (self._kernel_output(X) - self.threshold_)
-
-    def predict_proba(self, X: Any) -> Any:
-        """Probabilities of ``classes_`` (columns), shape (n_samples, 2); lazy for dask.
-
-        Parameters
-        ----------
-        X : array-like, pandas or dask of shape (n_samples, n_features)
-            Rows to score (no group needed).
-
-        Returns
-        -------
-        ndarray or dask array of shape (n_samples, 2)
-            The probability of each class.
-        """
-        d = self.decision_function(X)
-        if is_dask(d):
-            p = d.map_blocks(expit, dtype=np.float64)
-            return da.stack([1 - p, p], axis=1)
-        p = expit(d)
-        return np.column_stack([1 - p, p])
-
-    def predict(self, X: Any) -> Any:
-        """Class labels, shape (n_samples,): ``classes_[1]`` where ``f(x) ≥ threshold_``.
-
-        Parameters
-        ----------
-        X : array-like, pandas or dask of shape (n_samples, n_features)
-            Rows to classify (no group needed).
-
-        Returns
-        -------
-        ndarray or dask array of shape (n_samples,)
-            The predicted classes; lazy for dask input.
-        """
-        positive = self.decision_function(X) >= 0
-        if is_dask(positive):
-            return da.where(positive, self.classes_[1], self.classes_[0])
-        return np.where(positive, self.classes_[1], self.classes_[0])
-
-    def _set_calibration(self, slope: float, threshold: float) -> None:
-        # slope > 0 (daskfair.fkr.calibration ensures it): decisions keep the scores' order
-        self.threshold_ = float(threshold)
-        self.calibration_ = (float(slope), float(-slope * threshold))

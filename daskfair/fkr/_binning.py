@@ -1,8 +1,5 @@
-"""The per-row loop of the scoring pass in numba: count every candidate's score in its bin.
-
-In numpy the binning of an n × K score matrix is six passes over it (shift, scale, floor,
-clip, flat index, bincount); here it is one, with no temporaries.
-"""
+"""The per-row loop of the scoring pass in numba: count every candidate's score in its bin
+(one pass over the score matrix with no temporaries, where numpy would make six)."""
 
 from __future__ import annotations
 

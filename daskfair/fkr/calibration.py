@@ -1,12 +1,6 @@
-"""Decision threshold and probabilities of a score: where the score's bins lie, Platt's
-logistic fit on binned scores, and the one fallback when the fit does not order the classes.
-
-Every classifier of :mod:`daskfair.fkr` calibrates here, from a histogram of scores per class
-(:func:`~daskfair.fkr.scores.score_histograms`) on ``N_BINS`` bins over the scores' mean ± 6
-standard deviations, both known from the moments before the scoring pass:
-:class:`~daskfair.FairKernelClassifier` on its training scores,
-:class:`~daskfair.FairKernelClassifierCV` on the validation scores of its chosen candidate.
-"""
+"""Decision threshold and probabilities of a score, from its histogram per class on
+``N_BINS`` bins over the scores' mean ± 6 standard deviations (known from the moments): Platt's
+logistic fit on the bins (docs/design.md#fkr-scores-and-histograms)."""
 
 from __future__ import annotations
 
@@ -39,14 +33,10 @@ def score_bins(mean: np.ndarray, std: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 def calibrate(by_class: np.ndarray, lo: float, width: float, threshold: float | None, *,
               default_threshold: float = 0.5) -> tuple[float, float]:
-    """Slope a > 0 and threshold t of the decision rule P(y = 1 | f) = σ(a·(f − t)).
-
-    ``by_class`` (2, N_BINS) holds the weighted counts of class 0 and 1 per bin. With
-    ``threshold=None`` Platt's fit places t where the probability is 1/2; a number fixes t and
-    fits the slope only. A slope that is not positive (scores that do not order the classes)
-    would turn decisions around: then a = 1/std of the scores (their own scale) and, for a
-    free threshold, t = ``default_threshold``.
-    """
+    """Slope a > 0 and threshold t of P(y = 1 | f) = σ(a·(f − t)) from the weighted counts
+    ``by_class`` (2, N_BINS): Platt's fit places t at probability 1/2 (``threshold=None``) or
+    fits a alone at a given t. A slope that does not order the classes is replaced by
+    1/std of the scores (and a free t by ``default_threshold``)."""
     centers = lo + width * (np.arange(by_class.shape[1]) + 0.5)
     if threshold is None:
         a, c = platt_scaling(by_class, centers)
@@ -61,22 +51,9 @@ def calibrate(by_class: np.ndarray, lo: float, width: float, threshold: float | 
 
 def platt_scaling(hist: np.ndarray, centers: np.ndarray, *, slope_only_at: float | None = None,
                   max_iter: int = 50) -> tuple[float, float]:
-    """Fit P(y = 1 | score) = σ(a·score + c) to binned scores (Platt 1999), by Newton.
-
-    Parameters
-    ----------
-    hist : ndarray of shape (2, B)
-        Weighted counts of class 0 and class 1 per score bin.
-    centers : ndarray of shape (B,)
-        The bins' centre scores.
-    slope_only_at : float, optional
-        Fit the slope only, with the 1/2-probability point fixed at this score
-        (c = −a·slope_only_at): the calibration of a decision rule whose threshold is chosen
-        elsewhere.
-
-    Returns
-    -------
-    a, c : float
+    """Fit P(y = 1 | score) = σ(a·score + c) to binned scores (Platt 1999) by Newton: ``hist``
+    (2, B) the weighted counts of class 0 and 1 per bin, ``centers`` (B,) the bins' centres;
+    with ``slope_only_at`` the slope alone, probability 1/2 fixed at that score. Returns (a, c).
     """
     neg, pos = hist
     keep = (neg + pos) > 0

@@ -1,28 +1,7 @@
-"""Every candidate model of a fairness/accuracy path, from the moments of one fold.
-
-Two families of linear score functions f(z) = zᵀβ + b on the kernel features z:
-
-* **reduction** — the Lagrangian of a decision-level constraint (Agarwal et al. 2018's
-  reductions for demographic parity and equalized odds). Its cost-sensitive step asks, for
-  multipliers λ, for the sign of
-  E[cost | x] = 1 − 2η(x) + Σ_c λ_c φ_c(x), where φ_c is a combination of posteriors:
-  π_g(x)/p_g − 1 for demographic parity (E[h | g] − E[h]), and
-  π_gv(x)/p_gv − π_v(x)/p_v for equalized odds (E[h | g, y = v] − E[h | y = v]). Solved by
-  least-squares regression of the costs on z — the "cost-sensitive classification by
-  regression" reduction — the score η̂(x) − ½ Σ_c λ_c φ̂_c(x) is a fixed combination of the
-  ridge regressions of every cell indicator, all solved from one fold's moments with one
-  factorisation per penalty α. λ runs along one direction, t·λ*, where λ* equalises the
-  mean score of the constrained groups on the training rows (for two groups and demographic
-  parity this is the whole line of multipliers); t and the decision threshold are then
-  chosen on validation rows. For regression the same construction with the label's
-  regression as the base equalises the groups' mean predictions at t = 1.
-* **embedding** — FKR-F²E: ridge regression of the label on k mean-matched fair features
-  (:func:`~daskfair.fkr.embedding.mean_discrepancy_directions`), for every (k, γ, α).
-
-Every candidate is represented as ``basis @ mix``: a few basis regressions per α and, per
-candidate, a mixing column, so that scoring all candidates on a row block costs one product
-with the basis plus a small one with the mixing matrix.
-"""
+"""Every candidate model of a fairness/accuracy path from the moments of one fold: linear
+scores on the kernel features of two families, the reduction (the Lagrangian score
+η̂(x) − ½ Σ_c λ_c φ̂_c(x) along λ = t·λ*) and the embedding (FKR-F²E for every k, γ and α),
+each as ``basis @ mix`` (docs/design.md#fkr-reductions-on-cell-statistics)."""
 
 from __future__ import annotations
 

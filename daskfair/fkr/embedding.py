@@ -1,17 +1,7 @@
-"""Fair feature embedding in kernel space (FKR-F²E, Okray, Hu & Lan 2019), from moments.
-
-With an explicit feature map Z (n × r, Z Zᵀ ≈ K) and η = Σ αᵢ φ(xᵢ), write w = Zᵀα; then
-αᵀKα = ‖w‖² and αᵀKgᵀKgα = wᵀ(ZgᵀZg)w, so the paper's generalized eigenproblem (6) becomes the
-symmetric r × r problem ``S w = λ w`` (docs/design.md#fkr-feature-maps), with
-
-    S = ZuᵀZu/nu² + ZpᵀZp/np² − (z̄u z̄pᵀ + z̄p z̄uᵀ),   z̄g = Zgᵀ1/ng,
-
-which is eq. (17)/(18) with its non-symmetric cross term replaced by its symmetric part (the
-quadratic form only sees that). The literal mean discrepancy of eq. (3) generalises to J
-groups as equal group means of every fair feature: Dᵀw = 0 with D = [√p_g (z̄_g − z̄)]_g, a
-constraint of rank ≤ J − 1 (docs/design.md#any-number-of-groups). Everything comes from the moments of one pass
-(:mod:`daskfair.fkr.statistics`).
-"""
+"""Fair feature embedding in kernel space (FKR-F²E, Okray, Hu & Lan 2019) from moments: the
+paper's eq. (17)/(18) as a symmetric r × r eigenproblem (docs/design.md#fkr-feature-maps)
+and the literal mean discrepancy of eq. (3) for J groups
+(docs/design.md#any-number-of-groups)."""
 
 from __future__ import annotations
 
@@ -101,18 +91,10 @@ def mean_discrepancy_directions(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Largest-variance directions with equal group means: the literal eq. (3), J groups.
 
-    With Σ the centered covariance of z and B = D Dᵀ the between-group covariance
-    (:func:`between_groups`), ``fairness=None`` maximises wᵀΣw over orthonormal w with
-    Dᵀw = 0 (kernel PCA in the mean-matched subspace: every group's mean of every fair
-    feature equals the overall mean). A number γ ≥ 0 maximises wᵀ(Σ − γ·s·B)w instead. The
-    scale s is the ratio of variance to between-group variance that the unconstrained
-    solution (kernel PCA, the top k eigenvectors W₀ of Σ) captures,
-    s = tr(W₀ᵀΣW₀)/tr(W₀ᵀBW₀), so γ is scale-free: the same γ means the same on any data
-    size, kernel scale and k. γ = 0 is plain kernel PCA; at γ = 1 the penalty on the kernel
-    PCA directions' group-mean gaps is as large as the variance they capture; ``None`` closes
-    the gaps exactly (how fast they shrink with γ: docs/findings.md F1.3).
-
-    ``kpca`` may hold ``numpy.linalg.eigh`` of the covariance, computed once for several γ.
+    ``fairness=None`` maximises wᵀΣw over orthonormal w with Dᵀw = 0 (kernel PCA in the
+    mean-matched subspace); a number γ ≥ 0 maximises wᵀ(Σ − γ·s·D Dᵀ)w, s the scale that
+    makes γ mean the same for any data (docs/design.md#any-number-of-groups). ``kpca`` may
+    hold ``numpy.linalg.eigh`` of the covariance, computed once for several γ.
 
     Returns
     -------

@@ -158,27 +158,58 @@ def frontier_table(results: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def plot_frontier(est: Any, ax: Any, error_name: str) -> Any:
-    """Validation disparity/error of every candidate, the front and the choice."""
-    import matplotlib.pyplot as plt
+def plot_frontier(frontier: Any, *, bound: float, chosen: tuple[float, float],
+                  interval: tuple[float, float] | None = None, confidence: float | None = None,
+                  error_name: str = "error", ax: Any = None) -> Any:
+    """Draw the validation disparity and error of every candidate, their front and the choice.
 
+    Parameters
+    ----------
+    frontier : pandas.DataFrame or mapping of str to array-like
+        One row per entry, as a CV estimator's ``frontier_`` or a run store's
+        ``frontier/`` arrays: ``disparity``, ``error`` and ``pareto`` (bool or 0/1); with a
+        ``family`` column each family is drawn in its own colour.
+    bound : float
+        The disparity bound (a dashed vertical line).
+    chosen : tuple of float
+        (disparity, error) of the chosen entry (a star).
+    interval : tuple of float, default=None
+        (lower, upper): the chosen entry's disparity expected on new rows, drawn when
+        ``confidence`` is not None.
+    confidence : float, default=None
+        The confidence of ``interval`` on each side (None: the choice kept no margin).
+    error_name : str, default="error"
+        The error's name on the axis ("RMSE" for a regressor).
+    ax : matplotlib.axes.Axes, default=None
+        Where to draw (None: a new figure).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
     if ax is None:
+        import matplotlib.pyplot as plt
+
         _, ax = plt.subplots(figsize=(5, 4))
-    fr = est.frontier_
-    for family, part in fr.groupby("family"):
-        ax.scatter(part["disparity"], part["error"], s=6, alpha=0.35, label=family)
-    front = fr[fr["pareto"]].sort_values("disparity")
+    fr = pd.DataFrame({name: np.asarray(frontier[name]) for name in
+                       ("disparity", "error", "pareto", "family") if name in frontier})
+    if "family" in fr:
+        for family, part in fr.groupby("family"):
+            ax.scatter(part["disparity"], part["error"], s=6, alpha=0.35, label=family)
+    else:
+        ax.scatter(fr["disparity"], fr["error"], s=6, alpha=0.35, color="grey",
+                   label="candidates")
+    front = fr[fr["pareto"].astype(bool)].sort_values("disparity")
     ax.step(front["disparity"], front["error"], where="post", color="black", lw=1,
             label="front")
-    best = fr[fr["selected"]]
-    ax.scatter(best["disparity"], best["error"], marker="*", s=140, color="crimson",
-               zorder=3, label="selected")
-    if getattr(est, "disparity_confidence_", None) is not None:
+    ax.scatter([chosen[0]], [chosen[1]], marker="*", s=140, color="crimson", zorder=3,
+               label="selected")
+    if confidence is not None and interval is not None:
         # the disparity expected on new rows: its upper end was compared with the bound
-        ax.plot(est.best_disparity_interval_, [best["error"].iloc[0]] * 2, "-|",
-                color="crimson", lw=1.5,
-                label=f"on new rows ({est.disparity_confidence_:.0%} each side)")
-    ax.axvline(est.disparity_bound_, color="grey", ls="--", lw=1)
+        ax.plot(list(interval), [chosen[1]] * 2, "-|", color="crimson", lw=1.5,
+                label=f"on new rows ({confidence:.0%} each side)")
+    ax.axvline(bound, color="grey", ls="--", lw=1, label=f"bound {bound:g}")
     ax.set_xlabel("validation disparity")
     ax.set_ylabel(f"validation {error_name}")
     ax.legend(fontsize=8)

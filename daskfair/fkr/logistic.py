@@ -1,10 +1,5 @@
-"""Logistic loss on the fair features by Newton's method (IRLS), one pass per iteration.
-
-With fair features F = k(X, L) P (n × k) and θ = (β, b), each Newton step needs
-Fᵀ diag(w p(1 − p)) F and Fᵀ w (y − p) with p = σ(Fβ + b): k × k and k statistics per row
-block, summed in one pass (docs/design.md#fkr-logistic-loss). The iteration starts from the least-squares fit
-(logit p ≈ 4 (p − 1/2) near p = 1/2), so a handful of passes usually suffice.
-"""
+"""Logistic loss on the fair features by Newton's method (IRLS), one pass per step
+(docs/design.md#fkr-logistic-loss)."""
 
 from __future__ import annotations
 
@@ -74,10 +69,10 @@ def logistic_newton(
         Initial (β, b).
     penalty : float
         Ridge penalty on β.
-    max_iter : int
-        Newton steps at most (one pass over the data each).
-    tol : float
-        Stop when the decrease of the loss falls below ``tol`` times the loss.
+    max_iter : int, default=25
+        Newton steps at most (one pass each).
+    tol : float, default=1e-8
+        Stop when the loss decreases by less than ``tol`` times the loss.
 
     Returns
     -------

@@ -1,13 +1,5 @@
-"""Ridge regressions solved from moments: FKR-F²E's eq. (13), FKRR and the cell regressions.
-
-Every solve here is a small dense problem on the client; the data were read once to build the
-moments (:mod:`daskfair.fkr.statistics`).
-
-Penalties are scale-free: the ridge penalty is ``alpha · tr(K)`` (n times the mean of
-k(x, x); for the rbf kernel exactly ``alpha · n``), so one ``alpha`` means the same for any
-number of rows, any sample-weight scale and any kernel scale; FKRR's μ is measured against
-the data's own curvature along the penalised directions (:func:`fkrr_penalty`).
-"""
+"""Ridge regressions solved on the client from moments: FKR-F²E's eq. (13), FKRR and the
+cell regressions, with scale-free penalties (docs/design.md#fkr-relative-penalties)."""
 
 from __future__ import annotations
 
@@ -26,12 +18,8 @@ __all__ = [
 
 
 def penalty_scale(stats: Moments) -> float:
-    """tr(ZᵀZ) ≈ tr(K): n times the mean of k(x, x) over the (weighted) rows.
-
-    Not the centred trace: for kernels whose features share a large mean (rbf, polynomial
-    with a constant) that difference cancels to a few digits, and α_eff would move with the
-    rounding of the inputs.
-    """
+    """tr(ZᵀZ) ≈ tr(K), n times the mean of k(x, x) (not centred: see
+    docs/design.md#fkr-relative-penalties)."""
     scale = float(np.trace(stats.gram))
     return scale if scale > 0 else 1.0
 
@@ -64,23 +52,20 @@ def ridge_fit(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Ridge coefficients β = (ZᵀHZ + α·scale·I + penalty)⁻¹ ZᵀH t for one or more targets t.
 
-    ``scale`` is :func:`penalty_scale`, tr(K).
-
     Parameters
     ----------
     stats : Moments
     alpha : float
         Relative ridge penalty.
-    targets : {"y", "cells"}
-        "y": the label; "cells": one column per cell, the cell's indicator (the regressions
-        whose combinations give every group's and class's posterior,
-        docs/design.md#fkr-reductions-on-cell-statistics).
-    fit_intercept : bool
-    penalty : ndarray of shape (p, p), optional
+    targets : {"y", "cells"}, default="y"
+        "y": the label; "cells": one column per cell, the cell's indicator
+        (docs/design.md#fkr-reductions-on-cell-statistics).
+    fit_intercept : bool, default=True
+    penalty : ndarray of shape (p, p), default=None
         Added to the normal equations (FKRR's fairness penalty).
-    scale : float, optional
-        The penalty scale (default :func:`penalty_scale` of ``stats``; pass the full feature
-        space's when ``stats`` are of a subspace, so α means the same for every subspace).
+    scale : float, default=None
+        The penalty scale; None: :func:`penalty_scale` of ``stats`` (pass the full feature
+        space's when ``stats`` are of a subspace).
 
     Returns
     -------
@@ -107,15 +92,8 @@ def ridge_fit(
 
 
 def fkrr_penalty(stats: Moments, mu: float) -> np.ndarray:
-    """FKRR's penalty μ_eff Σ_g v_g v_gᵀ, v_g = ZᵀH 1_g (Pérez-Suay et al. 2017, J groups).
-
-    (v_gᵀβ)/n is the covariance between the predictions and the indicator of group g, so the
-    penalty is the squared prediction–group covariance of FKRR as the FKR-F²E paper states it
-    (its eq. 1; with two groups v_0 = −v_1 and it is the binary penalty). μ is relative:
-    μ_eff = μ · tr(VᵀAV)/‖V‖⁴ with A = ZᵀHZ, so the penalty's curvature along the penalised
-    directions is μ times the data's own. μ = 1 halves the covariance's pull, μ ≥ 100 all but
-    removes it, for any data size and kernel scale.
-    """
+    """FKRR's penalty μ_eff Σ_g v_g v_gᵀ, v_g = ZᵀH 1_g, with the relative μ_eff =
+    μ·tr(VᵀAV)/‖V‖⁴ (docs/design.md#fkrr-baseline, docs/design.md#fkr-relative-penalties)."""
     if mu < 0:
         raise ValueError(f"mu must be >= 0, got {mu}.")
     V = (stats.group_sums - np.outer(stats.group_counts, stats.mean)).T  # (p, J)
@@ -134,14 +112,9 @@ def cell_weighted_fit(
     *,
     scale: float | None = None,
 ) -> tuple[np.ndarray, float]:
-    """Weighted ridge with a weight and a target per cell, from per-cell moments.
-
-    Minimises Σ_i w(cell_i) (t(cell_i) − zᵢᵀβ − b)² + α·scale·‖β‖²: the fit a reductions
-    oracle asks for at each step of a demographic-parity or equalized-odds reduction
-    (Agarwal et al. 2018), whose costs depend only on a row's group and class. Every such fit
-    is a client-side solve on the per-cell Gram matrices (``cell_grams=True``) with no pass
-    over the data.
-    """
+    """Minimise Σ_i w(cell_i) (t(cell_i) − zᵢᵀβ − b)² + α·scale·‖β‖² from per-cell moments
+    (``cell_grams=True``): a reductions oracle's step with no pass
+    (docs/design.md#fkr-reductions-on-cell-statistics)."""
     if not stats.has_cell_grams:
         raise ValueError("cell-weighted fits need the moments of every cell (cell_grams=True).")
     weights, targets = np.asarray(weights, float), np.asarray(targets, float)

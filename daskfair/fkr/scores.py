@@ -1,20 +1,7 @@
-"""Decision-level quantities of many linear score functions in one pass (docs/design.md#fkr-scores-and-histograms).
-
-Error rates and disparities of thresholded predictions are not functions of the moments: they
-need every row's score. One pass evaluates the kernel block C = k(X, L) once per row block
-and, for the rows of each fold f, the scores of every candidate,
-
-    S = (C Θ_f + b_f) M_f + c_f     (Θ_f: m × P basis, M_f: P × K mixing, K candidates),
-
-and returns, per candidate and cell, a histogram of the scores on fixed bins. Every threshold
-of every candidate is then scored on the client: the predicted-positive count of a cell at a
-threshold is a reverse cumulative sum of its histogram. The bins are the same for every fold,
-so the validation rows of all folds pool into one histogram per candidate.
-
-A regressor's validation scores need no pass: its squared error and the groups' mean
-predictions on a fold are polynomials in that fold's moments
-(:func:`regression_validation`).
-"""
+"""Decision-level quantities of many linear score functions: one pass counts every
+candidate's scores S = (C Θ_f + b_f) M_f + c_f per cell in histograms, from which every
+threshold's error and disparity follow (docs/design.md#fkr-scores-and-histograms); a
+regressor's validation needs no pass (:func:`regression_validation`)."""
 
 from __future__ import annotations
 
@@ -123,12 +110,9 @@ def score_histograms(
     fold_seed: int = 0,
     folds: Any = None,
 ) -> np.ndarray:
-    """One pass: histograms of every candidate's scores per cell, shape (K, q, n_bins).
-
-    Rows are scored by the model of their own fold (:func:`~daskfair.fkr.statistics.fold_of`
-    with the seed of the moments, or ``folds``, every row's fold, as the moments had them), so
-    with F > 1 these are validation scores.
-    """
+    """One pass: histograms of every candidate's scores per cell, shape (K, q, n_bins); each
+    row scored by its own fold's model (hashed with ``fold_seed``, or ``folds``), so with
+    F > 1 these are validation scores."""
     rows = ((folds if folds is not None else row_index(X)) if model.basis.shape[0] > 1
             else None)
     return block_sum(_block_histograms, X, cells, weights, rows, landmarks=landmarks,
@@ -154,14 +138,9 @@ class ThresholdTable:
 
 
 def pair_sem(rate: np.ndarray, total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The largest gap between the rates of ``rate`` (axis 1) and its standard error.
-
-    ``rate`` (K, J, T) are the positive rates of J groups, each estimated from ``total``
-    (K, J, 1) rows (Σ w). The gap's standard error is the binomial one of its two groups,
-    √(p_a(1−p_a)/n_a + p_b(1−p_b)/n_b): the rows of the two groups are independent. It
-    ignores that the largest of several noisy gaps is biased upwards (J > 2) and treats
-    weights as counts.
-    """
+    """The largest gap between the J groups' positive rates ``rate`` (K, J, T), from
+    ``total`` (K, J, 1) rows each, and its binomial standard error
+    √(p_a(1−p_a)/n_a + p_b(1−p_b)/n_b) (docs/design.md#fkr-selection-margin)."""
     filled_hi = np.where(np.isnan(rate), -np.inf, rate)
     filled_lo = np.where(np.isnan(rate), np.inf, rate)
     hi, lo = filled_hi.argmax(axis=1), filled_lo.argmin(axis=1)
@@ -229,11 +208,8 @@ def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.nda
 
 def regression_validation(folded: FoldedMoments, per_fold: list[Linear]
                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validation RMSE and gap between the groups' mean predictions of every candidate
-    (:func:`daskfair.metrics.regression_report` on the held-out rows), from the folds'
-    moments alone: both are polynomials in the scores' moments. The third array is the
-    gap's standard error from the folds' spread, std_f(gap_f)/√F (F ≥ 2; each fold's gap
-    between its own groups' mean predictions)."""
+    """Validation RMSE, gap between the groups' mean predictions and the gap's standard error
+    std_f(gap_f)/√F of every candidate, from the folds' moments alone (polynomials in them)."""
     total = folded.total
     K = per_fold[0].mix.shape[1]
     sse = np.zeros(K)

@@ -1,10 +1,6 @@
-"""One kernel setting's search: its folds' moments, every candidate on every fold, and the
-candidates' validation errors and disparities (:class:`KernelSearch`).
-
-The classifier's validation scores need a second pass (score histograms per candidate,
-:mod:`~daskfair.fkr.scores`); the regressor's are functions of the folds' moments
-(:func:`~daskfair.fkr.scores.regression_validation`).
-"""
+"""The CV estimators' search: the grid of one kernel setting, every candidate on every fold,
+the candidates' validation errors and disparities (:class:`KernelSearch`), and the fitted
+attributes of all settings side by side."""
 
 from __future__ import annotations
 
@@ -16,14 +12,15 @@ import numpy as np
 import pandas as pd
 
 from ..nystroem import NystroemMap
-from ._base import FitInput
+from ._base import FitInput, shown
 from .calibration import N_BINS, score_bins, score_spread
-from .candidates import Linear, Search, build_candidates
+from .candidates import Linear, Search, build_candidates, embedding_components
 from .ridge import penalty_scale
 from .scores import ScoreModel, score_histograms, threshold_table
 from .statistics import FoldedMoments, Moments
 
-__all__ = ["KernelSearch", "fold_candidates", "validate_scores"]
+__all__ = ["KernelSearch", "check_folds", "fold_candidates", "search_attributes", "search_grid",
+           "validate_scores"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,3 +80,60 @@ def validate_scores(data: FitInput, fmap: NystroemMap, total: Moments, per_fold:
             "disparity": scores.equalized_odds if eo else scores.demographic_parity,
             "disparity_sem": scores.equalized_odds_sem if eo else scores.demographic_parity_sem,
             "error": scores.error, "hist": hist, "lo": lo, "width": width}
+
+
+def search_grid(total: Moments, p: dict[str, Any], task: str) -> Search:
+    """What to search on one kernel setting: a CV estimator's checked grids, with the fair
+    feature counts (default r/8, r/4, r/2) capped at what the feature map's rank r leaves."""
+    r = total.sums.shape[1]
+    counts = p["fair_feature_counts"]
+    if counts is None:
+        counts = tuple(sorted({max(1, r // 8), max(1, r // 4), max(1, r // 2)}))
+    search = Search(task=task, constraint=p["constraint"], families=p["families"],
+                    alphas=p["relative_alphas"], strengths=p["strengths"], components=counts,
+                    fairness=p["fairness_weights"])
+    if "embedding" in search.families:
+        search = Search(**{**search.__dict__, "components": embedding_components(total, search)})
+    return search
+
+
+def check_folds(folded: FoldedMoments, data: FitInput) -> None:
+    """Every fold's training rows must hold every group (and both classes)."""
+    for f in range(folded.n_folds):
+        train = folded.train(f)
+        counts = train.group_counts
+        if data.groups is not None and (counts <= 0).any():
+            g = int(np.argmin(counts))
+            raise ValueError(
+                f"group {shown(data.groups[g])} has no rows in the training rows of fold "
+                f"{f} (it has {folded.total.group_counts[g]:g} rows in all): "
+                "every fold's training rows need every group. Use fewer folds (cv=...) "
+                "or merge the small groups.")
+        if (data.cell_label >= 0).all():
+            weight = np.bincount(data.cell_label, weights=train.counts, minlength=2)
+            if (weight <= 0).any():
+                raise ValueError(
+                    f"the training rows of fold {f} hold one class only; use fewer folds "
+                    "(cv=...).")
+
+
+def search_attributes(searches: list[KernelSearch]) -> dict[str, Any]:
+    """The fitted attributes of the candidates of every kernel setting, side by side."""
+    table = pd.concat([s.table for s in searches], ignore_index=True)
+    out = {"feature_maps_": [s.feature_map for s in searches],
+           "moments_": [s.total for s in searches], "_table": table,
+           "candidate_kernel_": np.concatenate(
+               [np.full(len(s.table), i) for i, s in enumerate(searches)]),
+           "candidate_dual_coef_": np.hstack([s.dual_coef for s in searches]),
+           "candidate_intercept_": np.concatenate([s.intercept for s in searches]),
+           "cv_disparity_": np.vstack([s.disparity for s in searches]),
+           "cv_disparity_sem_": np.vstack([s.disparity_sem for s in searches]),
+           "cv_error_": np.vstack([s.error for s in searches]),
+           "n_candidates_": len(table)}
+    if searches[0].thresholds is not None:
+        out.update(thresholds_=np.vstack([s.thresholds for s in searches]),
+                   _hist=np.concatenate([s.hist for s in searches]),
+                   _bins=(np.concatenate([s.lo for s in searches]),
+                          np.concatenate([s.width for s in searches])),
+                   _cell_label=searches[0].data.cell_label)
+    return out

@@ -1,19 +1,7 @@
-"""The one pass of FKR-F²E: moments of the kernel block per fold and cell
-(docs/design.md#fkr-one-pass-of-moments, docs/design.md#fkr-model-selection-from-block-statistics).
-
-Every quantity a fit, a fairness constraint or a whole model-selection path needs is a sum
-over rows of the kernel block C = k(X, L): per *cell* (a sensitive group, or a group × class
-pair for a binary label) the weight Σw, the sums Σ w c and Σ w y c, Σ w y, Σ w y², and the
-Gram matrix Σ w c cᵀ (per cell, or one per fold). Rows are split into ``n_folds`` folds by a
-hash of their position and a seed, so the fold of a row never depends on the chunking or on
-the number of workers; one pass returns every fold's moments, the training moments of fold f
-are the total minus fold f, and any model of any candidate is then an r × r problem on the
-client.
-
-Folds are drawn per row, not per row block: a block-wise split would need at least one block
-per fold (not the case below a few thousand rows) and would turn any ordering of the data
-(by time, by label) into a biased split.
-"""
+"""The one pass of FKR-F²E: moments of the kernel block C = k(X, L) per fold and per cell (a
+group, or a group × class pair), rows hashed to folds by position
+(docs/design.md#fkr-one-pass-of-moments,
+docs/design.md#fkr-model-selection-from-block-statistics)."""
 
 from __future__ import annotations
 
@@ -33,11 +21,8 @@ __all__ = ["EXPLICIT_FOLDS", "FoldedMoments", "Moments", "arrange_moments", "blo
 
 
 def fold_of(rows: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
-    """Fold of each global row index: splitmix64(seed, row) mod ``n_folds``.
-
-    A pure function of the row's position and the seed: the same for any chunking, any block
-    size and any number of workers.
-    """
+    """Fold of each global row index: splitmix64(seed, row) mod ``n_folds`` (the same for any
+    chunking and any number of workers)."""
     if n_folds == 1:
         return np.zeros(len(rows), dtype=np.int64)
     z = rows.astype(np.uint64) + np.uint64((int(seed) * 0x9E3779B97F4A7C15) % 2**64)
@@ -211,11 +196,8 @@ class FoldedMoments:
         return self.total - self.folds[f]
 
     def with_binary_targets(self) -> FoldedMoments:
-        """The y moments of a 0/1 target that is the cell's class (``cell_label``).
-
-        With y = 1 on the cells of class 1 and 0 elsewhere, Σ w y z is that cell's Σ w z and
-        Σ w y = Σ w y² its Σ w; a pass over a classifier's cells needs no y column.
-        """
+        """The y moments of the 0/1 target that is the cell's class (``cell_label``): a pass
+        over a classifier's cells needs no y column."""
         def targets(m: Moments) -> Moments:
             one = (m.cell_label == 1).astype(np.float64)
             return replace(m, fy=m.sums * one[:, None], sum_y=m.counts * one,
@@ -235,12 +217,9 @@ def _block_moments(
     fold_seed: int,
     cell_grams: bool,
 ) -> Keyed:
-    # Pure block function. The block's cells are its distinct (group, class) values, coded
-    # in order of appearance; the statistics are returned per cell value (Keyed), so the
-    # groups are listed by this pass rather than by a read before it. The (small) X block is
-    # sorted by (fold, cell) before the kernel is evaluated, so each fold's and each cell's
-    # rows of C are contiguous views: no copy of C, and every Gram matrix is one AᵀA
-    # (numpy's syrk, half the flops of a product).
+    # Pure block function: statistics per raw cell value (Keyed), so the pass lists the
+    # groups. Rows sorted by (fold, cell) make each segment of C a contiguous view and each
+    # Gram matrix one AᵀA (numpy's syrk, half the flops of a product).
     cells, keys = local_codes(*columns)
     folds = block_folds(rows, n_folds, fold_seed)
     F, Q = n_folds, len(keys)
@@ -297,14 +276,10 @@ def cell_moments(
     cell_grams: bool = False,
     folds: Any = None,
 ) -> Keyed:
-    """The one pass: moments of C = k(X, L) per fold and per distinct value of ``columns``.
-
-    The cells are the distinct rows of the aligned ``columns`` (raw values: groups, classes);
-    they are found by the pass itself. Returns :class:`~daskfair._keyed.Keyed` statistics
-    (counts, sums, fy, sum_y, sum_yy and, with ``cell_grams``, grams; each with the cell
-    first, then the fold) for :func:`arrange_moments`. ``folds``, when given, holds every
-    row's fold (with ``fold_seed=EXPLICIT_FOLDS``); otherwise rows are hashed to folds.
-    """
+    """The one pass: :class:`~daskfair._keyed.Keyed` moments of C = k(X, L) per fold and per
+    distinct row of the raw ``columns`` (groups, classes), for :func:`arrange_moments`.
+    ``folds`` holds every row's fold (with ``fold_seed=EXPLICIT_FOLDS``), else rows are
+    hashed to folds."""
     rows = (folds if folds is not None else row_index(X)) if n_folds > 1 else None
     return block_sum(
         _block_moments, X, y, weights, rows, *columns, landmarks=landmarks, params=params,
@@ -321,11 +296,8 @@ def arrange_moments(
     cell_group: np.ndarray,
     cell_label: np.ndarray,
 ) -> FoldedMoments:
-    """:class:`FoldedMoments` over the cell grid ``sizes`` from :func:`cell_moments`.
-
-    ``codes[c]`` maps the raw values of column c to its code; cell (i, j, ...) is the
-    row-major position in ``sizes``, described by ``cell_group`` and ``cell_label``.
-    """
+    """:class:`FoldedMoments` from :func:`cell_moments` on the cell grid ``sizes``: ``codes[c]``
+    codes column c's raw values; cell (i, j, ...) is the row-major position."""
     counts, sums, fy, sum_y, sum_yy, *grams = (
         np.moveaxis(v.reshape(-1, *v.shape[len(sizes):]), 0, 1)
         for v in arrange(keyed, codes, sizes))
@@ -357,23 +329,20 @@ def kernel_moments(
     Parameters
     ----------
     X : ndarray or dask array of shape (n_samples, n_features)
-    cells : ndarray or dask array of int, shape (n_samples,)
+    cells : ndarray or dask array of int of shape (n_samples,)
         Cell code of every row, 0..q-1.
-    y : ndarray or dask array of shape (n_samples,), or None
-    weights : ndarray or dask array of shape (n_samples,), or None
-        Non-negative sample weights.
+    y, weights : ndarray or dask array of shape (n_samples,), or None
+        Targets and non-negative sample weights.
     landmarks : ndarray of shape (m, n_features)
     params : dict
         Resolved kernel parameters.
-    cell_group, cell_label : ndarray of int, shape (q,)
+    cell_group, cell_label : ndarray of int of shape (q,)
         Group and class of each cell (see :class:`Moments`).
-    n_folds : int
-        Folds drawn by :func:`fold_of` (1: all rows in one fold).
-    fold_seed : int
-        Seed of the fold assignment.
-    cell_grams : bool
-        One Gram matrix per cell (needed by the paper objective and by cell-weighted fits)
-        instead of one per fold.
+    n_folds : int, default=1
+        Folds drawn by :func:`fold_of` with ``fold_seed``.
+    fold_seed : int, default=0
+    cell_grams : bool, default=False
+        One Gram matrix per cell (the paper objective, cell-weighted fits), not per fold.
 
     Returns
     -------

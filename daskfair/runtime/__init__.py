@@ -1,9 +1,12 @@
-"""Where the work runs: Dask clients, batch clusters, in-process tasks, recovery.
+"""Where the work runs: Dask clients and SLURM/PBS clusters.
 
-:mod:`.clients` chooses and starts clients; :mod:`.jobqueue` and :mod:`.batch_jobs` run
-workers in SLURM/PBS jobs; :mod:`.inprocess` runs tasks on this process's threads;
-:mod:`.recovery` and :mod:`.iterative` let an iterative method outlive a lost worker and
-checkpoint into a store; :mod:`.threads` pins the client's BLAS threads.
+The names exported here are the public API. :func:`get_client`, :func:`client_context`,
+:func:`close_client` and :func:`task_client` choose and start clients (:mod:`.clients`);
+:func:`jobqueue_cluster` runs workers in batch jobs (:mod:`.jobqueue`, the ``hpc`` extra).
+The other modules serve the methods: :mod:`.batch_jobs` watches the batch jobs,
+:mod:`.inprocess` runs tasks on this process's threads, :mod:`.recovery` and
+:mod:`.iterative` let an iterative method outlive a lost worker and checkpoint into a store,
+:mod:`.threads` pins the client's BLAS threads.
 """
 
 from .clients import (

@@ -57,9 +57,8 @@ def ended_jobs(system: str, ids: list[str], seen: set[str]) -> dict[str, str]:
     """Those of ``ids`` that ended, with their state (SLURM only; empty elsewhere, and when
     the queue cannot be read).
 
-    A job the queue no longer lists has ended too (SLURM forgets finished jobs after
-    ``MinJobAge``) — if an earlier listing showed it: ``seen`` collects the ids listed so far
-    (a job sent to another cluster with ``--clusters`` is never listed, and must not count).
+    A job the queue no longer lists has ended too if an earlier listing showed it: ``seen``
+    collects the ids listed so far (docs/design.md#platform-notes).
     """
     if system != "slurm" or not ids:
         return {}
@@ -127,13 +126,13 @@ def wait_for_jobs(client: Any, cluster: Any, system: str, timeout: float,
             raise ConnectionError(
                 f"{system} job {states} ended before any worker joined."
                 " The job script or the worker's environment is likely wrong (the Python "
-                "path, a module to load, the venv to activate: see the log below; set "
-                "job-script-prologue / --job-script-prologue).\n"
+                "path, a module to load, the venv to activate: see the log below; set the "
+                "configuration's job-script-prologue or job_script_prologue).\n"
                 + describe(cluster, system, sorted(submitted)))
         if time.monotonic() >= deadline:
             raise ConnectionError(
                 f"no worker of the {system} job(s) joined within {timeout:g} s. If the jobs "
-                "are still pending the queue is busy (raise --jobqueue-wait); if they run, "
+                "are still pending the queue is busy (raise jobqueue_wait); if they run, "
                 "their workers cannot reach the scheduler (the interface setting, a "
                 "firewall).\n" + describe(cluster, system, sorted(submitted)))
         time.sleep(poll)
@@ -142,13 +141,11 @@ def wait_for_jobs(client: Any, cluster: Any, system: str, timeout: float,
 async def keep_jobs(cluster: Any, system: str, interval: float = 2.0) -> None:
     """Drop from ``cluster`` the jobs that ended, so that its adaptive loop submits new ones.
 
-    Distributed forgets a job when its worker leaves, but only when the worker has the job's
-    name: a job of several worker processes (``name-0``, ``name-1``, …, the shipped
-    configuration's 8) would stay counted forever once its workers are gone, and so would a
-    job whose submission failed or that ended before its workers joined. A job counts as
-    ended when every worker it had left more than ``distributed.deploy.lost-worker-timeout``
-    ago (a nanny restarting a worker is back sooner), when it has no id (refused), or when
-    SLURM lists it as ended. Runs on the cluster's event loop until the cluster closes.
+    A job counts as ended when every worker it had left more than
+    ``distributed.deploy.lost-worker-timeout`` ago (a nanny restarting a worker is back
+    sooner), when it has no id (refused), or when SLURM lists it as ended; distributed alone
+    keeps counting such jobs (docs/design.md#platform-notes). Runs on the cluster's event loop
+    until the cluster closes.
     """
     import dask
     from dask.utils import parse_timedelta

@@ -1,17 +1,5 @@
-"""Where daskfair's work runs: the one place that decides the Dask client.
-
-Order of precedence (docs/design.md#where-the-work-runs):
-
-1. an explicit ``address`` argument (``--scheduler`` on the command line);
-2. the client already running in this process (``distributed.Client`` you created);
-3. the ``DASK_SCHEDULER_ADDRESS`` environment variable (or dask's ``scheduler-address``
-   configuration key);
-4. otherwise a :class:`distributed.LocalCluster` of processes sized to this machine — except
-   for the methods whose every task holds all rows (SAfairKM, VfairKM, SA2GD), which then run
-   in this process on a thread pool (:func:`task_client`; same results, no cluster start).
-
-Clusters started here are closed by :func:`close_client` or on leaving :func:`client_context`.
-"""
+"""Where daskfair's work runs: the one place that decides the Dask client
+(:func:`get_client`, :func:`task_client`; docs/design.md#where-the-work-runs)."""
 
 from __future__ import annotations
 
@@ -31,26 +19,31 @@ __all__ = ["VersionMismatchError", "check_versions", "client_context", "close_cl
 logger = logging.getLogger(__name__)
 
 # Clusters this module started, keyed by the id of the client that owns them.
-_OWNED: dict[int, distributed.LocalCluster] = {}
+_OWNED: dict[int, Any] = {}
 
 
 def local_cluster_size(n_workers: int | None = None) -> dict[str, Any]:
     """Worker layout for a LocalCluster on this machine: one single-threaded process per core.
 
-    Processes, not threads: the numba and numpy block functions release the GIL, but pandas and
-    Python-level loops do not, and a process per core also isolates worker failures. Memory is
-    split evenly between the workers.
+    Processes, not threads: pandas and Python-level loops hold the GIL
+    (docs/design.md#where-the-work-runs). Memory is split evenly between the workers.
 
     Parameters
     ----------
-    n_workers : int, optional
-        Worker processes (default: one per core this process may run on).
+    n_workers : int, default=None
+        Worker processes; None: one per core this process may run on. The cores are shared
+        out between them (``threads_per_worker``).
 
     Returns
     -------
     dict
         ``n_workers``, ``threads_per_worker`` and ``memory_limit`` for
         :class:`distributed.LocalCluster`.
+
+    Raises
+    ------
+    ValueError
+        ``n_workers`` below 1.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cores = max(1, cores or 1)
@@ -67,11 +60,14 @@ def worker_memory_limits(client: Any) -> list[int]:
 
     Parameters
     ----------
-    client : distributed.Client
+    client : distributed.Client or InProcessClient
+        The client whose workers are asked.
 
     Returns
     -------
     list of int
+        One per worker with a limit; empty for an
+        :class:`~daskfair.runtime.inprocess.InProcessClient`.
     """
     workers = client.scheduler_info().get("workers", {}).values()
     return [v for v in (w.get("memory_limit") or 0 for w in workers) if v > 0]
@@ -103,18 +99,24 @@ def scheduler_from_environment() -> str | None:
 def task_client(client: Any = None) -> Any:
     """The client for methods whose every task holds all rows (SAfairKM, VfairKM, SA2GD).
 
-    ``client`` if given, else the running client (yours, ``--scheduler``'s), else this
-    process's :class:`~daskfair.runtime.inprocess.InProcessClient` (a thread pool, created once):
-    such data fits in one process, and the same tasks give the same results there without
-    starting a cluster.
+    ``client`` if given, else the running client, else the client of
+    ``DASK_SCHEDULER_ADDRESS`` (:func:`get_client`), else this process's
+    :class:`~daskfair.runtime.inprocess.InProcessClient` (a thread pool, created once): such
+    data fits in one process, and the same tasks give the same results there without
+    starting a cluster (docs/design.md#safairkm-execution).
 
     Parameters
     ----------
-    client : distributed.Client, optional
+    client : distributed.Client, default=None
+        Returned as it is when given.
 
     Returns
     -------
     distributed.Client or InProcessClient
+
+    See Also
+    --------
+    get_client : The client of every other method.
     """
     if client is not None:
         return client
@@ -154,39 +156,43 @@ def get_client(
 ) -> distributed.Client:
     """Return the Dask client daskfair should use, starting a LocalCluster if there is none.
 
+    In order: ``address``; the client already running in this process;
+    ``DASK_SCHEDULER_ADDRESS`` (:func:`scheduler_from_environment`); a new LocalCluster
+    (:func:`local_cluster_size`). With ``jobqueue``, a new dask-jobqueue cluster instead.
+
     Parameters
     ----------
-    address : str, optional
+    address : str, default=None
         Scheduler address (``tcp://host:8786``) or a scheduler file path (``*.json``). Wins
         over everything else.
-    n_workers : int, optional
-        Workers of a LocalCluster started here (default: one per core). Ignored when joining
-        an existing scheduler.
-    processes : bool
-        Start the LocalCluster with worker processes (default) or threads in this process.
-    dashboard_address : str or None
-        Where a LocalCluster started here serves its dashboard (needs ``bokeh``): this
-        machine's loopback by default, since the dashboard has no authentication and shows
-        logs, task names and call stacks (Dask turns ``":8787"`` into every interface);
-        ``None`` disables it. If the port is taken, a free one is chosen.
-    timeout : str
-        How long to try reaching ``address`` (a Dask time such as ``"30s"``).
-    jobqueue : {"slurm", "pbs"}, optional
-        Start a dask-jobqueue cluster instead (:func:`daskfair.runtime.jobqueue.jobqueue_cluster`),
-        configured by dask's ``jobqueue`` configuration or the file ``jobqueue_config``.
-    jobs : int or None
+    n_workers : int, default=None
+        Workers of a LocalCluster started here; None: one per core. Ignored when joining an
+        existing scheduler.
+    processes : bool, default=True
+        Start the LocalCluster with worker processes, or (False) threads in this process.
+    dashboard_address : str or None, default="127.0.0.1:8787"
+        Where a LocalCluster started here serves its dashboard (needs ``bokeh``): loopback,
+        since the dashboard has no authentication (``":8787"`` means every interface);
+        None: no dashboard. If the port is taken, a free one is chosen.
+    timeout : str, default="30s"
+        How long to try reaching ``address`` (a Dask time).
+    jobqueue : {"slurm", "pbs"}, default=None
+        Start a dask-jobqueue cluster instead
+        (:func:`~daskfair.runtime.jobqueue.jobqueue_cluster`), configured by dask's
+        ``jobqueue`` configuration or the file ``jobqueue_config``.
+    jobs : int or None, default=1
         Batch jobs to keep running with ``jobqueue`` (None with ``adapt`` in
         ``jobqueue_options``).
-    jobqueue_config : path-like, optional
+    jobqueue_config : path-like, default=None
         A dask-jobqueue YAML file merged over dask's configuration.
-    jobqueue_wait : float
+    jobqueue_wait : float, default=600.0
         Seconds to wait for the first worker of the jobs; a job that ends before one joined
         fails at once, showing its script, state and log.
-    jobqueue_options : dict, optional
-        More keyword arguments of :func:`daskfair.runtime.jobqueue.jobqueue_cluster` (``walltime``,
-        ``adapt``, ``job_script_prologue``, ``job_directives_skip``).
-    security : distributed.security.Security, optional
-        TLS credentials for joining ``address`` (see :func:`tls_security`); default: dask's
+    jobqueue_options : dict, default=None
+        More keyword arguments of :func:`~daskfair.runtime.jobqueue.jobqueue_cluster`
+        (``walltime``, ``adapt``, ``job_script_prologue``, ``job_directives_skip``).
+    security : distributed.security.Security, default=None
+        TLS credentials for joining ``address`` (:func:`tls_security`); None: dask's
         ``distributed.comm.tls`` configuration.
     **cluster_kwargs
         Passed on to :class:`distributed.LocalCluster`.
@@ -195,10 +201,26 @@ def get_client(
     -------
     distributed.Client
         It is also the process's default client, so ``dask.compute`` runs on it.
+
+    Raises
+    ------
+    ValueError
+        Both ``address`` and ``jobqueue``; a bad jobqueue argument (see
+        :func:`~daskfair.runtime.jobqueue.jobqueue_cluster`).
+    ConnectionError
+        The scheduler cannot be reached or speaks TLS without credentials; no jobqueue
+        worker joined within ``jobqueue_wait``; the client, scheduler and workers run
+        different versions (:class:`VersionMismatchError`).
+
+    See Also
+    --------
+    client_context : The same, closed afterwards.
+    close_client : Close a client and the cluster started for it.
+    task_client : The client of the methods whose every task holds all rows.
     """
     if jobqueue is not None:
         if address is not None:
-            raise ValueError("give either --scheduler or --jobqueue, not both.")
+            raise ValueError("give either address= or jobqueue=, not both.")
         return _jobqueue_client(jobqueue, jobs, jobqueue_config, jobqueue_wait,
                                 jobqueue_options or {})
     current = _current_client()
@@ -245,33 +267,43 @@ def _jobqueue_client(system: str, jobs: int | None, config: Any, wait: float,
     return client
 
 
-def tls_security(ca_file: str | None = None, cert: str | None = None,
-                 key: str | None = None) -> Any:
-    """Client credentials for a TLS scheduler (``--tls-ca-file/--tls-cert/--tls-key``).
+def tls_security(tls_ca_file: str | None = None, tls_cert: str | None = None,
+                 tls_key: str | None = None) -> Any:
+    """Client credentials for joining a TLS scheduler (``get_client``'s ``security``).
 
     Parameters
     ----------
-    ca_file : str, optional
+    tls_ca_file : str, default=None
         The certificate authority that signed the scheduler's certificate.
-    cert, key : str, optional
-        This client's certificate and private key (``key`` may be inside ``cert``).
+    tls_cert : str, default=None
+        This client's certificate.
+    tls_key : str, default=None
+        This client's private key; None when it is inside ``tls_cert``.
 
     Returns
     -------
     distributed.security.Security or None
         None when no file is given: dask's ``distributed.comm.tls`` configuration applies.
+
+    Raises
+    ------
+    ValueError
+        Some files are given but not both ``tls_ca_file`` and ``tls_cert``.
+    FileNotFoundError
+        A given file does not exist.
     """
     from distributed.security import Security
 
-    if ca_file is None and cert is None and key is None:
+    if tls_ca_file is None and tls_cert is None and tls_key is None:
         return None
-    if ca_file is None or cert is None:
-        raise ValueError("joining a TLS scheduler needs --tls-ca-file and --tls-cert (and "
-                         "--tls-key unless the key is in the certificate file).")
-    for flag, path in (("--tls-ca-file", ca_file), ("--tls-cert", cert), ("--tls-key", key)):
+    if tls_ca_file is None or tls_cert is None:
+        raise ValueError("joining a TLS scheduler needs tls_ca_file and tls_cert (and tls_key "
+                         "unless the key is in the certificate file).")
+    for name, path in (("tls_ca_file", tls_ca_file), ("tls_cert", tls_cert),
+                       ("tls_key", tls_key)):
         if path is not None and not os.path.isfile(path):
-            raise FileNotFoundError(f"{flag} {path} does not exist.")
-    return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key,
+            raise FileNotFoundError(f"{name} {path} does not exist.")
+    return Security(tls_ca_file=tls_ca_file, tls_client_cert=tls_cert, tls_client_key=tls_key,
                     require_encryption=True)
 
 
@@ -286,13 +318,20 @@ SAME_VERSIONS = ("dask", "distributed", "daskfair", "cloudpickle", "msgpack")
 
 
 def check_versions(client: distributed.Client) -> None:
-    """Raise :class:`VersionMismatchError` naming where the client, scheduler and workers differ in
-    Python (major.minor) or in :data:`SAME_VERSIONS` (distributed's own check leaves daskfair
-    out and only warns about some).
+    """Check that the client, the scheduler and the workers run the same versions.
+
+    Python (major.minor) and the packages of :data:`SAME_VERSIONS` must match (distributed's
+    own check leaves daskfair out and only warns about some).
 
     Parameters
     ----------
     client : distributed.Client
+        Connected to the cluster to check.
+
+    Raises
+    ------
+    VersionMismatchError
+        Naming each package that differs and where.
     """
     versions = client.get_versions(packages=["daskfair"])
     where = {"this client": versions["client"]["packages"],
@@ -313,7 +352,7 @@ def check_versions(client: distributed.Client) -> None:
         raise VersionMismatchError(
             "the client, the scheduler and the workers run different versions:\n  "
             + "\n  ".join(problems) + "\nInstall the same environment everywhere (for "
-            "jobqueue clusters: the `python` setting, or a --job-script-prologue line that "
+            "jobqueue clusters: the `python` setting, or a job_script_prologue line that "
             "activates it).")
 
 
@@ -321,9 +360,9 @@ def _connect(address: str, timeout: str, security: Any = None) -> distributed.Cl
     if address.startswith("tls://") and security is None and not dask.config.get(
             "distributed.comm.tls.ca-file", None):
         raise ConnectionError(
-            f"the scheduler at {address!r} speaks TLS: give --tls-ca-file, --tls-cert and "
-            "--tls-key (or dask's distributed.comm.tls configuration; in Python, get_client's "
-            "security=tls_security(...)).")
+            f"the scheduler at {address!r} speaks TLS: give its tls_ca_file, tls_cert and "
+            "tls_key (security=tls_security(...)) or dask's distributed.comm.tls "
+            "configuration.")
     kw: dict[str, Any] = {"timeout": timeout}
     if security is not None:
         kw["security"] = security
@@ -353,6 +392,11 @@ def close_client(client: distributed.Client) -> None:
     Parameters
     ----------
     client : distributed.Client
+        A client from :func:`get_client`.
+
+    See Also
+    --------
+    client_context : Closes what it started on leaving the block.
     """
     cluster = _OWNED.pop(id(client), None)
     client.close()
@@ -364,9 +408,11 @@ def close_client(client: distributed.Client) -> None:
 def client_context(address: str | None = None, **kwargs: Any) -> Iterator[distributed.Client]:
     """``with client_context() as client:`` — :func:`get_client`, closed afterwards if new.
 
+    A client that already existed (yours, or the process's default) is left open.
+
     Parameters
     ----------
-    address : str, optional
+    address : str, default=None
         As for :func:`get_client`.
     **kwargs
         Passed to :func:`get_client`.
@@ -375,7 +421,9 @@ def client_context(address: str | None = None, **kwargs: Any) -> Iterator[distri
     ------
     distributed.Client
 
-    A client that already existed (yours, or the process's default) is left open.
+    See Also
+    --------
+    get_client, close_client
     """
     existing = _current_client()
     client = get_client(address, **kwargs)
@@ -395,6 +443,7 @@ def dashboard_link(client: distributed.Client) -> str | None:
     Parameters
     ----------
     client : distributed.Client
+        The client whose scheduler is asked.
 
     Returns
     -------
@@ -407,6 +456,15 @@ def dashboard_link(client: distributed.Client) -> str | None:
     port = info.get("services", {}).get("dashboard")
     if port is None:
         return None
-    if getattr(_OWNED.get(id(client)), "dashboard_on_loopback", False):
+    if _dashboard_on_loopback(_OWNED.get(id(client))):
         return f"http://127.0.0.1:{port}/status"
     return client.dashboard_link
+
+
+def _dashboard_on_loopback(cluster: Any) -> bool:
+    # a jobqueue scheduler listens on the network, its dashboard on loopback: the link
+    # distributed makes from the scheduler's address does not lead there
+    if cluster is None or isinstance(cluster, distributed.LocalCluster):
+        return False
+    options = (getattr(cluster, "scheduler_spec", None) or {}).get("options", {})
+    return str(options.get("dashboard_address", "")).startswith(("127.", "localhost"))

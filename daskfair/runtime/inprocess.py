@@ -1,12 +1,8 @@
 """Tasks run in this process: the part of ``distributed.Client`` that SAfairKM, VfairKM and
 SA2GD use, on a thread pool.
 
-Those methods hold all rows in every task (points move one at a time), so for data that fits
-in this process a cluster adds only its costs: starting worker processes, a scheduler round
-trip per iteration, pickling every member list. Without a running client they run here
-instead: the same task functions on the same inputs (each a pure function of its arguments,
-the numba block functions release the GIL), so the results are the cluster's bit for bit. A client
-(or ``--scheduler``) still spreads the work over a cluster.
+The same task functions on the same inputs as on a cluster, so the same results bit for bit
+(docs/design.md#safairkm-execution); :func:`daskfair.runtime.task_client` chooses it.
 """
 
 from __future__ import annotations
@@ -28,10 +24,12 @@ class Task:
         self._future = future
 
     def result(self) -> Any:
+        """The task's value (waits for it; raises what the task raised)."""
         return self._future.result()
 
     @classmethod
     def done(cls, value: Any) -> Task:
+        """A task already finished with ``value``."""
         future: Future = Future()
         future.set_result(value)
         return cls(future)
@@ -54,8 +52,12 @@ class InProcessClient:
 
     Parameters
     ----------
-    n_threads : int, optional
-        Default: the machine's cores.
+    n_threads : int, default=None
+        Threads of the pool; None: the machine's cores.
+
+    See Also
+    --------
+    daskfair.runtime.task_client : Returns this process's one instance.
     """
 
     def __init__(self, n_threads: int | None = None) -> None:
@@ -63,17 +65,22 @@ class InProcessClient:
         self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="daskfair")
 
     def nthreads(self) -> dict[str, int]:
+        """Threads per worker, as ``distributed.Client.nthreads``: one worker, this process."""
         return {"in-process": self.n_threads}
 
     def scheduler_info(self) -> dict[str, Any]:
-        return {"workers": {}}  # no worker memory limits: this process holds the data
+        """No workers, so no worker memory limits: this process holds the data."""
+        return {"workers": {}}
 
     def scatter(self, data: Any, **_: Any) -> Any:
+        """``data`` as finished tasks (a list as a list of them)."""
         if isinstance(data, list):
             return [Task.done(d) for d in data]
         return Task.done(data)
 
     def submit(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Task:
+        """Run ``func(*args, **kwargs)`` on the pool, tasks among the arguments replaced by
+        their results."""
         # placement and key arguments of distributed.Client.submit mean nothing here
         for name in ("key", "pure", "workers", "allow_other_workers", "retries", "priority"):
             kwargs.pop(name, None)
@@ -82,9 +89,11 @@ class InProcessClient:
         return Task(self._pool.submit(func, *_resolve(args), **_resolve(kwargs)))
 
     def gather(self, futures: Any) -> Any:
+        """The results of ``futures`` (tasks nested in lists, tuples and dicts)."""
         return _resolve(futures)
 
     def close(self) -> None:
+        """Wait for the running tasks and stop the pool."""
         self._pool.shutdown(wait=True)
 
     def __enter__(self) -> InProcessClient:

@@ -1,27 +1,10 @@
 """SLURM and PBS clusters through dask-jobqueue (the ``hpc`` extra).
 
-The client starts a ``SLURMCluster``/``PBSCluster`` from dask's ``jobqueue`` configuration
-(``~/.config/dask/jobqueue.yaml``, or a file given here such as ``cluster/jobqueue.yaml``),
-submits ``jobs`` batch jobs, each running Dask workers that connect back to the scheduler
-in this process. For batch scripts that run everything inside one allocation, see
-``cluster/README.md``.
-
-A Dask scheduler runs whatever code a connecting client sends, and a login node's network is
-shared with every user of the cluster: the scheduler therefore speaks TLS by default, with
-temporary credentials made for this cluster alone (dask-jobqueue's ``security=True``; the
-``cryptography`` package of the ``hpc`` extra). The workers' copies of the credentials are
-written to a private folder (mode 0700) beside the jobs' shared working directory and removed
-when the cluster closes. Credentials of your own (``security=`` or dask's
-``distributed.comm.tls`` configuration) are used as they are. The scheduler's dashboard
-listens on the login node's loopback: reach it through an ssh tunnel.
-
-Batch jobs end at their walltime, and a worker killed there loses what it held. Each worker
-therefore retires on its own a margin before the walltime (dask's ``--lifetime``, spread by
-``--lifetime-stagger`` so the workers do not all leave at once), handing its results to the
-others, and the cluster keeps its number of jobs by submitting a new job for each one that
-ended (adaptive scaling between the same minimum and maximum, or between ``adapt=(min, max)``).
-Work lost with a killed worker is recomputed by Dask; SAfairKM and FCE also resume from their
-recovery points (docs/design.md#execution-storage-and-determinism).
+:func:`jobqueue_cluster` starts a ``SLURMCluster``/``PBSCluster`` from dask's ``jobqueue``
+configuration (``~/.config/dask/jobqueue.yaml``, or a file such as ``cluster/jobqueue.yaml``)
+and keeps its batch jobs running; their workers connect back to the scheduler in this process.
+The scheduler speaks TLS with credentials made for this cluster alone, its dashboard listens
+on loopback, and the workers retire before the walltime (docs/guide/cluster.md).
 """
 
 from __future__ import annotations
@@ -37,23 +20,34 @@ from pathlib import Path
 from typing import Any
 
 import dask
+from distributed.diagnostics.plugin import SchedulerPlugin
 
 from .batch_jobs import keep_jobs
 
-__all__ = ["JOBQUEUE_SYSTEMS", "format_walltime", "jobqueue_cluster", "load_jobqueue_config",
-           "parse_walltime", "worker_lifetime"]
+__all__ = ["JOBQUEUE_SYSTEMS", "MIN_WALLTIME", "format_walltime", "jobqueue_cluster",
+           "load_jobqueue_config", "parse_walltime", "worker_lifetime"]
 
-#: ``--jobqueue`` values and the dask-jobqueue cluster class of each.
+#: The batch systems and the dask-jobqueue cluster class of each.
 JOBQUEUE_SYSTEMS = {"slurm": "SLURMCluster", "pbs": "PBSCluster"}
+
+#: The shortest walltime (seconds) whose workers still live long enough to retire before it.
+MIN_WALLTIME = 30
 
 
 def load_jobqueue_config(path: str | os.PathLike[str]) -> None:
-    """Merge a dask-jobqueue YAML file (top-level key ``jobqueue``) into dask's config.
+    """Merge a dask-jobqueue YAML file (top-level key ``jobqueue``) into dask's configuration.
 
     Parameters
     ----------
     path : path-like
         Such as ``cluster/jobqueue.yaml``; keys it leaves out keep their values.
+
+    Raises
+    ------
+    FileNotFoundError
+        No file at ``path``.
+    ValueError
+        The file has no top-level ``jobqueue`` key.
     """
     import yaml
 
@@ -78,13 +72,23 @@ def parse_walltime(text: str | int, system: str = "slurm") -> int:
     Parameters
     ----------
     text : str or int
-    system : {"slurm", "pbs"}
+        The time limit.
+    system : {"slurm", "pbs"}, default="slurm"
         Whose reading of a bare number applies.
 
     Returns
     -------
     int
         Seconds, at least 1.
+
+    Raises
+    ------
+    ValueError
+        ``text`` is not one of the forms above, or is zero.
+
+    See Also
+    --------
+    format_walltime : The inverse, as ``HH:MM:SS``.
 
     Examples
     --------
@@ -123,26 +127,26 @@ def format_walltime(seconds: int) -> str:
     Parameters
     ----------
     seconds : int
+        The time limit in seconds.
 
     Returns
     -------
     str
+
+    See Also
+    --------
+    parse_walltime : The inverse.
     """
     hours, rest = divmod(int(seconds), 3600)
     return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
 
 
-#: the shortest walltime whose workers still live long enough to retire before it
-MIN_WALLTIME = 30
-
-
 def worker_lifetime(walltime: int) -> tuple[int, int]:
     """``(lifetime, stagger)`` in seconds for the workers of a job of ``walltime`` seconds.
 
-    A worker starts a few seconds after its job (Python and the imports) and needs time to
-    hand its results over when it retires; the stagger spreads the retirements (each worker
-    retires at ``lifetime`` ± a random part of ``stagger``). The margin below the walltime is
-    a sixth of it, between 15 s and 5 minutes (one-hour jobs: workers retire at 55 min ± 100 s).
+    Each worker retires at ``lifetime`` ± a random part of ``stagger``, leaving time to start
+    and to hand its results over: the margin below the walltime is a sixth of it, between 15 s
+    and 5 minutes, and the stagger a third of the margin.
 
     Parameters
     ----------
@@ -152,7 +156,12 @@ def worker_lifetime(walltime: int) -> tuple[int, int]:
     Returns
     -------
     (int, int)
-        Dask's ``--lifetime`` and ``--lifetime-stagger`` in seconds.
+        Dask's worker ``--lifetime`` and ``--lifetime-stagger`` in seconds.
+
+    Raises
+    ------
+    ValueError
+        ``walltime`` is shorter than :data:`MIN_WALLTIME`.
 
     Examples
     --------
@@ -181,27 +190,35 @@ def jobqueue_cluster(
 ) -> Any:
     """Start a dask-jobqueue cluster of ``system`` and keep ``jobs`` batch jobs running.
 
+    The scheduler runs here and speaks TLS, with credentials made for it unless ``security``
+    or dask's configuration give some (the workers' copies in a folder of mode 0700 in the
+    jobs' shared temporary directory, by default the working directory); its dashboard
+    listens on loopback (docs/design.md#where-the-work-runs).
+
     Parameters
     ----------
     system : {"slurm", "pbs"}
-    jobs : int or None
+        The batch system.
+    jobs : int or None, default=1
         Batch jobs to keep running (each runs the configured worker processes); a job that
-        ends — at its walltime, cancelled, its node lost — is replaced by a new one.
-    config : path-like, optional
-        A jobqueue YAML file merged over dask's configuration first.
-    walltime : str or int, optional
-        Each job's time limit (``HH:MM:SS``, see :func:`parse_walltime`); default: the
-        configuration's. The workers retire a margin before it (:func:`worker_lifetime`)
-        unless the configuration's ``worker-extra-args`` already give ``--lifetime``.
-    adapt : (int, int), optional
-        Scale between this many jobs with the work (dask's adaptive scaling) instead of a
-        fixed ``jobs``.
-    job_script_prologue : list of str, optional
+        ends — at its walltime, cancelled, its node lost — is replaced by a new one. None
+        with ``adapt``.
+    config : path-like, default=None
+        A jobqueue YAML file merged over dask's configuration first
+        (:func:`load_jobqueue_config`).
+    walltime : str or int, default=None
+        Each job's time limit (:func:`parse_walltime`); None: the configuration's. The
+        workers retire a margin before it (:func:`worker_lifetime`) unless the
+        configuration's ``worker-extra-args`` already give a ``--lifetime``.
+    adapt : (int, int), default=None
+        ``(minimum, maximum)``: scale between this many jobs with the work (dask's adaptive
+        scaling) instead of a fixed ``jobs``; ``1 <= minimum <= maximum``.
+    job_script_prologue : list of str, default=None
         Shell lines run in each job before its workers start (``module load ...``, the
         activation of an environment), after the configuration's own.
-    job_directives_skip : list of str, optional
-        Drop the generated ``#SBATCH``/``#PBS`` lines that contain one of these strings, besides
-        the configuration's.
+    job_directives_skip : list of str, default=None
+        Drop the generated ``#SBATCH``/``#PBS`` lines that contain one of these strings,
+        besides the configuration's.
     **kwargs
         Passed to the cluster class (they win over the configuration).
 
@@ -209,82 +226,140 @@ def jobqueue_cluster(
     -------
     dask_jobqueue.SLURMCluster or dask_jobqueue.PBSCluster
         Its ``close()`` cancels the jobs and removes the temporary credentials.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``system``; ``jobs`` below 1; both ``jobs`` and ``adapt``; bounds of
+        ``adapt`` out of order; a ``walltime`` that is no time limit or too short for the
+        workers to retire before it.
+    ImportError
+        dask-jobqueue is not installed.
+    FileNotFoundError
+        ``config`` does not exist.
+    ConnectionError
+        The batch system refused the first job (the message and the job script say why).
+
+    See Also
+    --------
+    daskfair.runtime.get_client : Starts this cluster with ``jobqueue=`` and waits for its
+        first worker.
     """
-    if system not in JOBQUEUE_SYSTEMS:
-        raise ValueError(f"--jobqueue must be one of {sorted(JOBQUEUE_SYSTEMS)}, got "
-                         f"{system!r}.")
-    if adapt is not None:
-        lo, hi = adapt
-        if jobs is not None:
-            raise ValueError("give either --jobs or --adapt, not both.")
-        # MIN 0 would let the adaptive loop cancel the first job (no work yet) before its
-        # worker arrives
-        if not 1 <= lo <= hi:
-            raise ValueError(f"--adapt MIN MAX needs 1 <= MIN <= MAX, got {lo} {hi}.")
-    elif jobs is None or jobs < 1:
-        raise ValueError(f"--jobs must be >= 1, got {jobs}.")
+    lo, hi = _job_bounds(system, jobs, adapt)
     try:
         import dask_jobqueue
     except ImportError as exc:
-        raise ImportError("--jobqueue needs dask-jobqueue: pip install 'daskfair[hpc]'.") \
-            from exc
+        raise ImportError("a jobqueue cluster needs dask-jobqueue: pip install "
+                          "'daskfair[hpc]'.") from exc
     # after the import: dask-jobqueue loads its own defaults, which the file must override
     if config is not None:
         load_jobqueue_config(config)
     kwargs.update(_job_options(system, walltime, job_script_prologue, job_directives_skip,
                                kwargs))
-    private = None
+    cluster_class = getattr(dask_jobqueue, JOBQUEUE_SYSTEMS[system])
+    cluster, credentials = _start_cluster(cluster_class, system, kwargs)
+    try:
+        _keep_jobs_running(cluster, system, lo, hi)
+    except BaseException:
+        if credentials is not None:
+            credentials.remove()
+        raise
+    return cluster
+
+
+def _job_bounds(system: str, jobs: int | None, adapt: tuple[int, int] | None
+                ) -> tuple[int, int]:
+    """The fewest and most jobs to keep, from ``jobs`` or ``adapt`` (checked)."""
+    if system not in JOBQUEUE_SYSTEMS:
+        raise ValueError(f"system= must be one of {sorted(JOBQUEUE_SYSTEMS)}, got {system!r}.")
+    if adapt is None:
+        if jobs is None or jobs < 1:
+            raise ValueError(f"jobs={jobs} must be >= 1.")
+        return jobs, jobs
+    if jobs is not None:
+        raise ValueError("give either jobs= or adapt=, not both.")
+    lo, hi = adapt
+    # a minimum of 0 would let the adaptive loop cancel the first job (no work yet) before
+    # its worker arrives
+    if not 1 <= lo <= hi:
+        raise ValueError(f"adapt= needs (MIN, MAX) with 1 <= MIN <= MAX, got ({lo}, {hi}).")
+    return lo, hi
+
+
+class _Credentials(SchedulerPlugin):
+    """The workers' copies of a cluster's TLS credentials, in a private folder that goes
+    with the scheduler they admit to: removed when it closes, else when the cluster is
+    collected or the interpreter exits."""
+
+    name = "daskfair-credentials"
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._finalizer: weakref.finalize | None = None
+
+    def attach(self, cluster: Any) -> None:
+        # dask-jobqueue holds the credential files open (they delete themselves when closed)
+        handles = [getattr(cluster, f"_job_{key}", None) for key in ("ca_file", "cert", "key")]
+        self._finalizer = weakref.finalize(cluster, _remove_credentials, handles, self.folder)
+        cluster.scheduler.add_plugin(self)
+
+    def remove(self) -> None:
+        """Remove the credentials now (once; later calls do nothing)."""
+        if self._finalizer is None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        else:
+            self._finalizer()
+
+    async def close(self) -> None:
+        self.remove()
+
+
+def _remove_credentials(handles: list[Any], folder: Path) -> None:
+    for handle in handles:
+        if handle is not None:
+            handle.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _start_cluster(cluster_class: type, system: str, kwargs: dict[str, Any]
+                   ) -> tuple[Any, _Credentials | None]:
+    """The cluster, with credentials of its own unless the user gave some, and its dashboard
+    on loopback unless the scheduler options say otherwise."""
+    credentials = None
     if "security" not in kwargs and not _own_tls():
-        private = _private_folder(system, kwargs)
+        credentials = _Credentials(_private_folder(system, kwargs))
         kwargs["security"] = True
-        kwargs["shared_temp_directory"] = str(private)
+        kwargs["shared_temp_directory"] = str(credentials.folder)
     options = dict(dask.config.get(f"jobqueue.{system}.scheduler-options", {}) or {})
     options.update(kwargs.pop("scheduler_options", {}) or {})
     options.setdefault("dashboard_address", "127.0.0.1:8787")
     try:
-        cluster = getattr(dask_jobqueue, JOBQUEUE_SYSTEMS[system])(
-            scheduler_options=options, **kwargs)
+        cluster = cluster_class(scheduler_options=options, **kwargs)
     except BaseException:
-        if private is not None:
-            shutil.rmtree(private, ignore_errors=True)
+        if credentials is not None:
+            credentials.remove()
         raise
-    if private is not None:
-        # the credential files go with the cluster, whichever way it ends: at close, or when
-        # it is collected (a finalizer runs once)
-        handles = [getattr(cluster, f"_job_{key}", None) for key in ("ca_file", "cert", "key")]
-        forget = weakref.finalize(cluster, _remove_credentials, handles, private)
-        close = cluster.close
+    if credentials is not None:
+        credentials.attach(cluster)
+    return cluster, credentials
 
-        def close_and_forget(*args: Any, **kw: Any) -> Any:
-            try:
-                return close(*args, **kw)
-            finally:
-                forget()
 
-        cluster.close = close_and_forget
-        cluster.credentials_folder = private
-    # the link distributed prints names the scheduler's network address, where this
-    # dashboard is not served
-    cluster.dashboard_on_loopback = str(options["dashboard_address"]).startswith(
-        ("127.", "localhost"))
-    lo, hi = adapt if adapt is not None else (jobs, jobs)
+def _keep_jobs_running(cluster: Any, system: str, lo: int, hi: int) -> None:
+    """Submit ``lo`` jobs and keep between ``lo`` and ``hi`` running."""
     # adaptive scaling, also between equal bounds: a fixed scale() never replaces a job that
     # ended, the adaptive loop resubmits it (dask-jobqueue's answer to walltimes)
     cluster.scale(jobs=lo)
     _submitted(cluster, system)
     cluster.adapt(minimum_jobs=lo, maximum_jobs=hi)
     cluster.loop.add_callback(keep_jobs, cluster, system)
-    return cluster
 
 
 def _submitted(cluster: Any, system: str) -> None:
-    """Wait for the first submission and turn its failure (a wrong partition or account, no
-    batch system here) into one error with the batch system's message and the job script.
+    """Wait for the first submission; on failure close the cluster and raise one error with
+    the batch system's message and the job script.
 
-    ``scale`` only schedules the submission; its failure would be logged by the event loop
-    while the client waits for workers that never come. Distributed's ``SpecCluster`` does
-    the submission in ``_correct_state`` (the coroutine ``scale`` and ``adapt`` call); once a
-    round of it has run, a job without an id was refused.
+    ``scale`` only schedules the submission (distributed's ``SpecCluster._correct_state``);
+    once a round of it has run, a job without an id was refused.
     """
     correct = getattr(cluster, "_correct_state", None)
     if correct is None:  # pragma: no cover - a distributed without it: the wait reports
@@ -326,8 +401,8 @@ def _refusal(cluster: Any, system: str) -> str:
 
 
 def _check_own_lifetime(args: list[Any], walltime: int) -> None:
-    """A ``--lifetime`` of the user's must end before the walltime, or the workers are killed
-    instead of retiring."""
+    """A worker ``--lifetime`` of the user's must end before the walltime, or the workers
+    are killed instead of retiring."""
     from dask.utils import parse_timedelta
 
     words = [str(a) for a in args]
@@ -368,15 +443,6 @@ def _job_options(system: str, walltime: str | int | None, prologue: list[str] | 
             *(kwargs.get("job_directives_skip")
               or dask.config.get(f"{section}.job-directives-skip", None) or []), *skip]
     return out
-
-
-def _remove_credentials(handles: list[Any], folder: Path) -> None:
-    # dask-jobqueue holds the credential files open (they delete themselves when closed);
-    # then the folder goes
-    for handle in handles:
-        if handle is not None:
-            handle.close()
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _own_tls() -> bool:

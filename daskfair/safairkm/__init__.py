@@ -2,7 +2,8 @@
 
 from .alternating import sa2gd, sa2gd_front
 from .estimator import SAFairKMeans
-from .front import DEFAULT_PAIRS, ParetoFront, nondominated, pareto_front
+from .front import DEFAULT_PAIRS, pareto_front
+from .pareto import ParetoFront, nondominated
 from .vfairkm import VFairKMeans, vfairkm_front
 
 __all__ = [

@@ -1,20 +1,11 @@
-"""Numba block functions of SAfairKM, one label vector at a time (the paper's Algorithm 2;
-docs/design.md#safairkm-incremental-state, docs/design.md#safairkm-swap-step).
+"""Numba block functions of SAfairKM, one label vector at a time (the paper's Algorithm 2).
 
-A label vector carries a small state: per-cluster feature sums ``sums`` (K × d) and the
-cluster × group counts ``counts`` (K × J). With the constant T = Σ_p ‖x_p‖²,
-
-    f1 = (1/N) Σ_k Σ_{p∈k} ‖x_p − c̄_k‖² = (T − Σ_k ‖sums_k‖² / n_k) / N     (paper, eq. 2)
-    f2 = min_k min_j counts[k, j] / max_j counts[k, j]                      (paper, eq. 2)
-
-so both objectives cost O(K·d + K·J) after any move and a move costs O(d): the centers are
-always the exact means c̄_k = sums_k / n_k of the current assignment.
-
-Randomness comes from a splitmix64 stream per (seed, iteration, member, pair), so a member's
-moves do not depend on where or with whom it runs.
-
-Group membership is static: ``grp_idx[grp_ptr[j]:grp_ptr[j + 1]]`` lists the rows of group j
-in a fixed random order, which is what the swap step samples from.
+A label vector carries per-cluster feature sums ``sums`` (K × d) and cluster × group counts
+``counts`` (K × J), from which f1 = (T − Σ_k ‖sums_k‖² / n_k) / N with T = Σ_p ‖x_p‖² and
+f2 = min_k min_j counts[k, j] / max_j counts[k, j] (eq. 2) cost O(K·d + K·J) after a move
+(docs/design.md#safairkm-incremental-state). Randomness is a splitmix64 stream per (seed,
+iteration, member, pair). ``grp_idx[grp_ptr[j]:grp_ptr[j + 1]]`` lists the rows of group j in
+a fixed random order, which the swap step samples from.
 """
 
 from __future__ import annotations
@@ -212,12 +203,11 @@ def _pick(
     cluster: int, in_cluster: int, centers: np.ndarray, towards: int, n_candidates: int,
     state: np.ndarray,
 ) -> int:
-    # the paper's "increasingly accurate" swap (docs/design.md#safairkm-incremental-state): among n_candidates random points of
-    # C_cluster ∩ V_group take the one closest to the receiving center. The group's rows are
-    # stored in a fixed random order, so reading them circularly from a random offset until
-    # n_candidates members of the cluster are found is a random sample; it costs about
-    # n_candidates · |V_group| / |C_cluster ∩ V_group| reads and never more than |V_group|
-    # (a full circle then takes every member).
+    # the paper's "increasingly accurate" swap (docs/design.md#safairkm-swap-step): among
+    # n_candidates random points of C_cluster ∩ V_group take the one closest to the receiving
+    # center. The group's rows are in a fixed random order, so reading them circularly from
+    # a random offset is a random sample: about n_candidates · |V_group| / |C_cluster ∩
+    # V_group| reads, never more than |V_group|.
     size = stop - start
     best, best_d = -1, np.inf
     offset = _randint(state, size)
@@ -300,16 +290,17 @@ def _swap_update(
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def n_candidates_at(t: int, max_candidates: int) -> int:
-    """Swap candidates sampled at iteration t: 1 + ⌊√t⌋, capped (the growing batch of docs/design.md#safairkm-incremental-state)."""
-    return min(max_candidates, 1 + int(np.sqrt(t)))
+def n_candidates_at(t: int, max_swap_candidates: int) -> int:
+    """Swap candidates sampled at iteration t: 1 + ⌊√t⌋, capped (the paper's growing batch,
+    docs/design.md#safairkm-swap-step)."""
+    return min(max_swap_candidates, 1 + int(np.sqrt(t)))
 
 
 @numba.njit(nogil=True, cache=True)
 def run_member(
     X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
     labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, n_a: int, n_b: int,
-    n_iter: int, t0: int, global_target: bool, max_candidates: int, seed: np.uint64,
+    n_iter: int, t0: int, global_target: bool, max_swap_candidates: int, seed: np.uint64,
     total_sq: float, history: np.ndarray, log: np.ndarray,
 ) -> None:
     """``n_iter`` iterations of Algorithm 2 on one label vector, in place.
@@ -331,7 +322,7 @@ def run_member(
     n = X.shape[0]
     for i in range(n_iter):
         _kmeans_updates(X, groups, labels, sums, counts, sizes, centers, n_a, state, log)
-        m = n_candidates_at(t0 + i, max_candidates)
+        m = n_candidates_at(t0 + i, max_swap_candidates)
         for _ in range(n_b):
             if not _swap_update(X, groups, grp_idx, grp_ptr, labels, sums, counts, sizes,
                                 centers, global_target, m, state, log):
@@ -342,97 +333,114 @@ def run_member(
 
 
 @numba.njit(nogil=True, cache=True)
+def _delta_room(dlo: np.ndarray, dhi: np.ndarray, update_pairs: np.ndarray,
+                q: int) -> tuple[int, int]:
+    """(most moves of one child, room for the deltas of all output rows) of a batch."""
+    B = dlo.shape[0]
+    P = update_pairs.shape[0]
+    most = 0
+    for w in range(P):
+        most = max(most, q * (update_pairs[w, 0] + 2 * update_pairs[w, 1]))
+    room = B * P * most
+    for b in range(B):
+        room += (P + 1) * (dhi[b] - dlo[b])
+    return most, room
+
+
+@numba.njit(nogil=True, cache=True)
+def _copy_state(sums: np.ndarray, counts: np.ndarray, b: int, out_sums: np.ndarray,
+                out_counts: np.ndarray, c: int) -> None:
+    """Member b's state into output row c (explicit loops: numba's slice copies are slower)."""
+    for k in range(sums.shape[1]):
+        for f in range(sums.shape[2]):
+            out_sums[c, k, f] = sums[b, k, f]
+        for g in range(counts.shape[2]):
+            out_counts[c, k, g] = counts[b, k, g]
+
+
+@numba.njit(nogil=True, cache=True)
+def _write_delta(scratch: np.ndarray, dpos: np.ndarray, lo: int, hi: int, log: np.ndarray,
+                 pos: np.ndarray, val: np.ndarray, filled: int) -> int:
+    """A child's delta from ``filled`` on: its parent's positions and its own moves, each
+    with its label now (a position listed twice holds the same label twice); then its moves
+    are undone, last first. Returns the new end of the deltas."""
+    for i in range(lo, hi):
+        pos[filled] = dpos[i]
+        val[filled] = scratch[dpos[i]]
+        filled += 1
+    for m in range(log[0]):
+        pos[filled] = log[2 * m + 1]
+        val[filled] = scratch[log[2 * m + 1]]
+        filled += 1
+    for m in range(log[0] - 1, -1, -1):
+        scratch[log[2 * m + 1]] = log[2 * m + 2]
+    return filled
+
+
+@numba.njit(nogil=True, cache=True)
 def expand_batch(
     X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
     pool: np.ndarray, base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray, dpos: np.ndarray,
     dval: np.ndarray,
     sums: np.ndarray, counts: np.ndarray, f1: np.ndarray, f2: np.ndarray, ranks: np.ndarray,
-    pairs: np.ndarray, q: int, t: int, global_target: bool, max_candidates: int,
+    update_pairs: np.ndarray, q: int, t: int, global_target: bool, max_swap_candidates: int,
     base_seed: np.uint64, total_sq: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-           np.ndarray, np.ndarray]:
+           np.ndarray, np.ndarray, np.ndarray]:
     """One iteration of Algorithm 3 for a batch: every member and its children, as deltas.
 
     Member b's labels are ``pool[base[b]]`` with positions ``dpos[dlo[b]:dhi[b]]`` set to
-    ``dval[...]``. Output row b·(P+1) is member b itself, row b·(P+1) + 1 + w its child by
-    pair w (q iterations of Algorithm 2), whose randomness is keyed by (t, ranks[b], w). A
-    child is stored as its parent's pool row and delta plus the positions its moves changed
-    (at most q·(n_a + 2 n_b)), never as a copy of the N labels: one scratch vector per batch
-    holds the parent, each child runs on it in place and its moves are undone from their log.
-    Returned: (base, dlo, dhi, dpos, dval, sums, counts, f1, f2) of the output rows, against
-    the same pool (``dpos`` and ``dval`` may have unused room at the end).
+    ``dval[...]``. Output row b·(P+1) is member b, row b·(P+1) + 1 + w its child by pair w
+    (q iterations of Algorithm 2, randomness keyed by (t, ranks[b], w)), stored as its
+    parent's pool row and delta plus the positions its moves changed. Returns (base, dlo,
+    dhi, dpos, dval, sums, counts, f1, f2) of the output rows against the same pool.
     """
-    B = base.shape[0]
     n = pool.shape[1]
-    P = pairs.shape[0]
-    R = B * (P + 1)
-    most = 0
-    for w in range(P):
-        most = max(most, q * (pairs[w, 0] + 2 * pairs[w, 1]))
-    room = B * P * most
-    for b in range(B):
-        room += (P + 1) * (dhi[b] - dlo[b])
+    P = update_pairs.shape[0]
+    R = base.shape[0] * (P + 1)
+    most, room = _delta_room(dlo, dhi, update_pairs, q)
     pos = np.empty(room, dtype=dpos.dtype)
     val = np.empty(room, dtype=dval.dtype)
-    first = np.empty(R, dtype=np.int64)
-    last = np.empty(R, dtype=np.int64)
+    first, last = np.empty(R, dtype=np.int64), np.empty(R, dtype=np.int64)
     out_base = np.empty(R, dtype=np.int64)
     out_sums = np.empty((R, sums.shape[1], sums.shape[2]))
     out_counts = np.empty((R, counts.shape[1], counts.shape[2]), dtype=np.int64)
-    out_f1 = np.empty(R)
-    out_f2 = np.empty(R)
+    out_f1, out_f2 = np.empty(R), np.empty(R)
     no_history = np.empty((0, 2))
     log = np.zeros(1 + 2 * most, dtype=np.int64)
     scratch = np.empty(n, dtype=pool.dtype)
-    current = -1
-    filled = 0
+    current, filled = -1, 0
     # members sharing a pool row run one after the other: the row is copied into the
-    # scratch vector once for all of them (explicit loops: numba's slice copies are slower)
+    # scratch vector once for all of them
     for b in np.argsort(base, kind="mergesort"):
         row = base[b]
         if row != current:
             for i in range(n):
                 scratch[i] = pool[row, i]
             current = row
-        lo, hi = dlo[b], dhi[b]
-        for i in range(lo, hi):
+        for i in range(dlo[b], dhi[b]):
             scratch[dpos[i]] = dval[i]
         for w in range(P + 1):
             c = b * (P + 1) + w
             out_base[c] = row
-            for k in range(sums.shape[1]):
-                for f in range(sums.shape[2]):
-                    out_sums[c, k, f] = sums[b, k, f]
-                for g in range(counts.shape[2]):
-                    out_counts[c, k, g] = counts[b, k, g]
+            _copy_state(sums, counts, b, out_sums, out_counts, c)
             log[0] = 0
             if w == 0:
-                out_f1[c] = f1[b]
-                out_f2[c] = f2[b]
+                out_f1[c], out_f2[c] = f1[b], f2[b]
             else:
                 run_member(X, groups, grp_idx, grp_ptr, scratch, out_sums[c], out_counts[c],
-                           pairs[w - 1, 0], pairs[w - 1, 1], q, t * q, global_target,
-                           max_candidates, stream_seed(base_seed, t, ranks[b], w - 1),
-                           total_sq, no_history, log)
+                           update_pairs[w - 1, 0], update_pairs[w - 1, 1], q, t * q,
+                           global_target, max_swap_candidates,
+                           stream_seed(base_seed, t, ranks[b], w - 1), total_sq, no_history,
+                           log)
                 if log[0] > most:
                     raise ValueError("a child moved more points than its log holds")
                 out_f1[c] = cost_of(out_sums[c], out_counts[c], total_sq, n)
                 out_f2[c] = balance_of(out_counts[c])
-            # the child's delta: its parent's positions and its own moves, each with its
-            # label now (a position listed twice holds the same label twice)
             first[c] = filled
-            for i in range(lo, hi):
-                pos[filled] = dpos[i]
-                val[filled] = scratch[dpos[i]]
-                filled += 1
-            for m in range(log[0]):
-                pos[filled] = log[2 * m + 1]
-                val[filled] = scratch[log[2 * m + 1]]
-                filled += 1
+            filled = _write_delta(scratch, dpos, dlo[b], dhi[b], log, pos, val, filled)
             last[c] = filled
-            for m in range(log[0] - 1, -1, -1):  # undo, last move first
-                scratch[log[2 * m + 1]] = log[2 * m + 2]
-        for i in range(lo, hi):  # back to the pool row for the next member
+        for i in range(dlo[b], dhi[b]):  # back to the pool row for the next member
             scratch[dpos[i]] = pool[row, dpos[i]]
     return out_base, first, last, pos, val, out_sums, out_counts, out_f1, out_f2
 
@@ -509,16 +517,12 @@ def take_members(
 
 def select_nondominated(f1: np.ndarray, f2: np.ndarray, key: np.ndarray,
                         strict: bool = False) -> np.ndarray:
-    """Indices of the non-dominated points, in increasing cost (O(L log L)).
+    """Indices of the non-dominated points (minimise f1, maximise f2) by increasing cost, in
+    O(L log L); of equal points the smallest ``key`` stays, whatever the input order.
 
-    Minimise f1, maximise f2. By default (weak dominance) a point is dropped when another has
-    f1 ≤ and f2 ≥ with one strict, and of points with equal (f1, f2) only the one with the
-    smallest ``key`` stays, so the result does not depend on the input order: sort by
-    (f1 ↑, f2 ↓, key ↑), then keep each point whose f2 beats every f2 before it.
-
-    ``strict=True`` is the paper's Algorithm 3 (line 8): a point is dropped only when another
-    has f1 < and f2 > (both strict), so ties and duplicates stay; keep each point whose f2 is
-    at least the best f2 among points of strictly smaller f1. Output in the same order.
+    Sorted by (f1 ↑, f2 ↓, key ↑), weak dominance keeps each point whose f2 beats every f2
+    before it; ``strict=True`` (the paper's Algorithm 3, line 8) keeps each point whose f2 is
+    at least the best f2 of the points of strictly smaller f1.
     """
     order = np.lexsort((key, -f2, f1))
     g = f2[order]

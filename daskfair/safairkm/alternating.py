@@ -1,15 +1,10 @@
 """SA2GD: stochastic alternating bi-objective gradient descent (the SAfairKM paper, Algorithm 4).
 
 Every iteration t takes n_a stochastic gradient steps on f_a, then n_b on f_b, all with the
-step α_t. The paper's Theorem 5.1: with Lipschitz gradients, strong convexity (constant c) and
-bounded second moments, α_t = 2 / (c (t + 1)(n_a + n_b)) drives
-min_t E[S(x_t, λ)] − S(x*, λ) to 0 at rate O(1/T) for the weighted sum
-S(x, λ) = λ f_a(x) + (1 − λ) f_b(x), λ = n_a / (n_a + n_b); varying (n_a, n_b) with a fixed
-total traces the Pareto front of a smooth bi-objective problem.
-
-Gradients are callables ``(x, rng) -> g`` with g of x's shape. x may carry leading axes (say
-independent replicates, shape (R, d)) as long as the gradients broadcast over them: the
-algorithm itself is elementwise.
+step α_t; by the paper's Theorem 5.1 the iterates approach the minimiser of the weighted sum
+λ f_a + (1 − λ) f_b, λ = n_a / (n_a + n_b) (docs/design.md#sa2gd). Gradients are callables
+``(x, rng) -> g`` with g of x's shape; x may carry leading axes (say replicates, shape
+(R, d)) as long as the gradients broadcast over them.
 """
 
 from __future__ import annotations
@@ -31,16 +26,20 @@ Gradient = Callable[[np.ndarray, np.random.Generator], np.ndarray]
 
 @dataclass
 class SA2GDResult:
-    """Iterates of one SA2GD run.
+    """Iterates of one SA2GD run (made by :func:`sa2gd`).
 
     Attributes
     ----------
     x : ndarray
-        The last iterate x_T.
+        The last iterate x_T, of the shape of x0.
     history : ndarray of shape (n_recorded, *x.shape)
         x_t at the iterations in ``iterations`` (x_0 first).
-    iterations : ndarray of int
-    n_a, n_b : int
+    iterations : ndarray of int of shape (n_recorded,)
+        The iterations recorded in ``history``.
+    n_a : int
+        Steps on f_a per iteration.
+    n_b : int
+        Steps on f_b per iteration.
     weight : float
         λ = n_a / (n_a + n_b), the weight of f_a in the weighted sum the run approaches.
     """
@@ -57,7 +56,8 @@ class SA2GDResult:
 
 
 def theorem_step(strong_convexity: float, n_a: int, n_b: int) -> Callable[[int], float]:
-    """The step of Theorem 5.1: α_t = 2 / (c (t + 1)(n_a + n_b))."""
+    """The step of Theorem 5.1, α_t = 2 / (c (t + 1)(n_a + n_b)), as a callable ``t -> α_t``
+    (ValueError unless c > 0)."""
     c = float(strong_convexity)
     if not (np.isfinite(c) and c > 0):
         raise ValueError(f"strong_convexity must be a positive number, got {strong_convexity!r}.")
@@ -112,18 +112,31 @@ def sa2gd(
         Steps on f_a and on f_b per iteration (n_a + n_b > 0).
     n_iter : int
         Iterations T.
-    step : float or callable ``t -> alpha_t``, optional
-        Default: Theorem 5.1's 2 / (c (t + 1)(n_a + n_b)), which needs ``strong_convexity``.
-    strong_convexity : float, optional
+    step : float or callable ``t -> alpha_t``, default=None
+        None: Theorem 5.1's 2 / (c (t + 1)(n_a + n_b)), which needs ``strong_convexity``.
+    strong_convexity : float, default=None
         c, a strong-convexity constant of the weighted sum.
-    random_state : int, SeedSequence or None
+    random_state : int, RandomState, Generator, SeedSequence or None, default=None
         Seeds the ``rng`` passed to the gradients.
-    history_every : int
+    history_every : int, default=1
         Record x_t every this many iterations (and at T).
 
     Returns
     -------
     SA2GDResult
+        The last iterate and the recorded ones.
+
+    Raises
+    ------
+    ValueError
+        If a count is out of range, neither ``step`` nor ``strong_convexity`` is given,
+        x0 is not finite, or a gradient has another shape than x.
+    FloatingPointError
+        If the iterates diverge (the step is too large).
+
+    See Also
+    --------
+    sa2gd_front : SA2GD for every pair of a fixed total.
 
     Examples
     --------
@@ -189,8 +202,6 @@ def sa2gd_front(
     """SA2GD for every pair (n_a, n_total − n_a), n_a = 0 … n_total, one task per pair.
 
     Pair i uses the seed's child i, so results do not depend on where the tasks run.
-    ``update_pairs`` overrides the list. Returns the results in
-    order of increasing λ.
 
     Parameters
     ----------
@@ -202,20 +213,35 @@ def sa2gd_front(
         n_a + n_b of every pair.
     n_iter : int
         Iterations T of every run.
-    update_pairs : sequence of (int, int), optional
-        The pairs (n_a, n_b) to run instead.
-    step, strong_convexity, history_every
+    update_pairs : sequence of (int, int), default=None
+        The pairs (n_a, n_b) to run instead of those of total ``n_total``.
+    step : float or callable ``t -> alpha_t``, default=None
         As in :func:`sa2gd`.
-    random_state : int, SeedSequence or None
+    strong_convexity : float, default=None
+        As in :func:`sa2gd`.
+    random_state : int, RandomState, Generator, SeedSequence or None, default=None
         Seeds the runs (pair i gets child i).
-    client : distributed.Client, optional
-        Where the tasks run (default: :func:`daskfair.runtime.clients.get_client`'s choice, or this
-        process when there is no cluster).
+    history_every : int, default=1
+        As in :func:`sa2gd`.
+    client : distributed.Client, default=None
+        None: :func:`daskfair.runtime.clients.task_client` (the running client, else this
+        process's threads).
 
     Returns
     -------
     list of SA2GDResult
-        One run per pair, by increasing λ = n_a / n_total.
+        One run per pair, by increasing λ = n_a / (n_a + n_b).
+
+    Raises
+    ------
+    ValueError
+        If ``n_total`` or a pair is out of range or the step rule is refused, before any
+        task runs.
+
+    See Also
+    --------
+    sa2gd : One run.
+    pareto_front : The SAfairKM front, which alternates the same way on k-means.
 
     Examples
     --------
@@ -230,10 +256,10 @@ def sa2gd_front(
     from ..runtime.clients import task_client
 
     n_total = check_int(n_total, "n_total", 1)
-    pairs = ([(a, n_total - a) for a in range(n_total + 1)] if update_pairs is None
-             else list(update_pairs))
+    update_pairs = ([(a, n_total - a) for a in range(n_total + 1)] if update_pairs is None
+                    else list(update_pairs))
     seed = as_seed_sequence(random_state)
-    for n_a, n_b in pairs:  # fail here, not in a task
+    for n_a, n_b in update_pairs:  # fail here, not in a task
         check_int(n_a, "n_a", 0), check_int(n_b, "n_b", 0)
         _step_rule(step, strong_convexity, n_a, n_b)
     client = task_client(client)
@@ -243,7 +269,7 @@ def sa2gd_front(
             "random_state": np.random.SeedSequence(seed.entropy,
                                                    spawn_key=(*seed.spawn_key, i)),
             "history_every": history_every}), pure=False)
-        for i, (n_a, n_b) in enumerate(pairs)
+        for i, (n_a, n_b) in enumerate(update_pairs)
     ]
     results = client.gather(futures)
     return sorted(results, key=lambda r: r.weight)

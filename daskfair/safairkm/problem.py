@@ -8,12 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._groups import (
-    check_group_size_params,
-    check_sensitive,
-    merge_small_groups,
-    sensitive_column,
-)
+from .._groups import check_sensitive, merge_small_groups, sensitive_column
 from .._nearest import nearest_center
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_array, check_n_clusters, is_dask
@@ -154,24 +149,25 @@ def check_fits_workers(X: Any, client: Any, what: str) -> None:
             f"{what} keeps all {shape[0]:,} rows on every worker (points move one at a time), "
             f"which needs about {need / 2**30:.2f} GiB per worker, but the smallest worker "
             f"has a memory limit of {min(limits) / 2**30:.2f} GiB. Subsample the rows "
-            "(--rows N; the paper used 5,000) or give the workers more memory.")
+            "(the paper used 5,000) or give the workers more memory.")
 
 
 def make_problem(X: Any, sensitive_features: Any, n_clusters: Any, *,
                  min_group_size: int = 1, small_groups: str = "raise") -> Problem:
-    """Validate the inputs of a SAfairKM run (X is needed in memory: points move one by one).
+    """Validate the data of a SAfairKM or VfairKM run against the checked parameters
+    (X is needed in memory: points move one by one); ``n_clusters`` is checked here, against
+    the number of rows.
 
     Several sensitive columns are combined into one, groups of fewer than
     ``min_group_size`` rows raise or are merged (``small_groups``; see
     :func:`daskfair._groups.merge_small_groups`).
     """
-    check_group_size_params(min_group_size, small_groups)
     X = check_array(X, "X", min_samples=2)
     if is_dask(X):
         X = X.compute()
     X = np.ascontiguousarray(X, dtype=np.float64)
-    # Centered once: the cost is Σ‖x‖² − Σ_k ‖S_k‖²/n_k (docs/design.md#safairkm-incremental-state), whose terms
-    # cancel catastrophically for data far from the origin; the clustering does not change.
+    # centred once: the cost Σ‖x‖² − Σ_k ‖S_k‖²/n_k cancels catastrophically far from the
+    # origin (docs/design.md#safairkm-incremental-state); the clustering does not change
     offset = X.mean(axis=0)
     X = X - offset  # a new array: never change the caller's
     n = X.shape[0]

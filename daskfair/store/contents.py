@@ -1,11 +1,7 @@
 """What a store path holds, and removing exactly what daskfair wrote there.
 
-A path is a daskfair run when its root ``zarr.json`` carries the ``daskfair`` marker. Anything
-else that exists — a user's folder, another program's zarr group, a ``zarr.json`` that cannot be
-read — is not daskfair's, and nothing in it is ever deleted, whatever the flags: a store path is
-a typo away from a project directory. Replacing a run (``overwrite``) removes the run's zarr
-nodes (their metadata and chunks) and zarr's scratch files; any other file in the directory
-stays.
+A path that is not a daskfair run is never deleted or emptied; replacing a run removes its
+zarr nodes and zarr's scratch files only (docs/design.md#stores).
 """
 
 from __future__ import annotations
@@ -26,7 +22,7 @@ _META = "zarr.json"
 
 def read_root(path: Path) -> dict[str, Any] | None:
     """The root ``zarr.json`` of ``path`` as a dict; None when absent; ValueError when not
-    JSON."""
+    a JSON object."""
     try:
         meta = json.loads((path / _META).read_text())
     except FileNotFoundError:
@@ -39,7 +35,7 @@ def read_root(path: Path) -> dict[str, Any] | None:
 
 
 def _is_scratch(name: str) -> bool:
-    # zarr writes every key to "<key minus suffix>.<uuid>.partial" first, then renames it
+    """A zarr or lease scratch file (zarr writes a key to ``<key>.<uuid>.partial`` first)."""
     return name.endswith(".partial") or name.startswith(SCRATCH_PREFIX)
 
 
@@ -50,7 +46,8 @@ def list_entries(path: Path) -> list[str]:
 
 
 def classify(path: Path) -> Kind:
-    """What ``path`` is, as far as daskfair may touch it."""
+    """What ``path`` is, as far as daskfair may touch it (only "empty" and "run" are
+    written to)."""
     if not path.exists():
         return "missing"
     if not path.is_dir():
@@ -66,6 +63,7 @@ def classify(path: Path) -> Kind:
 
 
 def describe_entries(path: Path, limit: int = 5) -> str:
+    """The directory's entries in words: how many, and the first ``limit`` (default 5)."""
     entries = list_entries(path)
     shown = ", ".join(entries[:limit]) + (", …" if len(entries) > limit else "")
     return f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: {shown}"
@@ -84,7 +82,7 @@ def symlinks_in(path: Path, limit: int = 3) -> list[str]:
 
 
 def _remove_node(node: Path) -> None:
-    """Remove a zarr node's children, chunks, scratch files and metadata, then the directory
+    """Remove a zarr node's children, chunks, scratch files and metadata, then its directory
     if nothing else is left in it."""
     for child in node.iterdir():
         if child.is_symlink():  # never followed (create_run refuses such a run)
@@ -103,6 +101,7 @@ def _remove_node(node: Path) -> None:
 
 
 def _is_array(node: Path) -> bool:
+    """Whether the node's metadata says it is an array."""
     try:
         return json.loads((node / _META).read_text()).get("node_type") == "array"
     except (OSError, ValueError):

@@ -1,14 +1,5 @@
-"""A complete run's record of its files, written with the completion marker, and its check.
-
-Before a run is marked complete every file of it is flushed to disk (``fsync``), then the
-marker is written together with a *manifest*: for every result array (checkpoints excluded)
-the number of its files (metadata and chunks), their bytes and a BLAKE2b digest of their names
-and contents, and a digest of the run's attributes (the results tables). A chunk truncated or
-altered afterwards, an array removed or added, or a completion marker written by hand (no
-manifest) makes the run *corrupt*: :func:`verify` says which array and how, and no number of it
-is shown. Sizes are checked whenever a run is opened (one ``stat`` per file); contents when it
-is read or shown.
-"""
+"""A complete run's manifest of its result files, written with the completion marker, and
+its check (docs/design.md#stores)."""
 
 from __future__ import annotations
 
@@ -49,18 +40,20 @@ def _node_dirs(root: Path) -> Iterator[tuple[str, Path, dict[str, Any]]]:
 
 
 def _array_files(array: Path) -> list[Path]:
+    """The files of an array's directory (metadata and chunks), in a fixed order."""
     files = [Path(d) / f for d, _, names in os.walk(array) for f in names
              if not f.endswith(".partial")]
     return sorted(files, key=lambda p: p.relative_to(array).as_posix())
 
 
 def result_arrays(root: Path) -> dict[str, Path]:
-    """Every array of the run but its checkpoints, by name."""
+    """Every array of the run but its checkpoints (and unreadable nodes), by name."""
     return {name: d for name, d, meta in _node_dirs(root)
             if meta.get("node_type") in ("array", "unreadable")}
 
 
 def _record(array: Path, *, contents: bool) -> dict[str, Any]:
+    """An array's file count and bytes, and with ``contents`` the BLAKE2b of its files."""
     files = _array_files(array)
     out: dict[str, Any] = {"files": len(files), "bytes": sum(f.stat().st_size for f in files)}
     if contents:
@@ -75,6 +68,7 @@ def _record(array: Path, *, contents: bool) -> dict[str, Any]:
 
 
 def attributes_digest(attrs: Mapping[str, Any]) -> str:
+    """BLAKE2b of the run's attributes but the marker and the checkpoint pointer."""
     signed = {k: v for k, v in attrs.items() if k not in _UNSIGNED}
     text = json.dumps(signed, sort_keys=True, separators=(",", ":"), allow_nan=True)
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
@@ -122,6 +116,7 @@ def verify(root: Path, manifest: Any, attrs: Mapping[str, Any], *, contents: boo
 
 
 def _fsync(path: Path, flags: int) -> None:
+    """Flush one file or directory to disk."""
     fd = os.open(path, flags)
     try:
         os.fsync(fd)

@@ -1,22 +1,10 @@
-"""One writer per run store: an exclusive lease, a file created atomically inside the store.
+"""One writer per run store: an exclusive lease, the file ``daskfair-lock.json`` in the store.
 
-A run writes nothing before it holds its store's lease, the file ``daskfair-lock.json`` in the
-store's directory. The file is written whole under a name of its own and then hard-linked to
-the lease's name: ``link`` fails when the name exists, atomically, on local and network file
-systems alike (``O_EXCL`` is not atomic on every NFS, and ``flock`` is not seen across hosts).
-It names the holder: host, pid, the process's start time, a run id, when the run started and
-its command line. While the run lives a thread refreshes the file's modification time every
-``daskfair.lease-refresh`` seconds (default 30); when the lease cannot be read for half the
-stale time (a network file system that stays unreachable), the run stops writing rather than
-risk a lease that others would see as dead.
-
-A lease is *dead* when its holder is: on the holder's own host, when its pid is gone or now
-belongs to a process started later (a reused pid); seen from another host, when it has not
-been refreshed for ``daskfair.lease-stale`` seconds (default 300, ten refresh periods). A lease
-is never taken over silently, dead or not: :func:`break_lock` (``--break-lock``) removes a dead
-one after a warning and refuses a live one. Staleness compares the file's modification time,
-set by the file server, with this host's clock: on hosts whose clocks differ by minutes (no
-NTP), raise ``daskfair.lease-stale`` above that difference.
+Its holder refreshes it every ``daskfair.lease-refresh`` seconds (default 30). Seen from
+another host a lease is dead after ``daskfair.lease-stale`` seconds without a refresh (default
+300; set it above any clock difference between the hosts); on the holder's host, when the
+holder's process is gone. A lease is never taken over: :func:`break_lock` removes a dead one.
+How the lease is made atomic: docs/design.md#stores.
 """
 
 from __future__ import annotations
@@ -48,10 +36,12 @@ SCRATCH_PREFIX = f".{LEASE_NAME}."
 
 
 def refresh_seconds() -> float:
+    """Seconds between a lease's refreshes (``daskfair.lease-refresh``, default 30)."""
     return float(dask.config.get("daskfair.lease-refresh", 30.0))
 
 
 def stale_seconds() -> float:
+    """Seconds without a refresh after which a lease is dead (``daskfair.lease-stale``)."""
     return float(dask.config.get("daskfair.lease-stale", 300.0))
 
 
@@ -66,6 +56,7 @@ def _process_start(pid: int) -> str | None:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether a process of this id runs on this host."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -76,6 +67,7 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _holder(run_id: str) -> dict[str, Any]:
+    """What a lease records of its holder: run id, host, pid, start time, command."""
     return {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(),
             "pid_start": _process_start(os.getpid()),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -97,6 +89,7 @@ def read_lease(store: str | os.PathLike[str]) -> tuple[dict[str, Any], float] | 
 
 
 def _read_holder(path: Path) -> tuple[dict[str, Any], float] | None:
+    """The holder recorded in the lease file ``path`` and its age, or None without one."""
     try:
         text = path.read_text()
         age = time.time() - path.stat().st_mtime
@@ -130,6 +123,7 @@ def holder_state(holder: dict[str, Any], age: float) -> tuple[bool, str]:
 
 
 def describe(holder: dict[str, Any]) -> str:
+    """The holder in words: host, pid, start, command."""
     if "unreadable" in holder:
         return f"an unreadable lease file ({holder['unreadable']!r})"
     return (f"host {holder.get('host')}, pid {holder.get('pid')}, started "
@@ -151,23 +145,25 @@ def lease_status(store: str | os.PathLike[str]) -> str | None:
     if alive:
         return f"held by a live run ({describe(holder)}; {why})"
     return (f"left by a run that is no longer running ({describe(holder)}; {why}); "
-            "--break-lock removes it")
+            "daskfair.store.break_lock(path) removes it")
 
 
 def locked_error(store: Path, holder: dict[str, Any], age: float) -> StoreLockedError:
+    """The error for a store whose lease ``holder`` holds: wait, or break a dead lease."""
     alive, why = holder_state(holder, age)
     if alive:
         return StoreLockedError(
             f"the store {store} is being written by another run ({describe(holder)}; {why}). "
             "Two runs on one store would corrupt it: wait for that run to finish, or choose "
-            "another --store path.")
+            "another path for store=.")
     return StoreLockedError(
         f"the store {store} is locked by a run that is no longer running ({describe(holder)}; "
-        f"{why}). If no run is writing to it, break the lock with --break-lock "
-        "(daskfair.store.break_lock(path) in Python), then --resume or --overwrite it.")
+        f"{why}). If no run is writing to it, break the lock with "
+        "daskfair.store.break_lock(path), then resume=True or overwrite=True.")
 
 
 def _write_new(path: Path, text: str) -> None:
+    """Write a file that must not exist yet (``O_EXCL``), flushed to disk."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         os.write(fd, text.encode())
@@ -195,8 +191,10 @@ def _link(scratch: Path, lease: Path) -> None:
 
 def _refresh(stop: threading.Event, path: Path, run_id: str, every: float,
              lost: list[str]) -> None:
-    # A function of plain values, not a method: the thread must not keep the Lease alive,
-    # so that dropping a Run releases its lease (weakref.finalize below).
+    """The refresh thread: touch the lease every ``every`` seconds; say in ``lost`` why it
+    stopped being ours."""
+    # a function of plain values, not a method: the thread must not keep the Lease alive,
+    # so that dropping a Run releases its lease (weakref.finalize below)
     failures = 0
     while not stop.wait(every):
         try:
@@ -218,6 +216,7 @@ def _refresh(stop: threading.Event, path: Path, run_id: str, every: float,
 
 
 def _release(stop: threading.Event, path: Path, run_id: str) -> None:
+    """Stop the refresh thread and remove the lease file if it is still ours."""
     stop.set()
     found = read_lease(path.parent)
     if found is not None and found[0].get("run_id") == run_id:
@@ -226,7 +225,7 @@ def _release(stop: threading.Event, path: Path, run_id: str) -> None:
 
 
 class Lease:
-    """The exclusive lease of one run on one store (see the module's docstring).
+    """The exclusive lease of one run on one store (made by :meth:`acquire`).
 
     Released by :meth:`release`, and in any case when the object is garbage collected or the
     interpreter exits: a run whose owner dropped it writes nothing more.
@@ -265,6 +264,7 @@ class Lease:
 
     @property
     def held(self) -> bool:
+        """Whether the lease is still this run's, as far as the refresh thread knows."""
         return self._finalizer.alive and not self._lost
 
     def check(self) -> None:
@@ -280,8 +280,8 @@ class Lease:
                 else f"the lease is now held by {describe(found[0])}")
             raise StoreLockedError(
                 f"this run lost its lease on {self.store} ({why}): another run broke it "
-                "(--break-lock) or the file was removed. It stops before writing more; its "
-                "results in that store are incomplete.")
+                "(daskfair.store.break_lock) or the file was removed. It stops before writing "
+                "more; its results in that store are incomplete.")
 
     def release(self) -> None:
         """Give the lease up (idempotent)."""
@@ -289,8 +289,7 @@ class Lease:
 
 
 def break_lock(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """Remove the lease a dead run left in the store at ``path``, with a warning; refuse a
-    live one.
+    """Remove the lease a dead run left in the store at ``path``, with a warning.
 
     Parameters
     ----------

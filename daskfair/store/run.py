@@ -1,39 +1,20 @@
-"""Runs stored as zarr v3 groups (docs/design.md#stores).
+"""A stored run: :class:`Run`, its arrays, attributes, checkpoints and completion marker.
 
-One group per run: fitted arrays and results as arrays, parameters, metrics and package versions
-as group attributes, and a completion marker written last. Only the client writes group
-attributes; workers may write their own arrays or disjoint chunk-aligned regions of an array
-the client created.
-
-Layout of a run group::
-
-    attrs["daskfair"] = {"format": 3, "kind": ..., "status": "running" | "complete",
-                         "created": ..., "completed": ..., "versions": {...},
-                         "manifest": {...}}         # with the marker: integrity.build_manifest
-    attrs["params"]   = the run's parameters (JSON)
-    attrs[...]        = anything the method records (metrics, tables)
-    <arrays>          = results, checkpoints
-    daskfair-lock.json  the writer's lease, while a run writes (lease.py)
-
-The rules that keep a store whole: a run writes nothing before it holds the store's lease, so
-two runs never write one store (:mod:`.lease`); a path that is not a daskfair run is never
-deleted or emptied, and replacing a run removes only the run's own nodes (:mod:`.contents`);
-the completion marker is written last, after every file is flushed to disk, with a manifest of
-the result arrays that is checked whenever the run is opened (:mod:`.integrity`).
+One zarr v3 group per run (docs/design.md#stores): results as arrays; parameters, metrics
+and package versions as group attributes, written by the client only; a completion marker
+written last. :mod:`.access` creates, opens and resumes runs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import importlib.metadata
 import math
-import os
 import re
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import dask.array as da
 import numpy as np
@@ -41,27 +22,15 @@ import zarr
 
 from .. import progress
 from . import integrity
-from .contents import classify, describe_entries, read_root, remove_run, symlinks_in
-from .errors import CorruptStoreError, IncompleteRunError, StoreError
-from .lease import LEASE_NAME, SCRATCH_PREFIX, Lease, lease_status, locked_error, read_lease
+from .errors import CorruptStoreError, StoreError
+from .lease import LEASE_NAME, SCRATCH_PREFIX, Lease
 
-__all__ = [
-    "STORE_FORMAT",
-    "Run",
-    "check_new_store",
-    "create_run",
-    "open_run",
-    "resume_run",
-    "to_json",
-]
+__all__ = ["STORE_FORMAT", "Run", "to_json"]
 
 #: Version of the run layout and of its keys; bump when either changes incompatibly.
 STORE_FORMAT = 3
 #: Names of checkpoint groups start with this.
 _CHECKPOINT_PREFIX = "checkpoint_"
-_PACKAGES = ("daskfair", "numpy", "scipy", "pandas", "dask", "distributed", "zarr",
-             "scikit-learn", "numba")
-Verify = Literal["sizes", "contents"] | None
 
 
 def to_json(value: Any) -> Any:
@@ -99,17 +68,8 @@ def to_json(value: Any) -> Any:
     return value
 
 
-def _versions() -> dict[str, str]:
-    out = {}
-    for name in _PACKAGES:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = "not installed"
-    return out
-
-
-def _now() -> str:
+def utc_now() -> str:
+    """The time now, UTC, ISO 8601 to the second."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
@@ -119,7 +79,8 @@ class Run:
 
     A run from :func:`create_run` or :func:`resume_run` holds the store's lease until
     :meth:`mark_complete` or :meth:`close` (also a context manager); one from
-    :func:`open_run` only reads.
+    :func:`open_run` only reads. A method that writes raises :class:`StoreError` on a run
+    opened for reading and :class:`StoreLockedError` once the run lost its lease.
 
     Parameters
     ----------
@@ -127,8 +88,15 @@ class Run:
         The store's directory.
     group : zarr.Group
         Its root group.
-    lease : object, optional
+    lease : Lease, default=None
         The writer's lease, for a run that writes (None: read only).
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The store's directory.
+    group : zarr.Group
+        Its root group.
     """
 
     def __init__(self, path: Path, group: zarr.Group, lease: Lease | None = None) -> None:
@@ -144,18 +112,22 @@ class Run:
 
     @property
     def kind(self) -> str:
+        """What produced the run ("fkr", "safairkm", "fce", ...)."""
         return self.info.get("kind", "")
 
     @property
     def status(self) -> str:
+        """"running", "complete", "replacing", or "unknown"."""
         return self.info.get("status", "unknown")
 
     @property
     def is_complete(self) -> bool:
+        """Whether the completion marker was written."""
         return self.status == "complete"
 
     @property
     def params(self) -> dict[str, Any]:
+        """The run's parameters, as stored."""
         return dict(self.group.attrs.get("params", {}))
 
     @property
@@ -164,6 +136,7 @@ class Run:
         return dict(self.group.attrs)
 
     def _writable(self) -> None:
+        """StoreError unless the run holds its store's lease (StoreLockedError if it lost it)."""
         if self._lease is None:
             raise StoreError(
                 f"the run at {self.path} was opened for reading; only the run that holds the "
@@ -177,6 +150,11 @@ class Run:
         ----------
         **values
             Names and JSON-able values (converted by :func:`to_json`).
+
+        Raises
+        ------
+        ValueError
+            A reserved name (``daskfair``, ``params``).
         """
         reserved = {"daskfair", "params"} & values.keys()
         if reserved:
@@ -199,13 +177,25 @@ class Run:
             The array's path within the run.
         data : array-like or dask array
             What to store.
-        chunks : tuple of int, optional
-            The zarr chunks (default: the dask array's blocks, or one chunk).
+        chunks : tuple of int, default=None
+            The zarr chunks (None: the dask array's largest blocks, or zarr's choice for
+            numpy).
 
         Returns
         -------
         zarr.Array
             The stored array.
+
+        Raises
+        ------
+        ValueError
+            A dask array of unknown chunk sizes.
+        TypeError
+            Text or objects (store them as an attribute).
+
+        See Also
+        --------
+        read_array : Load it back.
         """
         if isinstance(data, da.Array):
             if any(math.isnan(c) for c in data.shape):
@@ -244,6 +234,17 @@ class Run:
         -------
         ndarray
             The array.
+
+        Raises
+        ------
+        KeyError
+            No array of that name.
+        CorruptStoreError
+            A finished run's array changed since it was written.
+
+        See Also
+        --------
+        write_array : Store an array.
         """
         if name not in self.array_names():
             raise KeyError(f"run {self.path} has no array {name!r}; it has "
@@ -275,12 +276,14 @@ class Run:
                     if isinstance(node, zarr.Array)}
 
     def verify(self, *, contents: bool = True) -> None:
-        """Check a finished run's files against the manifest written with its completion
-        marker: file counts and sizes, and with ``contents`` their digests.
+        """Check a finished run's files against the manifest written with its marker.
+
+        File counts and sizes, and with ``contents`` their digests; a run that did not
+        finish is not checked.
 
         Parameters
         ----------
-        contents : bool
+        contents : bool, default=True
             Also compare every file's digest (reads every file).
 
         Raises
@@ -292,6 +295,7 @@ class Run:
             self._check(contents=contents)
 
     def _check(self, *, contents: bool, names: list[str] | None = None) -> None:
+        """CorruptStoreError when the files (of ``names``) differ from the manifest."""
         info = self.info
         problems = integrity.verify(self.path, info.get("manifest"), self.attrs,
                                     contents=contents, names=names)
@@ -300,7 +304,7 @@ class Run:
                 f"the run at {self.path} is corrupt: " + "; ".join(problems) + ". It was "
                 "complete when written and its files changed since (an interrupted copy, a "
                 "disk error, an edit). Restore it from a backup, or rerun the job "
-                "(--overwrite).")
+                "with overwrite=True.")
 
     # -- checkpoints ----------------------------------------------------------------------
     @property
@@ -309,8 +313,7 @@ class Run:
         return self.group.attrs.get("checkpoint") or None
 
     def commit_checkpoint(self, name: str, **info: Any) -> None:
-        """Make the group ``name`` (``checkpoint_...``, already fully written) the run's
-        checkpoint.
+        """Make the group ``name`` (``checkpoint_...``, fully written) the run's checkpoint.
 
         The pointer attribute is switched first and the previous checkpoint's group deleted
         afterwards, so a crash at any point leaves one complete checkpoint to resume from.
@@ -321,6 +324,11 @@ class Run:
             The checkpoint's group.
         **info
             JSON-able values recorded with the pointer (the iteration, say).
+
+        Raises
+        ------
+        KeyError
+            No group ``name`` in the run.
         """
         if name not in self.group:
             raise KeyError(f"checkpoint group {name!r} was not written to {self.path}.")
@@ -328,8 +336,8 @@ class Run:
         self._drop_checkpoints(keep=name)
 
     def _drop_checkpoints(self, keep: str | None = None) -> None:
-        # every checkpoint group but ``keep``: the previous one, and any a crash left
-        # half-written before its pointer was switched
+        """Delete every checkpoint group but ``keep`` (the previous one, and any a crash left
+        half-written before its pointer was switched)."""
         with _quiet_listing():
             names = list(self.group.group_keys())
         for name in names:
@@ -338,12 +346,11 @@ class Run:
 
     # -- completion -----------------------------------------------------------------------
     def mark_complete(self, **summary: Any) -> None:
-        """Record ``summary`` attributes, then the completion marker, last of all writes,
-        and give up the lease.
+        """Record ``summary``, then the completion marker, and give up the lease.
 
-        Every file of the run is flushed to disk first; the marker carries the manifest of
-        the result arrays (:mod:`daskfair.store.integrity`), so a store that says complete
-        holds exactly what was written or is reported corrupt.
+        The marker is the last of all writes, after every file of the run is flushed to
+        disk; it carries the manifest of the result arrays (:mod:`daskfair.store.integrity`),
+        so a store that says complete holds exactly what was written or is reported corrupt.
 
         Parameters
         ----------
@@ -355,7 +362,7 @@ class Run:
         self._writable()
         integrity.sync_tree(self.path)
         info = self.info
-        info.update(status="complete", completed=_now(), format=STORE_FORMAT,
+        info.update(status="complete", completed=utc_now(), format=STORE_FORMAT,
                     manifest=integrity.build_manifest(self.path, self.attrs))
         self.group.attrs["daskfair"] = to_json(info)
         integrity.sync_tree_root(self.path)
@@ -367,8 +374,10 @@ class Run:
         self.close()
 
     def close(self) -> None:
-        """Give up the store's lease (idempotent); a run that did not finish stays
-        incomplete, to be resumed or replaced."""
+        """Give up the store's lease (idempotent).
+
+        A run that did not finish stays incomplete, to be resumed or replaced.
+        """
         if self._lease is not None:
             self._lease.release()
 
@@ -384,336 +393,9 @@ class Run:
 
 @contextlib.contextmanager
 def _quiet_listing() -> Iterator[None]:
-    # zarr warns about every file in a group's directory that is not a zarr node: the lease
-    # and zarr's own scratch files of an interrupted write are expected there
+    """Silence zarr's warnings about the lease and scratch files in a group's directory."""
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message=rf"Object at ({re.escape(LEASE_NAME)}|.*\.partial|"
                               rf"{re.escape(SCRATCH_PREFIX)}.*) is not recognized")
         yield
-
-
-def _acquire(path: Path) -> Lease:
-    try:
-        return Lease.acquire(path)
-    except PermissionError as exc:
-        raise PermissionError(
-            f"cannot write the run store {path}: {exc}. Choose a writable --store path."
-        ) from exc
-
-
-def _not_a_run(path: Path, what: str) -> FileExistsError:
-    if what == "file":
-        held = "is a file"
-    elif what == "unreadable":
-        held = "holds a zarr.json that cannot be read as JSON"
-    else:
-        held = f"holds {describe_entries(path)}"
-    return FileExistsError(
-        f"{path} exists and is not a daskfair run store (it {held}). daskfair never deletes or "
-        "empties what it did not write, --overwrite included: choose another --store path.")
-
-
-def create_run(
-    path: str | os.PathLike[str],
-    *,
-    kind: str,
-    params: Mapping[str, Any] | None = None,
-    overwrite: bool | str = False,
-) -> Run:
-    """Create a new run group at ``path`` with status "running", holding its lease.
-
-    Parameters
-    ----------
-    path : path-like
-        Directory of the zarr store (conventionally ending in ``.zarr``): a new path, an empty
-        directory, or (with ``overwrite``) a daskfair run.
-    kind : str
-        What produced it ("demo", "fkr", "safairkm", "fce", ...).
-    params : mapping, optional
-        The run's parameters, stored as JSON.
-    overwrite : bool or str
-        Replace the daskfair run at ``path``: its zarr nodes are removed, any other file
-        stays. A kind name (``"demo"``) replaces only a run of that kind. A path that is
-        not a daskfair run is refused whatever this says.
-
-    Returns
-    -------
-    Run
-        The new run, holding the store's lease.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> import numpy as np
-    >>> from daskfair.store import create_run, open_run
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.zarr"
-    >>> run = create_run(path, kind="demo", params={"rows": 3})
-    >>> _ = run.write_array("labels", np.array([0, 1, 1]))
-    >>> run.mark_complete(n_clusters=2)
-    >>> open_run(path).read_array("labels")
-    array([0, 1, 1])
-
-    Raises
-    ------
-    FileExistsError
-        ``path`` holds a run and ``overwrite`` is false, or holds something else.
-    StoreLockedError
-        Another run holds the store's lease, or a dead run left it (:func:`break_lock`).
-    """
-    path = check_new_store(path, overwrite=overwrite)
-    made = not path.exists()
-    lease = _acquire(path)
-    try:
-        what = classify(path)  # again, under the lease: nobody else changes it from here
-        if what == "run":
-            if not _may_replace(path, overwrite):
-                raise FileExistsError(_exists_message(path, overwrite))
-            links = symlinks_in(path)
-            if links:  # removing through a link would delete what it points to
-                raise FileExistsError(
-                    f"{path} holds a daskfair run and symbolic links daskfair never makes "
-                    f"({', '.join(links)}); it is not replaced. Remove the links, or choose "
-                    "another --store path.")
-            _mark_replacing(path)
-            remove_run(path)
-        elif what != "empty":
-            raise _not_a_run(path, what)
-        # the group and its marker in one write: a kill in between would leave a zarr group
-        # that is not recognisably daskfair's, which no overwrite may then remove
-        group = zarr.open_group(store=str(path), mode="a", attributes={
-            "daskfair": {"format": STORE_FORMAT, "kind": kind, "status": "running",
-                         "created": _now(), "versions": _versions()},
-            "params": to_json(dict(params or {})),
-        })
-    except BaseException:
-        lease.release()
-        if made and not any(path.iterdir()):
-            path.rmdir()
-        raise
-    return Run(path, group, lease)
-
-
-def _mark_replacing(path: Path) -> None:
-    """Say that the run is being replaced before any of it is removed (with the checkpoint
-    pointer gone), so an interruption leaves an incomplete run, never a complete one with
-    parts missing."""
-    group = zarr.open_group(store=str(path), mode="r+")
-    info = dict(group.attrs.get("daskfair", {}))
-    info["status"] = "replacing"
-    attrs = {k: v for k, v in group.attrs.items() if k != "checkpoint"}
-    group.attrs.put({**attrs, "daskfair": info})
-
-
-RESUMABLE_KINDS = ("safairkm", "fce")
-
-
-def _found(path: Path) -> dict[str, Any]:
-    """The ``daskfair`` attribute of the run at ``path`` (kind, status), or {}: from the
-    root metadata that :func:`classify` reads."""
-    try:
-        info = (read_root(path) or {}).get("attributes", {}).get("daskfair")
-    except (OSError, ValueError):
-        return {}
-    return info if isinstance(info, dict) else {}
-
-
-def _may_replace(path: Path, overwrite: bool | str) -> bool:
-    if isinstance(overwrite, str):
-        return _found(path).get("kind") == overwrite
-    return bool(overwrite)
-
-
-def _exists_message(path: Path, overwrite: bool | str = False) -> str:
-    info = _found(path)
-    kind, status = info.get("kind", "unknown"), info.get("status", "unknown")
-    if isinstance(overwrite, str):
-        return (f"{path} holds a {kind} run, and only a {overwrite} run there is replaced. "
-                "Choose another --store path.")
-    resume = (" or continue it with the same command and --resume,"
-              if kind in RESUMABLE_KINDS and status == "running" else "")
-    state = "complete" if status == "complete" else "incomplete"
-    return (f"{path} already exists: it holds a {kind} run ({state}). Choose another --store "
-            f"path,{resume} or pass overwrite=True (--overwrite) to replace it.")
-
-
-def check_new_store(path: str | os.PathLike[str], *, overwrite: bool | str = False) -> Path:
-    """Check that a new run store can be made at ``path`` (before any work starts).
-
-    Parameters
-    ----------
-    path : path-like
-        Where the run would be stored.
-    overwrite : bool or str
-        As in :func:`create_run`.
-
-    Returns
-    -------
-    pathlib.Path
-        The path, resolved.
-
-    Raises
-    ------
-    FileExistsError
-        ``path`` holds a run and ``overwrite`` is false, or holds something that is not a
-        daskfair run (never replaced).
-    StoreLockedError
-        A run holds the store's lease, or a dead one left it.
-    ValueError
-        A part of the path is a file.
-    PermissionError
-        The parent directory is not writable.
-    """
-    path = Path(path)
-    what = classify(path)
-    if what in ("file", "foreign", "unreadable"):
-        raise _not_a_run(path, what)
-    if what != "missing":
-        found = read_lease(path)
-        if found is not None:
-            raise locked_error(path, *found)
-    if what == "run" and not _may_replace(path, overwrite):
-        raise FileExistsError(_exists_message(path, overwrite))
-    parent = path.parent if str(path.parent) else Path(".")
-    if any(p.exists() and not p.is_dir() for p in (parent, *parent.parents)):
-        raise ValueError(
-            f"cannot create the run store {path}: a part of its path is a file, not a "
-            "directory. Choose another --store path.")
-    if what == "missing" and parent.exists() and not os.access(parent, os.W_OK):
-        raise PermissionError(
-            f"cannot create the run store {path}: no write permission in {parent}. "
-            "Choose a --store path in a writable directory."
-        )
-    return path
-
-
-def open_run(
-    path: str | os.PathLike[str], *, allow_incomplete: bool = False,
-    verify: Verify = "sizes",
-) -> Run:
-    """Open a stored run for reading; refuse one that did not finish unless
-    ``allow_incomplete``, and one whose files changed since it finished.
-
-    Parameters
-    ----------
-    path : path-like
-    allow_incomplete : bool
-        Open a run that has no completion marker (to inspect or resume it).
-    verify : {"sizes", "contents", None}
-        How a finished run is checked against its manifest: file counts and sizes (one
-        ``stat`` per file), also their digests (reads every file), or not at all.
-        :meth:`Run.read_array` checks the contents of what it reads in any case.
-
-    Returns
-    -------
-    Run
-        The run, read only.
-
-    Raises
-    ------
-    StoreError
-        Missing path, unreadable or corrupt metadata, not a daskfair run, another format.
-    IncompleteRunError
-        The run has no completion marker (it crashed or is still running).
-    CorruptStoreError
-        The run finished, but its files no longer match its manifest.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise StoreError(f"no run store at {path}: the path does not exist.")
-    try:
-        group = zarr.open_group(store=str(path), mode="r")
-        attrs = dict(group.attrs)
-    except PermissionError as exc:
-        raise StoreError(
-            f"cannot read the run store {path}: permission denied ({exc}). Open it as a user "
-            "who may read it, or copy it somewhere readable.") from exc
-    except Exception as exc:  # zarr raises JSON, KeyError, FileNotFoundError, ... here
-        raise StoreError(
-            f"{path} is not a readable zarr group ({type(exc).__name__}: {exc}). The store is "
-            "corrupt or was written by something else; rerun the job to recreate it."
-        ) from exc
-    info = attrs.get("daskfair")
-    if not isinstance(info, dict) or "format" not in info:
-        raise StoreError(f"{path} is a zarr group but not a daskfair run (no 'daskfair' marker).")
-    if info["format"] != STORE_FORMAT or isinstance(info["format"], bool):
-        raise StoreError(
-            f"{path} was written in daskfair store format {info['format']!r} (by daskfair "
-            f"{info.get('versions', {}).get('daskfair')}); this version reads format "
-            f"{STORE_FORMAT} only. Rerun the job with this version, or read the run with the "
-            "version that wrote it."
-        )
-    run = Run(path, group)
-    if not run.is_complete and not allow_incomplete:
-        lease = lease_status(path)
-        raise IncompleteRunError(
-            f"the run at {path} did not finish (status {run.status!r}, started "
-            f"{info.get('created')}"
-            + (f"; its lock is {lease}" if lease else "") + "). Its contents are partial: "
-            "resume it (--resume) where the method supports it, or delete it and run again."
-        )
-    if verify is not None:
-        run.verify(contents=verify == "contents")
-    return run
-
-
-def resume_run(path: str | os.PathLike[str], *, kind: str, params: Mapping[str, Any]) -> Run:
-    """Open an interrupted run of ``kind`` to continue it with the same ``params``, holding
-    its lease.
-
-    Parameters
-    ----------
-    path : path-like
-        The run store.
-    kind : str
-        What produced it (must match).
-    params : mapping
-        The run's parameters (must match the stored ones).
-
-    Returns
-    -------
-    Run
-        The run, holding the store's lease, its last checkpoint readable.
-
-    Raises
-    ------
-    StoreError
-        No readable run at ``path``.
-    StoreLockedError
-        Another run holds the store's lease, or a dead one left it (:func:`break_lock`).
-    ValueError
-        The run is of another kind, already finished, or was started with other parameters.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise StoreError(f"nothing to resume at {path}: it does not exist. Run without "
-                         "--resume (resume=False) to start it.")
-    _check_resumable(open_run(path, allow_incomplete=True, verify=None), kind, params)
-    lease = _acquire(path)
-    try:  # read again under the lease: the run may have finished or changed meanwhile
-        run = Run(path, zarr.open_group(store=str(path), mode="r+"), lease)
-        _check_resumable(run, kind, params)
-    except BaseException:
-        lease.release()
-        raise
-    return run
-
-
-def _check_resumable(run: Run, kind: str, params: Mapping[str, Any]) -> None:
-    path = run.path
-    if run.kind != kind:
-        raise ValueError(f"{path} holds a {run.kind!r} run, not a {kind!r} run.")
-    if run.is_complete:
-        raise ValueError(
-            f"{path} holds a finished run; there is nothing to resume. Read it with "
-            "daskfair.open_run (or `daskfair show`), or start a new store.")
-    if run.status == "replacing":
-        raise ValueError(
-            f"{path} was being replaced by a new run when that was interrupted; there is "
-            "nothing to resume. Start it again with --overwrite (overwrite=True).")
-    wanted, stored = to_json(dict(params)), run.params
-    if wanted != stored:
-        diff = sorted(k for k in set(stored) | set(wanted) if stored.get(k) != wanted.get(k))
-        raise ValueError(
-            f"cannot resume {path}: parameters differ from the stored run ({diff}). Resume "
-            "with the same parameters and data, or start a new store.")

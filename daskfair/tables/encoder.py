@@ -1,13 +1,5 @@
-"""One-hot encoding of a table, fitted in one pass and applied partition by partition.
-
-:class:`TableEncoder` learns every text column's levels (and the partition lengths) from one
-pass over a pandas or dask DataFrame, then turns each partition into a float64 block on the
-worker that reads it: the numeric columns as they are, then one 0/1 column per level of each
-text column, in the order of ``pandas.get_dummies(df, columns=text_columns, prefix_sep="=")``
-(levels sorted). A missing text value is a level of its own, ``column=<missing>``. The command
-line and users share it, and a run stores it, so new data is encoded exactly as the training
-data was; a level not seen in fitting gives an all-zero row for that column and a warning.
-"""
+"""One-hot encoding of a table, fitted in one pass and applied partition by partition
+(:class:`TableEncoder`)."""
 
 from __future__ import annotations
 
@@ -32,6 +24,7 @@ MISSING = "<missing>"
 
 
 def _is_dask_frame(X: Any) -> bool:
+    """Whether ``X`` is a dask DataFrame (it has delayed partitions)."""
     return hasattr(X, "to_delayed") and hasattr(X, "npartitions")
 
 
@@ -50,10 +43,10 @@ def summarize(X: Any, columns: Sequence[str], *, limit: int, counted: Sequence[s
         The columns to summarise as features.
     limit : int
         Distinct values of a text column kept at most (``max_levels``).
-    counted : sequence of str
+    counted : sequence of str, default=()
         Further columns whose values are counted (the label, the groups).
-    parts : sequence of dask.delayed.Delayed, optional
-        ``X``'s partitions.
+    parts : sequence of dask.delayed.Delayed, default=None
+        ``X``'s partitions (None: taken from ``X``).
 
     Returns
     -------
@@ -75,6 +68,7 @@ def summarize(X: Any, columns: Sequence[str], *, limit: int, counted: Sequence[s
 
 
 def check_columns(X: Any, columns: Sequence[str], what: str) -> None:
+    """ValueError naming the ``columns`` that the table ``X`` (called ``what``) lacks."""
     missing = [c for c in columns if c not in X.columns]
     if missing:
         raise ValueError(f"{what} has no column(s) {missing}; its columns are "
@@ -82,6 +76,7 @@ def check_columns(X: Any, columns: Sequence[str], what: str) -> None:
 
 
 def _sorted_levels(name: str, values: Sequence[Any]) -> list[Any]:
+    """A text column's levels, sorted; TypeError for values of mixed types."""
     types = {type(v).__name__ for v in values}
     if "str" in types and len(types) > 1:
         raise TypeError(
@@ -109,6 +104,7 @@ def _codes(col: pd.Series, levels: pd.Index, arrow_levels: Any) -> np.ndarray:
 
 
 def _arrow_levels(levels: pd.Index) -> Any:
+    """The levels as an Arrow array for :func:`_codes`, or None (not all text, no pyarrow)."""
     if not all(isinstance(v, str) for v in levels):
         return None
     try:
@@ -130,6 +126,7 @@ class _Plan:
     width: int
 
     def encode(self, df: pd.DataFrame) -> np.ndarray:
+        """Block function: one partition as an (n_rows, width) float64 array."""
         out = np.zeros((len(df), self.width), dtype=np.float64)
         for j, name in enumerate(self.numeric):
             out[:, j] = df[name].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -182,6 +179,14 @@ class _Plan:
 class TableEncoder(TransformerMixin, BaseEstimator):
     """One-hot encode a table's text columns, in one pass, for pandas and dask DataFrames.
 
+    The output holds the numeric columns as they are, then (with
+    ``numeric_missing="indicator"``) their missing-value indicators, then one 0/1 column per
+    level of each text column, in the order of ``pandas.get_dummies(df,
+    columns=text_columns, prefix_sep="=")`` (levels sorted). A missing text value is a level
+    of its own, ``column=<missing>``; a level not seen in fitting gives an all-zero row for
+    its column and a warning. :meth:`to_dict` stores the fitted encoding, so new data are
+    encoded exactly as the training data were.
+
     Parameters
     ----------
     max_levels : int, default=1000
@@ -194,12 +199,19 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    feature_names_in_ : ndarray of str
+    feature_names_in_ : ndarray of str of shape (n_features_in_,)
+        The encoded columns, in order.
+    n_features_in_ : int
+        Their number.
     numeric_columns_ : list of str
+        The columns used as numbers.
+    indicator_columns_ : list of str
+        The numeric columns that get a ``column=<missing>`` indicator.
     levels_ : dict
         Text column → its levels in output order (``"<missing>"`` last when a value was
         missing in fitting).
     n_features_out_ : int
+        The width of the encoded array.
     fill_ : dict
         Numeric column with an indicator → the value its missing numbers take.
     lengths_ : list of int
@@ -228,13 +240,22 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         ----------
         X : pandas or dask DataFrame
             The table.
-        y : None
+        y : None, default=None
             Ignored (present for the scikit-learn API).
 
         Returns
         -------
         self : TableEncoder
             The fitted encoder.
+
+        Raises
+        ------
+        ValueError
+            Bad parameters, no columns or rows, a text column with more than
+            ``max_levels`` values, missing numbers with ``numeric_missing="error"``,
+            infinite numbers, or columns of dates or durations.
+        TypeError
+            ``X`` is not a DataFrame, or a text column mixes types.
 
         Examples
         --------
@@ -264,6 +285,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         -------
         self : TableEncoder
             The fitted encoder.
+
+        Raises
+        ------
+        ValueError, TypeError
+            As for :meth:`fit`.
         """
         self._check_params()
         columns = [str(c) for c in columns]
@@ -276,14 +302,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 "text column(s) with more than max_levels="
                 f"{self.max_levels:,} distinct values: "
                 + ", ".join(f"{c!r} (at least {n:,})" for c, n in wide.items())
-                + ". An ID or free text is not a category: leave it out (--features), or "
-                "raise --max-levels if it is one.")
+                + ". An ID or free text is not a category: leave it out of features=, or "
+                "raise max_levels= if it is one.")
         missing = {c: s.n_missing for c, s in cols.items() if not s.text and s.n_missing}
         if missing and self.numeric_missing == "error":
             raise ValueError(
                 f"numeric column(s) with missing values {missing} (column: rows). Drop or "
                 "impute those rows, or encode them as 0 plus a column=<missing> indicator "
-                "(numeric_missing='indicator', --numeric-missing indicator).")
+                "(numeric_missing='indicator').")
         infinite = {c: s.n_infinite for c, s in cols.items() if s.n_infinite}
         if infinite:
             raise ValueError(f"numeric column(s) with infinite values {infinite} (column: "
@@ -305,6 +331,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         return self
 
     def _check_params(self) -> None:
+        """ValueError for a bad ``numeric_missing`` or ``max_levels``."""
         if self.numeric_missing not in ("error", "indicator"):
             raise ValueError("numeric_missing must be 'error' or 'indicator', got "
                              f"{self.numeric_missing!r}.")
@@ -313,6 +340,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def _columns(X: Any) -> list[str]:
+        """The DataFrame's column names, after checking it can be encoded."""
         if not hasattr(X, "columns"):
             raise TypeError("TableEncoder encodes a pandas or dask DataFrame, got "
                             f"{type(X).__name__}.")
@@ -330,7 +358,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        input_features : None
+        input_features : None, default=None
             Ignored (present for the scikit-learn API).
 
         Returns
@@ -344,6 +372,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         return np.asarray(names, dtype=object)
 
     def _plan(self) -> _Plan:
+        """What the block function needs of the fitted encoder."""
         text = []
         for c, levels in self.levels_.items():
             index = pd.Index([v for v in levels if v != MISSING], dtype=object)
@@ -358,16 +387,27 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : pandas or dask DataFrame with the fitted columns (others are ignored)
-        lengths : sequence of int, optional
-            Rows of each partition of a dask ``X``; default: counted in a pass.
-        chunk_rows : int, optional
-            Largest block of the dask array (default: one per partition).
+        X : pandas or dask DataFrame
+            A table with the fitted columns (others are ignored).
+        lengths : sequence of int, default=None
+            Rows of each partition of a dask ``X`` (None: counted in a pass).
+        chunk_rows : int, default=None
+            Largest block of the dask array (None: one block per partition).
 
         Returns
         -------
-        ndarray or dask array of shape (n_rows, n_encoded)
+        ndarray or dask array of shape (n_rows, n_features_out_)
             The encoded rows, float64.
+
+        Raises
+        ------
+        ValueError
+            A fitted column is missing, or numbers are missing or infinite where the fitted
+            data had none.
+
+        See Also
+        --------
+        transform_partitions : Encode delayed partitions of known lengths.
 
         Examples
         --------
@@ -395,12 +435,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             The partitions (:func:`daskfair._frames.partitions`).
         lengths : sequence of int
             Rows of each partition.
-        chunk_rows : int, optional
-            Largest block of the dask array (default: one per partition).
+        chunk_rows : int, default=None
+            Largest block of the dask array (None: one block per partition).
 
         Returns
         -------
-        dask.array.Array of shape (sum(lengths), n_encoded)
+        dask.array.Array of shape (sum(lengths), n_features_out_)
             The encoded rows, float64, lazy.
         """
         return partition_array(parts, lengths, self._plan().encode, dtype=np.float64,
@@ -413,14 +453,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         ----------
         X : pandas or dask DataFrame
             The table.
-        y : None
+        y : None, default=None
             Ignored (present for the scikit-learn API).
         **fit_params
             ``chunk_rows``: as in :meth:`transform`.
 
         Returns
         -------
-        ndarray or dask array of shape (n_rows, n_encoded)
+        ndarray or dask array of shape (n_rows, n_features_out_)
             The encoded rows, float64 (lazy, with known chunks, for dask).
         """
         self._check_params()
@@ -507,10 +547,11 @@ def check_encodable(X: Any) -> None:
         raise ValueError(
             f"column(s) of dates or durations {odd} are neither numbers nor categories: turn "
             "them into numbers (the year, days since a date) or text first, or leave them out "
-            "(--features).")
+            "of features=.")
 
 
 def _jsonable(value: Any) -> Any:
+    """A level as JSON can hold it (text for anything but str, numbers, bools, None)."""
     if isinstance(value, str | int | float | bool) or value is None:
         return value
     return str(value)

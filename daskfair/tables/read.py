@@ -20,6 +20,7 @@ _GLOB = set("*?[")
 
 
 def _suffix(path: str) -> str:
+    """The format's suffix of ``path``, lower case, a compression suffix skipped."""
     suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] in (".gz", ".bz2", ".xz"):
         suffixes = suffixes[:-1]
@@ -27,6 +28,7 @@ def _suffix(path: str) -> str:
 
 
 def _is_zarr(path: Path) -> bool:
+    """Whether the directory is a zarr array or group (v2 or v3)."""
     return (path / "zarr.json").exists() or (path / ".zarray").exists() or (
         path / ".zgroup").exists()
 
@@ -54,6 +56,7 @@ def is_table_path(path: str | os.PathLike[str]) -> bool:
 
 
 def _files(text: str) -> list[str]:
+    """The files a path or glob names; FileNotFoundError when none."""
     if _GLOB & set(text):
         found = sorted(glob.glob(text))
         if not found:
@@ -74,14 +77,29 @@ def read_table(path: str | os.PathLike[str], *, blocksize: str | int = "64MB") -
         Parquet file (``.parquet``, ``.pq``), a Parquet directory (as Spark, dask and pyarrow
         write them; hive partition columns such as ``year=1994/`` become columns), or a glob
         of either kind (``"exports/*.csv.gz"``, ``"data/part-*.parquet"``).
-    blocksize : str or int
+    blocksize : str or int, default="64MB"
         Bytes of uncompressed CSV per partition (compressed files are one partition each:
         they cannot be split).
 
     Returns
     -------
     dask.dataframe.DataFrame
-        The table, lazily (nothing is read yet).
+        The table, lazily (only the schema, and for CSV a sample, is read).
+
+    Raises
+    ------
+    FileNotFoundError
+        Nothing at ``path``, or a glob that matches no file.
+    ValueError
+        An unknown format, files of several formats in one glob, a zarr store, or a file
+        that cannot be read as a table.
+    ImportError
+        Parquet without pyarrow (``pip install 'daskfair[parquet]'``).
+
+    See Also
+    --------
+    is_table_path : Whether a path names what this reads.
+    TableEncoder : Encode the table's text columns.
 
     Examples
     --------
@@ -92,15 +110,6 @@ def read_table(path: str | os.PathLike[str], *, blocksize: str | int = "64MB") -
     >>> table = read_table(path)  # lazy: nothing is read yet
     >>> list(table.columns), int(table["job"].isna().sum().compute())
     (['age', 'job'], 1)
-
-    Raises
-    ------
-    FileNotFoundError
-        Nothing at ``path``, or a glob that matches no file.
-    ValueError
-        An unknown format, or files of several formats in one glob.
-    ImportError
-        Parquet without pyarrow (``pip install 'daskfair[parquet]'``).
     """
     import dask.dataframe as dd
 
@@ -148,6 +157,7 @@ def reason(exc: BaseException) -> str:
 
 
 def _parquet(dd: Any, files: Any, text: str) -> Any:
+    """``dd.read_parquet(files)`` with errors that say what to do."""
     try:
         return dd.read_parquet(files)
     except ImportError as exc:

@@ -1,12 +1,9 @@
 """The one pass over a table: every column's levels or range, missing values, and the
 partition lengths.
 
-:func:`partition_summary` is the block function, one partition per call (a worker runs it
-on the partition it read); :func:`merge_summaries` adds the partitions' summaries up on the
-client, which holds only these: per text column its levels and their counts, per numeric
-column its missing and infinite values and its range, and each partition's length. A column
-with more distinct values than the limit (an ID, free text) stops counting its values in
-that partition, so a summary stays small whatever the table holds.
+:func:`partition_summary` is the block function (a worker runs it on the partition it read);
+:func:`merge_summaries` adds the summaries up on the client. A column with more distinct
+values than the limit (an ID, free text) stops counting them, so a summary stays small.
 """
 
 from __future__ import annotations
@@ -36,17 +33,18 @@ class ColumnSummary:
     ----------
     text : bool
         One-hot encoded (text, categorical, object) rather than used as a number.
-    n_missing : int
-    n_infinite : int
+    n_missing : int, default=0
+        Missing values.
+    n_infinite : int, default=0
         Numeric columns: ±inf values.
-    low, high : float
+    low, high : float, default=nan
         Numeric columns: the smallest and largest finite value (NaN when there is none).
-    counts : dict or None
+    counts : dict or None, default={}
         Value → rows, missing values left out; None once more than the limit of distinct
         values was seen.
-    n_distinct : int
+    n_distinct : int, default=0
         Distinct values seen (a lower bound when ``counts`` is None).
-    types : set of str
+    types : set of str, default=set()
         Python types of a text column's values (more than one: mixed types).
     """
 
@@ -86,10 +84,12 @@ class TableSummary:
 
     @property
     def n_rows(self) -> int:
+        """Rows of the whole table."""
         return int(sum(self.lengths))
 
 
 def _count_values(values: pd.Series, limit: int) -> tuple[dict[Any, int] | None, int]:
+    """Value → rows (None beyond ``limit`` distinct values), and the distinct values seen."""
     counts = values.value_counts(dropna=True, sort=False)
     if isinstance(counts.index, pd.CategoricalIndex):  # unobserved categories are no levels
         counts = counts[counts > 0]
@@ -100,17 +100,18 @@ def _count_values(values: pd.Series, limit: int) -> tuple[dict[Any, int] | None,
 
 
 def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python scalar it holds."""
     return value.item() if isinstance(value, np.generic) else value
 
 
 def partition_summary(df: pd.DataFrame, columns: Sequence[str], *, limit: int,
                       counted: Iterable[str] = (),
                       text: Iterable[str] | None = None) -> dict[str, Any]:
-    """Summary of one partition: its length and each column's :class:`ColumnSummary`.
+    """Block function: one partition's length and each column's :class:`ColumnSummary`.
 
     ``limit`` caps the distinct values counted per column; ``counted`` names numeric columns
     whose values are counted too (the label and the groups); ``text`` the columns that are
-    text by the table's schema (default: by this partition's types — a partition may differ,
+    text by the table's schema (None: by this partition's types — a partition may differ,
     an empty one above all).
     """
     counted = set(counted)
@@ -144,6 +145,7 @@ def partition_summary(df: pd.DataFrame, columns: Sequence[str], *, limit: int,
 
 
 def _merge_column(a: ColumnSummary, b: ColumnSummary, limit: int) -> ColumnSummary:
+    """Two partitions' summaries of one column, added up."""
     counts: dict[Any, int] | None = None
     if a.counts is not None and b.counts is not None:
         counts = dict(a.counts)
@@ -160,7 +162,7 @@ def _merge_column(a: ColumnSummary, b: ColumnSummary, limit: int) -> ColumnSumma
 
 
 def merge_summaries(parts: Sequence[dict[str, Any]], limit: int) -> TableSummary:
-    """Add the partitions' summaries up (in partition order)."""
+    """Add the partitions' summaries up (in partition order) into a :class:`TableSummary`."""
     if not parts:
         raise ValueError("the table has no partitions.")
     columns = dict(parts[0]["columns"])

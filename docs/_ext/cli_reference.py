@@ -40,7 +40,7 @@ class CliReference(SphinxDirective):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        from daskfair.cli.main import build_parser
+        from daskfair.cli.parser import build_parser
 
         parser = build_parser()
         parser.prog = "daskfair"

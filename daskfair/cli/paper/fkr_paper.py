@@ -1,17 +1,15 @@
 """The FKR-F²E paper's classification protocol (Table I): the demo, examples and benchmarks.
 
 One trial: min-max scale the features on the training rows, fit a method on them, predict the
-test rows, report statistical disparity (SD, eq. 16) and error. Methods (:data:`METHODS`, each
-an entry of :data:`daskfair.reproduce.methods.REGISTRY`): FKR-F²E with the paper objective or
-the mean-discrepancy objective, FKRR (Pérez-Suay et al.), unconstrained kernel ridge (FKRR
-with μ = 0) and the constant majority-class predictor — always reported, since it has SD = 0 by
-definition (docs/design.md#fkr-ridge-thresholds-and-metrics; its error on the paper's data: docs/findings.md F1.1).
-The ridge penalty is grid-searched on the training rows as the paper did (``alpha="grid"``:
-its γ of eq. (13) over :data:`PAPER_RIDGE_PENALTIES`, 1e-3 … 1e2, each fitted on 80 % of the
-training rows and scored by the error on the other 20 %, the best refitted on all of them); a
-number fixes the relative α instead.
-:data:`CV_METHOD` (not one of the paper's methods) is :class:`FairKernelClassifierCV` with the
-same kernel, choosing its model on the training rows under a validation SD bound of .01.
+test rows, report the demographic parity difference (the paper's statistical disparity, its
+eq. 16) and the error. Methods (:data:`METHODS`, each an entry of
+:data:`daskfair.cli.paper.methods.REGISTRY`): FKR-F²E with the paper objective or the
+mean-discrepancy objective, FKRR (Pérez-Suay et al.), unconstrained kernel ridge (FKRR with
+μ = 0) and the constant majority-class predictor, always reported since its disparity is 0
+(docs/design.md#fkr-ridge-thresholds-and-metrics). The ridge penalty is grid-searched on the
+training rows as the paper did (``relative_alpha="grid"``); a number fixes it instead.
+:data:`CV_METHOD` (not one of the paper's methods) is :class:`~daskfair.FairKernelClassifierCV`
+with the same kernel, choosing its model on the training rows under a bound of .01.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ import numpy as np
 
 from ...datasets import minmax_scale
 from ...kernels import kernel_block, kernel_params
-from .methods import REGISTRY, FitSettings, constant_from_labels, predict_classes, score
+from .methods import REGISTRY, constant_from_labels, predict_classes, score
 
 __all__ = ["CV_METHOD", "METHODS", "PAPER_KERNELS", "PAPER_RIDGE_PENALTIES", "paper_alphas",
            "run_method"]
@@ -31,7 +29,7 @@ __all__ = ["CV_METHOD", "METHODS", "PAPER_KERNELS", "PAPER_RIDGE_PENALTIES", "pa
 CV_METHOD = "FairKernelClassifierCV (<= .01)"
 
 #: Each method of the paper's table (and :data:`CV_METHOD`): its registry entry and the
-#: settings it differs in.
+#: parameters it differs in.
 _ENTRIES: dict[str, tuple[str, dict[str, Any]]] = {
     "FKR-F2E (paper)": ("FKR-F2E", {"objective": "paper"}),
     "FKR-F2E (mean_discrepancy)": ("FKR-F2E", {"objective": "mean_discrepancy"}),
@@ -51,17 +49,13 @@ PAPER_KERNELS: dict[str, dict[str, Any]] = {
     "ffe_compas": {"kernel": "sigmoid", "coef0": 0.01},
 }
 
-
-#: The paper's grid of the absolute ridge penalty γ of eq. (13), [1e-3, 1e2] (a penalty, not
-#: a kernel coefficient).
+#: The paper's grid of the absolute ridge penalty γ of eq. (13), [1e-3, 1e2].
 PAPER_RIDGE_PENALTIES = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2)
 
 
 def paper_alphas(X: np.ndarray, kernel: dict[str, Any]) -> np.ndarray:
-    """The relative α of each γ in :data:`PAPER_RIDGE_PENALTIES` on the (scaled) rows ``X``.
-
-    daskfair's α is γ / tr(K) (:class:`~daskfair.FairKernelRegressor`), tr(K) = Σ k(x, x).
-    """
+    """The ``relative_alpha`` of each γ of :data:`PAPER_RIDGE_PENALTIES` on the rows ``X``:
+    γ / tr(K), tr(K) = Σ k(x, x) (:class:`~daskfair.FairKernelRegressor`)."""
     params = kernel_params(kernel["kernel"], X.shape[1], gamma=kernel.get("gamma"),
                            degree=kernel.get("degree", 3), coef0=kernel.get("coef0", 1.0))
     trace = sum(float(np.trace(kernel_block(X[i:i + 1024], X[i:i + 1024], params)))
@@ -77,7 +71,8 @@ def _grid_alpha(method: str, X: np.ndarray, y: np.ndarray, s: np.ndarray,
     fit = np.arange(int(0.8 * len(order)))
     Xt, yt, st = X[order], y[order], s[order]
     alphas = paper_alphas(minmax_scale(Xt, fit)[fit], kw["kernel"])
-    errors = [run_method(method, Xt, yt, st, fit, alpha=a, **kw)["error"] for a in alphas]
+    errors = [run_method(method, Xt, yt, st, fit, relative_alpha=a, **kw)["error"]
+              for a in alphas]
     return float(alphas[int(np.argmin(errors))])
 
 
@@ -89,10 +84,10 @@ def run_method(
     train: np.ndarray,
     *,
     kernel: dict[str, Any],
-    n_components: int | None = None,
-    fairness: float | None = None,
-    mu: float = 1.0,
-    alpha: float | str = 1e-4,
+    n_fair_features: int | None = None,
+    fairness_weight: float | None = None,
+    fkrr_fairness_weight: float = 1.0,
+    relative_alpha: float | str = 1e-4,
     n_landmarks: int = 1000,
     random_state: Any = 0,
 ) -> dict[str, float]:
@@ -107,55 +102,57 @@ def run_method(
     y : ndarray of shape (n_samples,)
         0/1 labels.
     s : ndarray of shape (n_samples,)
-        Binary group codes.
+        Group codes.
     train : ndarray of int
         Training row indices; every other row is a test row.
     kernel : dict
         ``kernel`` name and parameters (see :data:`PAPER_KERNELS`).
-    n_components : int, optional
-        k; default n_train / 250 as in the paper.
-    fairness : float, optional
-        γ of the mean-discrepancy objective.
-    mu : float
-        FKRR's fairness penalty.
-    alpha : float or "grid"
-        Relative ridge penalty of every kernel method (the paper's eq. 13 γ divided by
-        tr(K); see :class:`~daskfair.FairKernelRegressor`), or "grid": chosen on the
-        training rows from the paper's grid (:data:`PAPER_RIDGE_PENALTIES`; five more
-        fits).
-    n_landmarks : int
+    n_fair_features : int, default=None
+        FKR-F²E's k; None: n_train / 250 as in the paper.
+    fairness_weight : float, default=None
+        FKR-F²E's γ of the mean-discrepancy objective (None: the exact constraint).
+    fkrr_fairness_weight : float, default=1.0
+        FKRR's fairness penalty μ.
+    relative_alpha : float or "grid", default=1e-4
+        Relative ridge penalty of every kernel method, or "grid": chosen on the training
+        rows from the paper's grid (:data:`PAPER_RIDGE_PENALTIES`; each γ fitted on 80 % of
+        the training rows and scored on the other 20 %).
+    n_landmarks : int, default=1000
         Nyström landmarks; a training set no larger than this is fitted exactly.
-    random_state : int
+    random_state : int, default=0
         Landmark seed.
 
     Returns
     -------
-    dict with "sd" and "error" on the test rows (and "alpha", the α used).
+    dict
+        ``disparity`` and ``error`` on the test rows, and the ``relative_alpha`` used.
     """
     if method not in _ENTRIES:
         raise ValueError(f"unknown method {method!r}; choose one of {tuple(_ENTRIES)}.")
     y = np.asarray(y).astype(int)
-    if alpha == "grid" and method not in ("constant", CV_METHOD):
-        alpha = _grid_alpha(method, X, y, s, train, np.random.default_rng(random_state),
-                            kernel=kernel, n_components=n_components, fairness=fairness,
-                            mu=mu, n_landmarks=n_landmarks, random_state=random_state)
+    params = {**kernel, "n_fair_features": n_fair_features, "fairness_weight": fairness_weight,
+              "fkrr_fairness_weight": fkrr_fairness_weight, "random_state": random_state}
+    if relative_alpha == "grid" and method not in ("constant", CV_METHOD):
+        relative_alpha = _grid_alpha(
+            method, X, y, s, train, np.random.default_rng(random_state), kernel=kernel,
+            n_fair_features=n_fair_features, fairness_weight=fairness_weight,
+            fkrr_fairness_weight=fkrr_fairness_weight, n_landmarks=n_landmarks,
+            random_state=random_state)
     test = np.setdiff1d(np.arange(len(y)), train)
     Xs = minmax_scale(X, train)
-    approx: dict[str, Any] = (
-        {"approximation": "exact"}
-        if len(train) <= n_landmarks
-        else {"n_landmarks": n_landmarks, "random_state": random_state}
-    )
+    approximation = ({"approximation": "exact"} if len(train) <= n_landmarks
+                     else {"n_landmarks": n_landmarks})
     name, differs = _ENTRIES[method]
     entry = REGISTRY[name]
-    if entry.build is None:
+    if entry.estimator is None:
         pred = np.full(len(test), constant_from_labels(y[train], classify=True))
     else:
-        settings = FitSettings(kernel=kernel, approximation=approx, alpha=alpha, mu=mu,
-                               n_components=n_components, fairness=fairness, **differs)
-        est = entry.build(settings).fit(Xs[train], y[train], sensitive_features=s[train])
+        est = entry.build({**params, "relative_alpha": relative_alpha, **approximation,
+                           **differs}, classify=True)
+        est.fit(Xs[train], y[train], sensitive_features=s[train])
         pred = predict_classes(entry, est, Xs[test])
     return {
         **score(pred, y[test], s[test], classify=True),
-        "alpha": alpha if isinstance(alpha, float | int) else float("nan"),
+        "relative_alpha": (relative_alpha if isinstance(relative_alpha, float | int)
+                           else float("nan")),
     }

@@ -1,20 +1,11 @@
 """FKR-F²E and the methods it is compared with: one entry per method.
 
-The command line's ``fkr`` job (:func:`daskfair.cli.jobs.fkr_job`) and the FKR-F²E paper's
-protocol (:func:`daskfair.reproduce.fkr_paper.run_method`) build, fit and score every method
-through :data:`REGISTRY`, so both fit the same models:
-
-- ``"FKR-F2E"``: :class:`~daskfair.FairKernelClassifier` (or the regressor for a continuous
-  label) with ``n_components`` fair features and the chosen objective;
-- ``"CV"``: :class:`~daskfair.FairKernelClassifierCV` (or the regressor's), the most accurate
-  candidate within the validation disparity bound;
-- ``"FKRR"``: :class:`~daskfair.FairKernelRidge` with penalty μ (Pérez-Suay et al.);
-- ``"kernel ridge"``: the same with μ = 0, no fairness term;
-- ``"constant"``: the majority class (or the mean label), no model — reported by the paper,
-  since on its data sets it has SD = 0 and an error close to the fair regressor's.
-
-Every method is scored by :func:`score`: statistical disparity (the paper's eq. 16) and
-error for 0/1 labels; the gap between the groups' mean predictions and the RMSE otherwise.
+The ``fkr`` job (:mod:`daskfair.cli.fkr_job`) and the FKR-F²E paper's protocol
+(:func:`daskfair.cli.paper.fkr_paper.run_method`) build every model through
+:data:`REGISTRY` from one mapping of library parameters (``kernel``, ``gammas``,
+``relative_alpha``, ``n_fair_features``, …): each estimator takes the entries its signature
+has. Every method is scored by :func:`score`: the demographic parity difference and the error
+for 0/1 labels, the gap between the groups' mean predictions and the RMSE otherwise.
 """
 
 from __future__ import annotations
@@ -33,136 +24,88 @@ from ...fkr import (
     FairKernelRidge,
 )
 from ...metrics import demographic_parity_difference, error_rate, regression_report
+from ..params import takes
 
-__all__ = ["REGISTRY", "RIDGE_THRESHOLD", "FitSettings", "Method", "constant_from_labels",
+__all__ = ["REGISTRY", "RIDGE_THRESHOLD", "Method", "constant_from_labels",
            "constant_from_moments", "predict_classes", "score"]
 
 #: The cut of a ridge regressor's output to a class: ½, the midpoint of the coded classes
 #: 0 and 1 (the paper's rule for every regression method it classifies with).
 RIDGE_THRESHOLD = 0.5
 
+Params = Mapping[str, Any]
 
-@dataclass(frozen=True)
-class FitSettings:
-    """What every method of :data:`REGISTRY` is built from.
 
-    Parameters
-    ----------
-    kernel : mapping
-        ``kernel`` name and its parameters (``gamma``, ``degree``, ``coef0``), as the FKR
-        estimators take them.
-    approximation : mapping
-        ``{"approximation": "exact"}``, or the Nyström ``n_landmarks`` and ``random_state``.
-    classify : bool
-        0/1 labels (the classifiers, thresholds and SD/error) or a continuous label.
-    alpha : float
-        Relative ridge penalty of the single models (γ / tr(K)).
-    mu : float
-        FKRR's fairness penalty μ.
-    n_components : int, optional
-        FKR-F²E's k; default its own (n_train / 250 as in the paper).
-    objective : str
-        FKR-F²E's objective, "mean_discrepancy" or "paper".
-    fairness : float, optional
-        FKR-F²E's γ on the group-mean gaps (mean-discrepancy objective).
-    disparity_bound : float
-        The CV estimator's largest disparity.
-    disparity_confidence : float or None
-        The CV estimator's confidence margin (None: no margin).
-    constraints : str
-        The CV classifier's fairness constraint.
-    folds : int
-        The CV estimator's folds.
-    cv_kernel : mapping
-        Kernel parameters the CV estimator searches in place of ``kernel``'s (its ``gamma``
-        may be a grid); empty: ``kernel``'s.
-    """
-
-    kernel: Mapping[str, Any]
-    approximation: Mapping[str, Any]
-    classify: bool = True
-    alpha: float = 1e-4
-    mu: float = 1.0
-    n_components: int | None = None
-    objective: str = "mean_discrepancy"
-    fairness: float | None = None
-    disparity_bound: float = 0.01
-    disparity_confidence: float | None = 0.9
-    constraints: str = "demographic_parity"
-    folds: int = 5
-    cv_kernel: Mapping[str, Any] = field(default_factory=dict)
+def _first(gammas: Any) -> Any:
+    return None if gammas is None else np.atleast_1d(gammas).tolist()[0]
 
 
 @dataclass(frozen=True)
 class Method:
-    """One method: how its model is built, how its row is labelled, how it classifies.
+    """One method: its estimator, its row's label, how it classifies.
 
     Attributes
     ----------
     name : str
         Its key in :data:`REGISTRY`.
-    build : callable or None
-        ``build(settings)``: the unfitted estimator; None for the constant predictor, which
+    estimator : callable or None
+        ``estimator(classify)``: the estimator class; None for the constant predictor, which
         has no model (:func:`constant_from_labels`, :func:`constant_from_moments`).
     label : callable
-        ``label(settings)``: the method's row in the command line's table.
+        ``label(params, classify)``: the method's row in the command line's table.
+    fixed : callable
+        ``fixed(params)``: the parameters the method sets itself, over ``params``.
     baseline : bool
         A baseline that the ``fkr`` job fits next to the fair model.
-    from_moments : bool
-        Its estimator can be solved from the moments another fit summed
-        (:meth:`~daskfair.FairKernelRidge.fit_moments`), with no pass of its own.
     threshold : float or None
         Cut of its regression output to a class; None when the estimator classifies itself.
     """
 
     name: str
-    build: Callable[[FitSettings], Any] | None
-    label: Callable[[FitSettings], str]
+    estimator: Callable[[bool], type] | None
+    label: Callable[[Params, bool], str]
+    fixed: Callable[[Params], dict[str, Any]] = field(default=lambda p: {})
     baseline: bool = False
-    from_moments: bool = False
     threshold: float | None = None
 
-
-def _fkr(st: FitSettings) -> Any:
-    if st.classify:
-        # the paper thresholds the regression output at ½, the midpoint of the coded classes
-        return FairKernelClassifier(**st.kernel, n_fair_features=st.n_components,
-                                    objective=st.objective, fairness_weight=st.fairness,
-                                    relative_alpha=st.alpha, threshold=RIDGE_THRESHOLD,
-                                    **st.approximation)
-    return FairKernelRegressor(**st.kernel, n_fair_features=st.n_components,
-                               objective=st.objective, fairness_weight=st.fairness,
-                               relative_alpha=st.alpha, **st.approximation)
+    def build(self, params: Params, *, classify: bool) -> Any:
+        """The unfitted estimator, from the entries of ``params`` its class takes."""
+        cls = self.estimator(classify)
+        return cls(**takes(cls, {**params, **self.fixed(params)}))
 
 
-def _cv_class(st: FitSettings) -> type:
-    return FairKernelClassifierCV if st.classify else FairKernelRegressorCV
+def _single(params: Params) -> dict[str, Any]:
+    # one kernel: the first of a grid of gammas; the paper thresholds at ½
+    return {"gamma": params["gamma"] if "gamma" in params else _first(params.get("gammas")),
+            "threshold": RIDGE_THRESHOLD}
 
 
-def _cv(st: FitSettings) -> Any:
-    kernel = {**st.kernel, **st.cv_kernel}
-    gammas = kernel.pop("gamma", None)  # the CV estimators search a grid of them
-    return _cv_class(st)(**kernel, gammas=gammas, disparity_bound=st.disparity_bound,
-                         disparity_confidence=st.disparity_confidence, constraints=st.constraints,
-                         cv=st.folds, **st.approximation)
+def _grid(params: Params) -> dict[str, Any]:
+    return {"gammas": params["gammas"] if "gammas" in params else params.get("gamma")}
 
 
-def _ridge(mu: Callable[[FitSettings], float]) -> Callable[[FitSettings], Any]:
-    def build(st: FitSettings) -> Any:
-        return FairKernelRidge(mu(st), **st.kernel, relative_alpha=st.alpha, **st.approximation)
+def _ridge(weight: Callable[[Params], float]) -> Callable[[Params], dict[str, Any]]:
+    return lambda p: {**_single(p), "fairness_weight": weight(p)}
 
-    return build
+
+def _cv_class(classify: bool) -> type:
+    return FairKernelClassifierCV if classify else FairKernelRegressorCV
 
 
 #: Every method, by name.
 REGISTRY: dict[str, Method] = {m.name: m for m in (
-    Method("FKR-F2E", _fkr, lambda st: f"FKR-F2E ({st.objective})"),
-    Method("CV", _cv, lambda st: f"{_cv_class(st).__name__} (<= {st.disparity_bound:g})"),
-    Method("FKRR", _ridge(lambda st: st.mu), lambda st: f"FKRR (mu={st.mu:g})",
-           baseline=True, from_moments=True, threshold=RIDGE_THRESHOLD),
-    Method("kernel ridge", _ridge(lambda st: 0.0), lambda st: "kernel ridge",
-           baseline=True, from_moments=True, threshold=RIDGE_THRESHOLD),
-    Method("constant", None, lambda st: "constant", baseline=True),
+    Method("FKR-F2E", lambda c: FairKernelClassifier if c else FairKernelRegressor,
+           lambda p, c: f"FKR-F2E ({p.get('objective', 'mean_discrepancy')})", _single),
+    Method("CV", _cv_class,
+           lambda p, c: f"{_cv_class(c).__name__} (<= {p.get('disparity_bound', 0.01):g})",
+           _grid),
+    Method("FKRR", lambda c: FairKernelRidge,
+           lambda p, c: f"FKRR (fairness_weight={p.get('fkrr_fairness_weight', 1.0):g})",
+           _ridge(lambda p: p.get("fkrr_fairness_weight", 1.0)), baseline=True,
+           threshold=RIDGE_THRESHOLD),
+    Method("kernel ridge", lambda c: FairKernelRidge, lambda p, c: "kernel ridge",
+           _ridge(lambda p: 0.0), baseline=True, threshold=RIDGE_THRESHOLD),
+    Method("constant", None, lambda p, c: "constant", baseline=True),
 )}
 
 
@@ -199,14 +142,13 @@ def predict_classes(method: Method, est: Any, X: Any) -> Any:
 
 
 def score(pred: Any, y: Any, s: Any, *, classify: bool) -> dict[str, float]:
-    """What every method reports on the test rows: ``{"sd": ..., "error": ...}``.
+    """What every method reports on the test rows: ``{"disparity": ..., "error": ...}``.
 
-    For 0/1 labels the statistical disparity of the predictions and their error rate; for a
-    continuous label the gap between the groups' mean predictions (SD's continuous analogue)
-    and the RMSE.
+    For 0/1 labels the demographic parity difference of the predictions and their error
+    rate; for a continuous label the gap between the groups' mean predictions and the RMSE.
     """
     if classify:
-        return {"sd": demographic_parity_difference(None, pred, sensitive_features=s),
+        return {"disparity": demographic_parity_difference(y, pred, sensitive_features=s),
                 "error": error_rate(y, pred)}
     report = regression_report(y, pred, sensitive_features=s)
-    return {"sd": report["mean_prediction_gap"], "error": report["rmse"]}
+    return {"disparity": report["mean_prediction_gap"], "error": report["rmse"]}

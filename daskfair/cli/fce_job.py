@@ -1,0 +1,175 @@
+"""The ``fce`` job: base clusterings (from features, or a given pool) and their fair FCE
+consensus, scored against the base clusterings with the FCE paper's metrics."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+import pandas as pd
+
+from .._validation import is_dask
+from ..metrics import REPORT_COLUMNS, clustering_report
+from ..progress import IterationBar
+from ..store import Run
+from .inputs import JobData, to_dask
+from .results import numpy_of, store_encoder
+
+__all__ = ["fce_job", "format_fce_report"]
+
+Echo = Callable[[str], Any]
+
+
+def _code_block(block: np.ndarray, index: pd.Index) -> np.ndarray:
+    return index.get_indexer(block.astype(object)).astype(np.int32)
+
+
+def _codes(values: Any, levels: Sequence[Any]) -> Any:
+    """Values as int32 codes of ``levels``, block by block (small enough to keep in the
+    cluster's memory, where the raw values of a table's column are re-read with it)."""
+    index = pd.Index(list(levels), dtype=object)
+    return values.map_blocks(_code_block, index, dtype=np.int32,
+                             name=f"codes-{dask.base.tokenize(values, list(levels))}")
+
+
+def _labels_and_groups(data: JobData) -> tuple[Any, Any]:
+    """The classes (or None) and groups the reports read, held where they are read again."""
+    if data.summary is None:
+        return numpy_of(data.y), numpy_of(data.sensitive)
+    # a table's label and groups as codes, kept on the workers: every report reads them
+    # again, and would otherwise read the table again
+    cols = data.summary.columns
+    y = None if data.y is None else _codes(data.y, sorted(cols[data.description["label"]]
+                                                          .counts))
+    s = _codes(data.sensitive, sorted(cols[data.description["sensitive"]].counts))
+    return dask.persist(y, s)
+
+
+def _base_labels(data: JobData, run: Run, client: Any, base_params: Mapping[str, Any],
+                 resume: bool, chunk_rows: int, echo: Echo) -> Any:
+    """The base clusterings of the features, computed once and kept in the run (a resumed
+    job reads them instead of clustering again)."""
+    from ..datasets import standard_scale
+    from ..ensemble import base_clusterings
+
+    if base_params.get("n_clusters") in (None, "auto"):
+        raise ValueError("clustering features needs n_clusters (or base_n_clusters).")
+    if resume and run.attrs.get("base_done"):
+        echo("base clusterings read from the store")
+    else:
+        X = standard_scale(to_dask(data.X, chunk_rows))
+        n_runs = base_params.get("n_runs", 20)
+        echo(f"{n_runs} base clusterings ({', '.join(base_params.get('methods', ['kmeans']))}"
+             f", c = {base_params['n_clusters']}) of {X.shape[0]:,} rows, each a task")
+        labels = base_clusterings(X, **base_params, client=client)
+        run.write_array("base_labels", labels, chunks=(chunk_rows, n_runs))
+        run.set_attrs(base_done=True)
+    return da.from_zarr(run.group["base_labels"])
+
+
+def _report(y: np.ndarray | None, labels: Any, s: Any, c: int) -> dict[str, float]:
+    if y is None:
+        # without classes ACC and NMI are undefined: the fairness and capacity columns are
+        # computed against a dummy class vector and ACC/NMI dropped
+        zeros = da.zeros_like(s, dtype=np.int64) if is_dask(s) else np.zeros(len(s), np.int64)
+        rep = clustering_report(zeros, labels, sensitive_features=s, n_clusters=c)
+        return {k: v for k, v in rep.items() if k not in ("ACC", "NMI")}
+    return clustering_report(y, labels, sensitive_features=s, n_clusters=c)
+
+
+def _scores(fce: Any, base: Any, y: Any, s: Any, seconds: float) -> dict[str, Any]:
+    """The consensus's metrics and the base clusterings' mean and spread of each."""
+    c = fce.n_clusters_
+    consensus = _report(y, fce.labels_, s, c)
+    # a base clustering with more clusters than the consensus (a pool's, base_n_clusters)
+    # is scored with its own number of clusters
+    own = np.maximum(c, np.asarray(dask.compute(base.max(axis=0))[0]) + 1)
+    reports = np.array([[_report(y, base[:, j], s, int(own[j]))[k] for k in consensus]
+                        for j in range(base.shape[1])])
+    spread = (reports.std(axis=0, ddof=1).tolist() if len(reports) > 1
+              else [0.0] * len(consensus))
+    return {"n_clusters": c, "n_iter": fce.n_iter_, "converged": fce.converged_,
+            "seconds": seconds, "columns": list(consensus), "consensus": consensus,
+            "base_mean": dict(zip(consensus, reports.mean(axis=0).tolist(), strict=True)),
+            "base_std": dict(zip(consensus, spread, strict=True))}
+
+
+def fce_job(
+    data: JobData | None,
+    *,
+    run: Run,
+    client: Any,
+    params: Mapping[str, Any],
+    base_params: Mapping[str, Any] | None = None,
+    pool: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    resume: bool = False,
+    chunk_rows: int = 50_000,
+    echo: Echo = print,
+) -> dict[str, Any]:
+    """Base clusterings and their fair FCE consensus, checkpointed after every iteration.
+
+    Parameters
+    ----------
+    data : JobData or None
+        Features, classes and groups to cluster; None with ``pool``.
+    run : Run
+        The open run: base labels, checkpoints, the consensus and its report.
+    client : distributed.Client
+        Where the base clusterings and the passes run.
+    params : mapping
+        :class:`~daskfair.FairClusteringEnsemble`'s parameters.
+    base_params : mapping, default=None
+        :func:`~daskfair.base_clusterings`'s parameters (``n_clusters``, ``n_runs``,
+        ``methods``, ``random_state``); not used with ``pool``.
+    pool : tuple of ndarray, default=None
+        (base labels, classes, groups) of a base-clustering pool; its first
+        ``base_params["n_runs"]`` labelings are used.
+    resume : bool, default=False
+        Continue the consensus stored in ``run`` (the base clusterings are read from it).
+    chunk_rows : int, default=50_000
+        Rows per block of in-memory inputs.
+    echo : callable, default=print
+        Where progress text goes.
+
+    Returns
+    -------
+    dict
+        The report stored in the run: the consensus's metrics, the base clusterings' mean
+        and standard deviation of each, ``n_clusters``, ``n_iter``, ``converged``.
+    """
+    from ..ensemble import FairClusteringEnsemble
+
+    base_params = dict(base_params or {})
+    if pool is not None:
+        base, y, s = pool
+        base = base[:, :base_params.get("n_runs", 20)]
+        echo(f"FCE on a pool of {base.shape[1]} base clusterings of {base.shape[0]:,} rows")
+        labels = to_dask(base, chunk_rows)
+    else:
+        y, s = _labels_and_groups(data)
+        labels = base = _base_labels(data, run, client, base_params, resume, chunk_rows, echo)
+    fce = FairClusteringEnsemble(**params)
+    bar = IterationBar(fce.max_iter, "FCE iterations")
+    t0 = time.perf_counter()
+    fce.fit(labels, sensitive_features=to_dask(s, chunk_rows), store=run, resume=resume,
+            callback=lambda st: bar.update(st.n_iter, f"objective {st.objective[-1]:.6g}"))
+    bar.close()
+    summary = _scores(fce, base, y, s, time.perf_counter() - t0)
+    store_encoder(run, data)
+    run.set_attrs(report=summary)
+    return summary
+
+
+def format_fce_report(summary: Mapping[str, Any]) -> str:
+    """The base clusterings' mean ± std and the consensus, one row each."""
+    cols = [c for c in REPORT_COLUMNS if c in summary["columns"]]
+    head = f"{'':<22}" + "".join(f"{c:>12}" for c in cols)
+    base = "".join(f"{summary['base_mean'][c]:>7.3f}±{summary['base_std'][c]:.3f}"[-12:]
+                   .rjust(12) for c in cols)
+    fair = "".join(f"{summary['consensus'][c]:>12.3f}" for c in cols)
+    return "\n".join([head, "-" * len(head), f"{'base clusterings':<22}{base}",
+                      f"{'FCE consensus':<22}{fair}"])

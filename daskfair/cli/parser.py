@@ -1,0 +1,428 @@
+"""The ``daskfair`` argument parser: every flag's ``dest`` is the library parameter it sets
+(``--n-init`` is ``n_init`` from the flag to the stored key), or a command-line-only option
+listed in docs/vocabulary.md."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from .. import __version__
+from ..runtime.jobqueue import JOBQUEUE_SYSTEMS
+from ..safairkm import DEFAULT_PAIRS
+
+__all__ = ["build_parser", "subparser"]
+
+_DEMO_HELP = """\
+The main job, on a Dask cluster. Part 1 audits the FCE authors' six base-clustering pools:
+the seven FCE metrics (ACC, NMI, Bal, MNCE, CCE, NE, f_CCE) of all 100 k-means base
+clusterings per pool, each a task, reduced to the paper's "KM" rows. Part 2 finds the fair
+FCE consensus of the HAR and MNIST-USPS pools against their KM rows. Part 3 fits FKR-F²E and
+its baselines on the FKR-F²E authors' Credit Default split (one task per method). Part 4
+builds the SAfairKM front of Adult against VfairKM. Tables are printed and written to a zarr
+store.
+
+example:
+  daskfair demo                              # LocalCluster sized to this machine
+  daskfair demo --workers 2 --store km.zarr
+  daskfair demo --scheduler tcp://10.0.0.5:8786 --pools har mnist_usps
+"""
+
+_DATASETS_HELP = """\
+List the real data sets daskfair can load, with where their files are and where they come
+from; download them (--fetch) or verify them (--verify).
+
+The data directory is --data-dir, else DASKFAIR_DATA, else ../shared/data of a checkout,
+else your cache folder. A folder holding SHA256SUMS is used as it is; any other is a cache:
+a missing file is downloaded from its publisher on first use (or now, with --fetch) and kept
+only when its SHA-256 matches. DASKFAIR_DATA_URL replaces every publisher by one mirror.
+
+example:
+  daskfair datasets
+  daskfair datasets --fetch all
+  daskfair datasets --fetch adult har
+  daskfair datasets --data-dir /data/daskfair --verify
+"""
+
+_FKR_HELP = """\
+Fit the most accurate fair kernel classifier (or regressor) whose validation disparity stays
+within --disparity-bound, chosen by cross-validation over every candidate of the fairness
+path (FairKernelClassifierCV: two passes over the training rows whatever the number of
+candidates), next to its baselines (FKRR, kernel ridge, the constant predictor); report
+the disparity (demographic parity difference, or the gap of mean predictions for a
+regression) and the error on the test rows. The candidates' validation frontier is stored
+(`daskfair plot`). --n-fair-features instead fits the paper's FKR-F²E for each k.
+
+example:
+  daskfair fkr --dataset adult --disparity-bound 0.01 --store adult.zarr
+  daskfair fkr --input loans.parquet --label default --sensitive sex \\
+      --disparity-bound 0.02 --gammas 0.01 0.03 0.1 --store loans.zarr
+  daskfair fkr --dataset ffe_credit --split 0 --kernel polynomial --degree 4 --coef0 0.1 \\
+      --n-fair-features 5 20 60 --store credit.zarr
+"""
+
+_SAFAIRKM_HELP = """\
+Build the SAfairKM cost/balance Pareto front (the paper's Algorithm 3): a list of label
+vectors spread over the workers; every iteration each member runs Algorithm 2 for every pair
+(n_a k-means updates, n_b swaps) and dominated points are dropped. VfairKM's μ sweep is the
+baseline. The run checkpoints every --checkpoint-every iterations; an interrupted run
+continues with the same command plus --resume and ends with the same front.
+
+example:
+  daskfair safairkm --dataset safairkm_adult --rows 5000 --store front.zarr
+  daskfair safairkm --dataset safairkm_adult --rows 5000 --store front.zarr --resume
+"""
+
+_FCE_HELP = """\
+Fair clustering ensemble: base clusterings (each a task) and their fair, equal-capacity
+consensus (alternating SVD steps and a fair assignment sweep). Give features (--dataset or
+--input) to cluster them, or --pool for one of the FCE authors' base-clustering pools. The
+consensus checkpoints after every iteration; --resume continues an interrupted run.
+
+example:
+  daskfair fce --pool har --n-runs 10 --n-clusters 6 --store har.zarr
+  daskfair fce --dataset adult --n-clusters 2 --n-runs 20 --methods kmeans spectral --store a.zarr
+"""
+
+_SHOW_HELP = """\
+Summarise a stored run: kind, status, parameters, results and arrays. A run that did not
+finish is shown as INCOMPLETE, with its last checkpoint, and the exit status is 1.
+
+example:
+  daskfair show front.zarr
+"""
+
+_PLOT_HELP = """\
+Draw a finished run as a PNG: the Pareto front with the VfairKM baseline (safairkm, demo),
+the disparity/error frontier (fkr) or the FCE metrics against the base clusterings (fce).
+
+example:
+  daskfair plot front.zarr                  # writes front.png
+  daskfair plot credit.zarr -o tradeoff.png
+"""
+
+
+def _pair(text: str) -> tuple[int, int]:
+    try:
+        a, b = (int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a pair is n_a,n_b (e.g. 20,4), got {text!r}") from None
+    return a, b
+
+
+def _number_or_auto(cast: Any) -> Any:
+    def parse(text: str) -> Any:
+        if text == "auto":
+            return text
+        try:
+            return cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a number or 'auto', got {text!r}") from None
+
+    parse.__name__ = f"{cast.__name__} or auto"
+    return parse
+
+
+def _confidence(text: str) -> float | None:
+    """--disparity-confidence: a number in [0.5, 1) or 'none'."""
+    if text.lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.5 <= value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a number in [0.5, 1) or 'none', got {text!r}")
+    return value
+
+
+def _add_cluster_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("where it runs")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="join this Dask scheduler (tcp://host:port or a scheduler file); "
+                        "default: DASK_SCHEDULER_ADDRESS, else a LocalCluster (safairkm: "
+                        "this process)")
+    g.add_argument("--workers", type=int, metavar="N",
+                   help="worker processes of the LocalCluster (default: one per core)")
+    g.add_argument("--jobqueue", choices=sorted(JOBQUEUE_SYSTEMS),
+                   help="start a SLURM or PBS cluster through dask-jobqueue instead")
+    g.add_argument("--tls-ca-file", metavar="PATH",
+                   help="with --scheduler: the CA certificate of a TLS scheduler (default: "
+                        "dask's distributed.comm.tls configuration)")
+    g.add_argument("--tls-cert", metavar="PATH", help="with --scheduler: this client's "
+                   "TLS certificate")
+    g.add_argument("--tls-key", metavar="PATH", help="with --scheduler: this client's TLS "
+                   "private key (if not inside --tls-cert)")
+    g.add_argument("--jobs", type=int, metavar="N",
+                   help="batch jobs to keep running with --jobqueue; one that ends is "
+                        "replaced (default 1)")
+    g.add_argument("--adapt", type=int, nargs=2, metavar=("MIN", "MAX"),
+                   help="with --jobqueue: scale between MIN and MAX jobs with the work, "
+                        "instead of --jobs")
+    g.add_argument("--walltime", metavar="HH:MM:SS",
+                   help="with --jobqueue: each job's time limit (default: the configuration's);"
+                        " workers retire before it and new jobs take over")
+    g.add_argument("--job-script-prologue", action="append", metavar="LINE",
+                   help="with --jobqueue: a shell line run in each job before its workers "
+                        "(module load ..., source venv/bin/activate); repeatable")
+    g.add_argument("--job-directives-skip", action="append", metavar="TEXT",
+                   help="with --jobqueue: drop generated #SBATCH/#PBS lines containing TEXT; "
+                        "repeatable")
+    g.add_argument("--jobqueue-config", metavar="PATH",
+                   default=os.environ.get("DASKFAIR_JOBQUEUE_CONFIG"),
+                   help="dask-jobqueue YAML such as cluster/jobqueue.yaml (default: "
+                        "DASKFAIR_JOBQUEUE_CONFIG, else dask's own configuration)")
+    g.add_argument("--jobqueue-wait", type=float, default=600.0, metavar="SECONDS",
+                   help="how long to wait for the first worker of the jobs (default 600)")
+    g.add_argument("--random-state", type=int, default=0, help="random seed (default 0)")
+    g.add_argument("--data-dir", metavar="PATH",
+                   help="data directory (default: DASKFAIR_DATA, else ../shared/data, else "
+                        "your cache folder; missing files are downloaded into a cache)")
+
+
+def _add_run_options(p: argparse.ArgumentParser, kind: str, *, resume: bool) -> None:
+    g = p.add_argument_group("the run")
+    g.add_argument("--store", default=f"daskfair-{kind}.zarr", metavar="PATH",
+                   help="zarr store of the run (default %(default)s)")
+    g.add_argument("--overwrite", action="store_true",
+                   help="replace the daskfair run in --store (anything else there is kept; a "
+                        "path that is not a daskfair run is never replaced)")
+    _add_break_lock(g)
+    if resume:
+        g.add_argument("--resume", action="store_true",
+                       help="continue the interrupted run in --store (same options)")
+    g.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _add_break_lock(g: Any) -> None:
+    g.add_argument("--break-lock", action="store_true",
+                   help="remove the lock a run that is no longer running left in --store "
+                        "(a live run's lock is never broken)")
+
+
+def _add_input_options(p: argparse.ArgumentParser, *, pool: bool = False) -> None:
+    g = p.add_argument_group("input: one of --dataset, --input" + (", --pool" if pool else ""))
+    g.add_argument("--dataset", metavar="NAME",
+                   help="a named real data set (`daskfair datasets` lists them)")
+    g.add_argument("--input", metavar="PATH",
+                   help="a table: CSV file or glob (optionally .gz), Parquet file, directory or "
+                        "glob; or a 2-D zarr array")
+    if pool:
+        g.add_argument("--pool", metavar="POOL",
+                       help="an FCE base-clustering pool (ds, har, mnist_usps, ...)")
+    g.add_argument("--label", metavar="COLUMN", help="label column (an index for zarr)")
+    g.add_argument("--sensitive", nargs="+", metavar="COLUMN",
+                   help="sensitive-group column (an index for zarr); several columns of a "
+                        "table: every combination of their values is a group")
+    g.add_argument("--features", nargs="+", metavar="COLUMN",
+                   help="feature columns (default: all others)")
+    g.add_argument("--no-encode", dest="encode", action="store_false",
+                   help="refuse non-numeric feature columns instead of one-hot encoding them")
+    g.add_argument("--max-levels", type=int, default=1000, metavar="N",
+                   help="refuse a text column with more distinct values (an ID, free text; "
+                        "default %(default)s)")
+    g.add_argument("--numeric-missing", default="error", choices=["error", "indicator"],
+                   help="a missing number: an error (default), or 0 plus a column=<missing> "
+                        "indicator column")
+    g.add_argument("--min-group-size", type=int, default=1, metavar="N",
+                   help="the fewest rows a group may have (default 1: every group is kept)")
+    g.add_argument("--small-groups", choices=("raise", "merge"), default="raise",
+                   help="smaller groups: an error (raise, the default), or merged into one "
+                        "group 'other' for every model and report (merge)")
+    g.add_argument("--sensitive-attribute", metavar="NAME",
+                   help="which attribute of a named data set is sensitive, where it offers a "
+                        "choice")
+    g.add_argument("--chunk-rows", type=int, default=50_000, metavar="N",
+                   help="rows per block on the cluster (default %(default)s)")
+
+
+def _sub(sub: Any, name: str, help_: str, description: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help_, description=description,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used to render ``--help`` in the docs).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser of every command.
+    """
+    parser = argparse.ArgumentParser(
+        prog="daskfair",
+        description="Fair machine learning at any scale with Dask: FKR-F2E, SAfairKM, FCE.",
+    )
+    parser.add_argument("--version", action="version", version=f"daskfair {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in (_add_demo, _add_fkr, _add_safairkm, _add_fce, _add_store_and_data):
+        add(sub)
+    return parser
+
+
+def subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of one command."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[command]
+
+
+def _add_demo(sub: Any) -> None:
+    demo = _sub(sub, "demo", "audit the FCE pools, FCE, FKR-F²E and SAfairKM (the main job)",
+                _DEMO_HELP)
+    _add_cluster_options(demo)
+    demo.add_argument("--store", default="daskfair-demo.zarr", metavar="PATH",
+                      help="zarr store for the run (a demo run there is replaced; default "
+                           "%(default)s)")
+    _add_break_lock(demo)
+    demo.add_argument("--pools", nargs="+", metavar="POOL",
+                      help="pools to audit (default: all six)")
+    demo.add_argument("--no-progress", action="store_true", help="no progress bars")
+    demo.add_argument("--fce-pools", nargs="*", metavar="POOL", default=["har", "mnist_usps"],
+                      help="pools for the FCE consensus part (default: har mnist_usps; "
+                           "none to skip)")
+    demo.add_argument("--no-fkr", action="store_true", help="skip the FKR-F²E part")
+    demo.add_argument("--no-safairkm", action="store_true", help="skip the SAfairKM part")
+
+
+def _add_fkr(sub: Any) -> None:
+    fkr = _sub(sub, "fkr", "FKR-F²E and its baselines: disparity and error", _FKR_HELP)
+    _add_input_options(fkr)
+    g = fkr.add_argument_group("fairness and model selection")
+    g.add_argument("--disparity-bound", type=float, default=0.01, metavar="B",
+                   help="largest disparity accepted (default 0.01): the demographic parity "
+                        "difference of the predictions, or the gap of mean predictions for "
+                        "a regression; compared with the validation disparity plus a margin "
+                        "for its noise")
+    g.add_argument("--disparity-confidence", type=_confidence, default=0.9, metavar="C",
+                   help="confidence that the disparity on new rows (as many as one fold) "
+                        "stays within the bound: sets the margin (default 0.9; 'none': no "
+                        "margin, the validation disparity alone)")
+    g.add_argument("--constraints", default="demographic_parity",
+                   choices=["demographic_parity", "equalized_odds"],
+                   help="what the bound limits (classification; default demographic parity)")
+    g.add_argument("--cv", type=int, default=5, help="cross-validation folds (default 5)")
+    g = fkr.add_argument_group("kernel")
+    g.add_argument("--kernel", default="rbf", choices=["linear", "polynomial", "sigmoid", "rbf"],
+                   help="kernel (default rbf; the paper used polynomial on Credit and Crime)")
+    g.add_argument("--gammas", type=float, nargs="+", metavar="G",
+                   help="kernel coefficient (default 1/n_features); several values are "
+                        "searched by the cross-validation (two passes each)")
+    g.add_argument("--degree", type=int, default=3, help="polynomial degree (default 3)")
+    g.add_argument("--coef0", type=float, default=1.0, help="kernel constant c (default 1)")
+    g.add_argument("--n-landmarks", type=int, default=1000, metavar="M",
+                   help="Nyström landmarks; a training set this small is fitted exactly")
+    g = fkr.add_argument_group("the paper's FKR-F²E (instead of the selection)")
+    g.add_argument("--n-fair-features", type=int, nargs="+", metavar="K",
+                   help="fit FKR-F²E with k fair features for each K (the trade-off)")
+    g.add_argument("--objective", default="mean_discrepancy",
+                   choices=["mean_discrepancy", "paper"],
+                   help="eigenproblem (default: the literal mean discrepancy; 'paper' is the "
+                        "paper's eq. 17/18, the constant predictor on the paper's data)")
+    g.add_argument("--fairness-weight", type=float,
+                   help="scale-free trade-off γ of --objective mean_discrepancy "
+                        "(default: the exact constraint)")
+    g.add_argument("--relative-alpha", type=float, default=1e-4,
+                   help="relative ridge penalty (default 1e-4; also the baselines')")
+    g.add_argument("--fkrr-fairness-weight", type=float, default=1.0,
+                   help="FKRR's relative fairness penalty (default 1)")
+    g = fkr.add_argument_group("data")
+    g.add_argument("--task", default="auto", choices=["auto", "classification", "regression"],
+                   help="default: classification for a binary label")
+    g.add_argument("--split", type=int, default=0,
+                   help="published split of the FKR-F²E data sets (default 0)")
+    g.add_argument("--test-size", type=float, default=0.25,
+                   help="test fraction of a seeded stratified split (other data; default "
+                        "0.25)")
+    _add_cluster_options(fkr)
+    _add_run_options(fkr, "fkr", resume=False)
+
+
+def _add_safairkm(sub: Any) -> None:
+    sa = _sub(sub, "safairkm", "the SAfairKM cost/balance Pareto front", _SAFAIRKM_HELP)
+    _add_input_options(sa)
+    g = sa.add_argument_group("SAfairKM")
+    g.add_argument("--n-clusters", type=int, default=10, metavar="K", help="K (default 10)")
+    g.add_argument("--n-init", type=int, default=30,
+                   help="starting label vectors (default 30)")
+    g.add_argument("--max-iter", type=int, default=500, help="iterations (default 500)")
+    g.add_argument("--budget", type=int, default=1500,
+                   help="stop when the front holds this many points (default 1500)")
+    g.add_argument("--update-pairs", type=_pair, nargs="+", metavar="NA,NB",
+                   default=list(DEFAULT_PAIRS),
+                   help="(k-means updates, swaps) per iteration (default: the authors' code's "
+                        "25,0 20,4 15,3 5,2)")
+    g.add_argument("--target", default="local", choices=["local", "global"],
+                   help="swap target: nearest center (eq. 5) or richest cluster (eq. 4)")
+    g.add_argument("--dominance", default="weak", choices=["weak", "strict"],
+                   help="filter after every iteration: weak (default; drops ties and "
+                        "duplicates) or strict (the paper's Algorithm 3)")
+    g.add_argument("--sync-every", type=int, default=1, metavar="S",
+                   help="iterations per round trip to the cluster (default 1: the paper's "
+                        "Algorithm 3 exactly; larger S: batches filter their own lists in "
+                        "between, fewer round trips)")
+    g.add_argument("--rows", type=int, metavar="N",
+                   help="seeded subsample of N rows (the paper used 5000; default all)")
+    g.add_argument("--scale", default="safairkm", choices=["safairkm", "standard", "none"],
+                   help="preprocessing (default: the paper's z-scores and unit-length rows)")
+    g.add_argument("--vfairkm-fairness-weights", type=float, nargs="*",
+                   default=[0.0, 200.0, 400.0, 800.0], metavar="MU",
+                   help="μ values of the VfairKM baseline (none to skip)")
+    g.add_argument("--checkpoint-every", type=int, default=10, metavar="T",
+                   help="checkpoint every T iterations (default 10)")
+    _add_cluster_options(sa)
+    _add_run_options(sa, "safairkm", resume=True)
+
+
+def _add_fce(sub: Any) -> None:
+    fce = _sub(sub, "fce", "fair clustering ensemble: base clusterings and consensus",
+               _FCE_HELP)
+    _add_input_options(fce, pool=True)
+    g = fce.add_argument_group("FCE")
+    g.add_argument("--n-clusters", type=_number_or_auto(int), default="auto", metavar="C",
+                   help="consensus clusters c (default auto: chosen by silhouette)")
+    g.add_argument("--n-runs", type=int, default=20,
+                   help="base clusterings m (of a pool: the first m; default 20)")
+    g.add_argument("--methods", nargs="+", default=["kmeans"],
+                   choices=["kmeans", "minibatch", "spectral", "agglomerative"],
+                   help="base clustering methods, used in turn (default kmeans; spectral is "
+                        "kernel PCA + k-means on a Nyström rbf embedding)")
+    g.add_argument("--base-n-clusters", type=int, metavar="C",
+                   help="clusters per base clustering (default: --n-clusters)")
+    g.add_argument("--fairness-weight", type=_number_or_auto(float), default="auto",
+                   help="λ2: a number or auto (default auto)")
+    g.add_argument("--consensus-weight", type=float, default=0.001,
+                   help="λ1 (default 0.001)")
+    g.add_argument("--max-iter", type=int, default=50, help="iterations (default 50)")
+    g.add_argument("--tol", type=float, default=1e-4,
+                   help="stop at this relative change of the objective (default 1e-4)")
+    g.add_argument("--alignment", default="rotation", choices=["rotation", "hungarian"],
+                   help="R(i) as rotations (FCE) or permutations (FCE-a)")
+    g.add_argument("--init", default="matched", choices=["matched", "paper"],
+                   help="start from a base clustering with matched R(i) (default), or the "
+                        "paper's R = R(i) = I, α = 1/m, H from ΣY(i)")
+    _add_cluster_options(fce)
+    _add_run_options(fce, "fce", resume=True)
+
+
+def _add_store_and_data(sub: Any) -> None:
+    show = _sub(sub, "show", "summary of a stored run", _SHOW_HELP)
+    show.add_argument("store", metavar="STORE", help="path of the run's zarr store")
+
+    plot = _sub(sub, "plot", "PNG of a front, a trade-off curve or FCE metrics", _PLOT_HELP)
+    plot.add_argument("store", metavar="STORE", help="path of a finished run's zarr store")
+    plot.add_argument("-o", "--output", metavar="PNG",
+                      help="where to write the figure (default: STORE with .png)")
+
+    ds = _sub(sub, "datasets", "list and verify the real data sets", _DATASETS_HELP)
+    ds.add_argument("--data-dir", metavar="PATH",
+                    help="data directory (default: DASKFAIR_DATA, else ../shared/data, else "
+                         "your cache folder)")
+    ds.add_argument("--fetch", nargs="+", metavar="NAME",
+                    help="download these data sets or FCE pools (or all) if missing")
+    ds.add_argument("--verify", action="store_true",
+                    help="check every file's SHA-256 (SHA256SUMS, or daskfair's registry)")

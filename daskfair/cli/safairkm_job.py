@@ -1,0 +1,158 @@
+"""The ``safairkm`` job: the SAfairKM cost/balance front (checkpointed in the run) and
+VfairKM's μ sweep as its baseline."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+
+from .._validation import is_dask
+from ..metrics import hypervolume_2d
+from ..progress import IterationBar
+from ..store import Run
+from .inputs import JobData
+from .results import numpy_of, store_encoder
+
+__all__ = ["SCALES", "safairkm_job"]
+
+Echo = Callable[[str], Any]
+#: ``scale``: the SAfairKM paper's z-scores and unit-length rows, z-scores, or none.
+SCALES = ("safairkm", "standard", "none")
+
+
+def _sample_rows(data: JobData, client: Any, scale: str, rows: int | None,
+                 seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows SAfairKM keeps, from data that are not in this process: scaled on the
+    workers (column moments in one pass), then only the sampled rows brought here — the
+    rows ``preprocess_safairkm`` would pick from the same data in memory."""
+    from ..datasets import standard_scale
+    from ..safairkm.problem import check_fits_workers
+
+    X, s = data.X.astype(np.float64), data.sensitive
+    n = X.shape[0]
+    keep = (np.sort(np.random.default_rng(seed).choice(n, rows, replace=False))
+            if rows is not None and rows < n else None)
+    try:
+        check_fits_workers(X if keep is None else X[:len(keep)], client, "SAfairKM")
+    except ValueError as exc:
+        raise ValueError(f"{exc} --rows N subsamples the rows.") from None
+    if scale in ("safairkm", "standard"):
+        X = standard_scale(X)
+    if scale == "safairkm":
+        X = X / da.maximum(da.linalg.norm(X, axis=1, keepdims=True), 1e-300)
+    if keep is not None:
+        X, s = X[keep], s[keep]
+    X, s = dask.compute(X, s)
+    return np.asarray(X), np.asarray(s)
+
+
+def _in_memory_rows(data: JobData, scale: str, rows: int | None,
+                    seed: int) -> tuple[np.ndarray, np.ndarray]:
+    from ..datasets import preprocess_safairkm, standard_scale
+
+    X, s = numpy_of(data.X).astype(np.float64), numpy_of(data.sensitive)
+    if scale == "safairkm":
+        return preprocess_safairkm(X, s, n_samples=rows, random_state=seed)
+    if scale == "standard":
+        X = standard_scale(X)
+    if rows is not None and rows < len(X):
+        keep = np.sort(np.random.default_rng(seed).choice(len(X), rows, replace=False))
+        X, s = X[keep], s[keep]
+    return X, s
+
+
+def _front_row(front: Any, seconds: float) -> dict[str, Any]:
+    return {"points": len(front), "seconds": seconds, "cost": front.cost.tolist(),
+            "balance": front.balance.tolist()}
+
+
+def _baseline(X: np.ndarray, s: np.ndarray, run: Run, client: Any,
+              fairness_weights: Sequence[float], n_clusters: int,
+              random_state: int) -> dict[str, Any]:
+    from ..safairkm import vfairkm_front
+
+    t0 = time.perf_counter()
+    base = vfairkm_front(X, sensitive_features=s, n_clusters=n_clusters,
+                         fairness_weights=fairness_weights, random_state=random_state,
+                         client=client)
+    run.write_array("vfairkm/cost", base.cost)
+    run.write_array("vfairkm/balance", base.balance)
+    return {**_front_row(base, time.perf_counter() - t0),
+            "fairness_weight": base.params["fairness_weight"]}
+
+
+def safairkm_job(
+    data: JobData,
+    *,
+    run: Run,
+    client: Any,
+    params: Mapping[str, Any],
+    vfairkm_fairness_weights: Sequence[float] = (0.0, 200.0, 400.0, 800.0),
+    rows: int | None = None,
+    scale: str = "safairkm",
+    echo: Echo = print,
+) -> dict[str, Any]:
+    """The SAfairKM front of the job's rows, stored in ``run``, and VfairKM's.
+
+    Parameters
+    ----------
+    data : JobData
+        Features and groups.
+    run : Run
+        The open run: it receives the front's checkpoints, the front and the summary.
+    client : distributed.Client or InProcessClient
+        Where the tasks run.
+    params : mapping
+        :func:`~daskfair.pareto_front`'s parameters (``n_clusters``, ``update_pairs``,
+        ``n_init``, ``max_iter``, ``random_state``, ``resume``, …; not its data, store,
+        client or callback, which the job sets).
+    vfairkm_fairness_weights : sequence of float, default=(0, 200, 400, 800)
+        μ of the VfairKM baseline front (empty: no baseline).
+    rows : int, default=None
+        A seeded subsample of this many rows (the paper used 5,000); None: every row.
+    scale : {"safairkm", "standard", "none"}, default="safairkm"
+        The SAfairKM paper's preprocessing (z-scored columns, unit-length rows), z-scores
+        only, or none.
+    echo : callable, default=print
+        Where progress text goes.
+
+    Returns
+    -------
+    dict
+        The summary stored in the run: ``fronts`` (each with its points, cost, balance and
+        hypervolume), ``reference``, ``best_balance``, ``n_samples``.
+    """
+    from ..safairkm import pareto_front
+
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}.")
+    seed = params.get("random_state", 0)
+    X, s = (_sample_rows(data, client, scale, rows, seed) if is_dask(data.X)
+            else _in_memory_rows(data, scale, rows, seed))
+    groups, counts = np.unique(s, return_counts=True)
+    best = float(counts.min() / counts.max())
+    n_clusters = params.get("n_clusters", 8)
+    echo(f"SAfairKM front: {len(X):,} rows, {X.shape[1]} features, K = {n_clusters}, "
+         f"{len(groups)} groups (best possible balance {best:.3f})")
+    bar = IterationBar(params.get("max_iter", 500), "iterations")
+    t0 = time.perf_counter()
+    front = pareto_front(X, sensitive_features=s, **params, store=run, client=client,
+                         callback=lambda t, cost, balance: bar.update(t, f"{len(cost)} points"))
+    bar.close()
+    fronts = {"SAfairKM": _front_row(front, time.perf_counter() - t0)}
+    if vfairkm_fairness_weights:
+        fronts["VfairKM"] = _baseline(X, s, run, client, vfairkm_fairness_weights,
+                                      n_clusters, seed)
+    ref = (1.05 * max(max(r["cost"]) for r in fronts.values()), 0.0)
+    for r in fronts.values():
+        r["hypervolume"] = hypervolume_2d(r["cost"], r["balance"], ref)
+    summary = {"fronts": fronts, "reference": list(ref), "best_balance": best,
+               "n_samples": len(X)}
+    store_encoder(run, data)
+    run.set_attrs(**summary)
+    return summary

@@ -1,0 +1,83 @@
+"""``daskfair show``: a stored run's kind, status, parameters, results and arrays."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["show_run"]
+
+
+def brief(value: Any, width: int = 96) -> str:
+    """A value on one line of at most ``width`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _unfinished_advice(run: Any) -> str:
+    """What to do with a run that did not finish, for its kind."""
+    from ..store.access import RESUMABLE_KINDS
+
+    if run.kind == "demo":  # the demo replaces its own run, and has no --overwrite
+        return "run daskfair demo again (it replaces its own run)."
+    if run.kind in RESUMABLE_KINDS and run.status == "running":
+        return "continue it with the same command and --resume, or replace it with --overwrite."
+    return "run the command again with --overwrite."
+
+
+def _status(run: Any) -> str:
+    info = run.info
+    if run.is_complete:
+        return f"complete (started {info.get('created')}, finished {info.get('completed')})"
+    ckpt = run.checkpoint
+    where = f"last checkpoint at iteration {ckpt['iteration']}" if ckpt else "no checkpoint yet"
+    return (f"INCOMPLETE: the run did not finish (started {info.get('created')}; {where}).\n"
+            "           Not a result: " + _unfinished_advice(run))
+
+
+def _results(run: Any) -> None:
+    results = {k: v for k, v in run.attrs.items()
+               if k not in {"daskfair", "params", "checkpoint", "history"}}
+    if results:
+        print("results:")
+    for key, value in results.items():
+        if isinstance(value, dict):  # tables: one line per entry
+            print(f"  {key}:")
+            for sub, v in value.items():
+                print(f"    {sub:<20} {brief(v, 94)}")
+        else:
+            print(f"  {key:<22} {brief(value)}")
+
+
+def show_run(path: str) -> int:
+    """Print the run at ``path``; 0 when it is complete, 1 when it is not (or corrupt)."""
+    from ..store import CorruptStoreError, open_run
+    from ..store.lease import lease_status
+
+    run = open_run(path, allow_incomplete=True, verify=None)
+    print(f"run:       {run.path}")
+    print(f"kind:      {run.kind}")
+    try:
+        run.verify(contents=True)
+    except CorruptStoreError as exc:
+        print(f"status:    CORRUPT: {exc}")
+        return 1
+    lock = lease_status(run.path)
+    if lock:
+        print(f"lock:      {lock}")
+    print(f"status:    {_status(run)}")
+    versions = run.info.get("versions", {})
+    print("software:  " + ", ".join(f"{k} {versions[k]}" for k in
+                                     ("daskfair", "dask", "distributed", "zarr", "numpy")
+                                     if k in versions))
+    print("parameters:")
+    for key, value in run.params.items():
+        if value is not None:
+            print(f"  {key:<22} {brief(value)}")
+    _results(run)
+    arrays = run.arrays()
+    if arrays:
+        print("arrays:")
+    for name, a in sorted(arrays.items()):
+        print(f"  {name:<22} {a.shape} {a.dtype}")
+    return 0 if run.is_complete else 1

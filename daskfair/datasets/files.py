@@ -1,0 +1,260 @@
+"""The data directory and its files: where it is, whether it is a cache, every file checked.
+
+A folder holding ``SHA256SUMS`` is kept by hand and used as it is; any other is a cache into
+which a missing file is downloaded on first use (:mod:`.fetch`, registry :mod:`.sources`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import dask
+
+from .errors import DataIntegrityError, DataUnavailableError
+from .fetch import fetch_file, matches, sha256_of
+from .sources import SOURCES, files_of
+
+__all__ = ["cache_dir", "data_dir", "fetch_data", "is_cache", "verify_data"]
+
+
+def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """The data directory the loaders read.
+
+    In this order: ``path``; the ``DASKFAIR_DATA`` environment variable; the dask config key
+    ``daskfair.data-dir``; a folder ``shared/data`` beside the working directory or beside
+    any folder above this package (a development checkout); else the user's cache folder
+    (:func:`cache_dir`, created here).
+
+    Parameters
+    ----------
+    path : path-like, default=None
+        The folder to use; overrides everything else.
+
+    Returns
+    -------
+    pathlib.Path
+        The data directory.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path``, ``DASKFAIR_DATA`` or ``daskfair.data-dir`` names a folder that does not
+        exist.
+
+    See Also
+    --------
+    cache_dir : The user's cache folder, the last choice.
+    is_cache : Whether missing files are downloaded into the folder.
+    """
+    if path is not None:
+        p = Path(path)
+        if not p.is_dir():
+            raise FileNotFoundError(f"data directory {p} does not exist.")
+        return p
+    for name, value in (("DASKFAIR_DATA", os.environ.get("DASKFAIR_DATA")),
+                        ("daskfair.data-dir", dask.config.get("daskfair.data-dir", None))):
+        if value:
+            if not Path(value).is_dir():
+                raise FileNotFoundError(
+                    f"the data directory {value} ({name}) does not exist: create it (an empty "
+                    "folder is filled on first use) or unset it.")
+            return Path(value)
+    # this file is daskfair/datasets/files.py: a checkout's ../shared/data is beside one of
+    # the folders above it
+    candidates = [Path.cwd().parent / "shared" / "data"]
+    candidates += [parent / "shared" / "data" for parent in Path(__file__).resolve().parents]
+    for c in candidates:
+        if c.is_dir():
+            return c
+    cache = cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache
+
+
+def cache_dir() -> Path:
+    """The user's cache folder for data sets (the platform's convention; not created here).
+
+    Returns
+    -------
+    pathlib.Path
+        ``~/.cache/daskfair/data`` on Linux (under an absolute ``XDG_CACHE_HOME`` if set),
+        ``~/Library/Caches/daskfair/data`` on macOS, ``%LOCALAPPDATA%\\daskfair\\Cache\\data``
+        on Windows.
+    """
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+        return base / "daskfair" / "Cache" / "data"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "daskfair" / "data"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"  # XDG: relative ignored
+    return base / "daskfair" / "data"
+
+
+def is_cache(root: Path) -> bool:
+    """Whether missing files are downloaded into ``root`` (it holds no ``SHA256SUMS``).
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The data directory.
+
+    Returns
+    -------
+    bool
+        True for a cache, False for a folder kept by hand.
+    """
+    return not (root / "SHA256SUMS").exists()
+
+
+_VERIFIED: set[tuple[str, int, int]] = set()
+_WARNED: set[str] = set()
+
+
+def _checksums(root: Path) -> dict[str, str] | None:
+    """``SHA256SUMS`` of ``root`` as {relative path: digest}, or None without one."""
+    sums = root / "SHA256SUMS"
+    if not sums.exists():
+        return None
+    out = {}
+    for line in sums.read_text().splitlines():
+        if line.strip():
+            digest, name = line.split(maxsplit=1)
+            out[name.strip().removeprefix("./")] = digest
+    return out
+
+
+def _stat_key(path: Path) -> tuple[str, int, int]:
+    """What a verification is remembered by: the file, its size and modification time."""
+    stat = path.stat()
+    return str(path.resolve()), stat.st_size, int(stat.st_mtime)
+
+
+def checked_file(root: Path, rel: str) -> Path:
+    """Path of ``rel`` under ``root`` (downloaded first into a cache), checked once per
+    process against its SHA-256 (FileNotFoundError, DataIntegrityError, DataUnavailableError)."""
+    path = root / rel
+    if not path.exists():
+        if not is_cache(root):
+            raise FileNotFoundError(
+                f"data file {rel} is missing from the data directory {root}, which holds a "
+                "SHA256SUMS and is used as it is. Put the file there, or point DASKFAIR_DATA "
+                "(or data_dir=) at another folder: an empty one is filled on first use.")
+        fetch_file(rel, root)
+        _VERIFIED.add(_stat_key(path))  # fetch_file checked it against the registry
+        return path
+    key = _stat_key(path)
+    if key in _VERIFIED:
+        return path
+    sums = _checksums(root)
+    src = SOURCES.get(rel)
+    expected = sums.get(rel) if sums is not None else None if src is None else src.sha256
+    if expected is None:
+        if rel not in _WARNED:
+            _WARNED.add(rel)
+            warnings.warn(f"{rel} has no checksum in {root / 'SHA256SUMS'}; loading it "
+                          "unverified.", UserWarning, stacklevel=3)
+        return path
+    actual = sha256_of(path)
+    # a cache is checked against the registry (which knows a publisher's other gzip)
+    ok = actual == expected if sums is not None else matches(src, path, actual)
+    if not ok:
+        raise DataIntegrityError(
+            f"{path} is corrupt or modified: SHA-256 {actual}, expected {expected}. "
+            + ("Delete it: it is downloaded again on first use." if sums is None
+               else "Replace it with the original file.")
+        )
+    _VERIFIED.add(key)
+    return path
+
+
+def verify_data(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """Check every file of the data directory's ``SHA256SUMS`` (of a cache: of the registry).
+
+    Nothing is downloaded.
+
+    Parameters
+    ----------
+    path : path-like, default=None
+        The data directory (None: :func:`data_dir`'s choice).
+
+    Returns
+    -------
+    dict of str to str
+        ``{relative path: "ok" | "missing" | "corrupt"}``.
+
+    See Also
+    --------
+    fetch_data : Download the missing files.
+    """
+    root = data_dir(path)
+    sums = _checksums(root)
+    status = {}
+    for rel in sums if sums is not None else SOURCES:
+        p = root / rel
+        if not p.exists():
+            status[rel] = "missing"
+            continue
+        good = sha256_of(p) == sums[rel] if sums is not None else matches(SOURCES[rel], p)
+        status[rel] = "ok" if good else "corrupt"
+    return status
+
+
+def fetch_data(name: str = "all", path: str | os.PathLike[str] | None = None, *,
+               progress: bool | None = None) -> list[Path]:
+    """Download the files of data set ``name`` into the data directory if they are missing.
+
+    Every file is tried: when some cannot be downloaded (no public source, no network), the
+    others are still fetched and one error lists them all at the end.
+
+    Parameters
+    ----------
+    name : str, default="all"
+        A data set, an FCE pool, ``"mnist_usps_digits"``, or ``"all"``.
+    path : path-like, default=None
+        The data directory (None: :func:`data_dir`'s choice).
+    progress : bool, default=None
+        Show download progress: a live line on a terminal, one line per file elsewhere
+        (None: as True); False shows nothing.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files' paths, each checked.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``name``.
+    FileNotFoundError
+        A file is missing from a folder kept by hand (nothing is downloaded into it).
+    DataUnavailableError
+        Some files could not be downloaded; the message lists them.
+    DataIntegrityError
+        A file already in place does not match its checksum.
+
+    See Also
+    --------
+    verify_data : Check the files already in place.
+    """
+    root = data_dir(path)
+    files = files_of(name)
+    missing = [rel for rel in files if not (root / rel).exists()]
+    if missing and not is_cache(root):
+        raise FileNotFoundError(
+            f"{root} holds a SHA256SUMS and is used as it is; nothing is downloaded into it. "
+            "Point DASKFAIR_DATA (or data_dir=) at another folder to download into.")
+    failed = []
+    for rel in missing:
+        try:
+            fetch_file(rel, root, progress=progress)
+        except (DataUnavailableError, DataIntegrityError) as exc:
+            failed.append(f"{rel}: {exc}")
+    if failed:
+        raise DataUnavailableError(
+            f"{len(failed)} of {len(files)} files could not be downloaded (the others are "
+            "in place):\n  " + "\n  ".join(failed))
+    return [checked_file(root, rel) for rel in files]

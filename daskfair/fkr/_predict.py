@@ -1,0 +1,112 @@
+"""How a fitted FKR-F²E estimator predicts from its score f(x) = k(x, L)·dual_coef_ +
+intercept_: the regressors return it, the classifiers threshold and calibrate it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dask.array as da
+import numpy as np
+from scipy.special import expit
+
+from .._validation import is_dask
+
+__all__ = ["CalibratedClassifierMixin", "KernelRegressionMixin", "calibration_attributes"]
+
+
+def calibration_attributes(slope: float, threshold: float) -> dict[str, Any]:
+    """``threshold_`` and ``calibration_ = (a, c)``, c = −a·threshold (a > 0: decisions keep
+    the scores' order)."""
+    return {"threshold_": float(threshold),
+            "calibration_": (float(slope), float(-slope * threshold))}
+
+
+class KernelRegressionMixin:
+    """``predict`` of the regressors: the score itself."""
+
+    def predict(self, X: Any) -> Any:
+        """Predictions ``k(x, L)·dual_coef_ + intercept_``.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Rows to predict (no group needed).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The predictions; lazy for dask input.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit`` (and for a CV estimator fitted with ``refit=False``).
+        ValueError
+            When X has another number of features (or other names) than in ``fit``.
+        """
+        return self._kernel_output(X)
+
+
+class CalibratedClassifierMixin:
+    """Decisions from the score f(x), ``threshold_`` and Platt's slope a > 0
+    (``calibration_ = (a, c)`` with c = −a·threshold_)."""
+
+    def decision_function(self, X: Any) -> Any:
+        """a·(f(x) − ``threshold_``), the calibrated log-odds of ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Rows to score (no group needed).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The log-odds: positive means ``classes_[1]``; lazy for dask input.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError, ValueError
+            Before ``fit`` (or after a CV fit with ``refit=False``); on X with other
+            features than in ``fit``.
+        """
+        self._check_model("calibration_")
+        return self.calibration_[0] * (self._kernel_output(X) - self.threshold_)
+
+    def predict_proba(self, X: Any) -> Any:
+        """Probabilities of ``classes_``: σ(``decision_function(X)``) for ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Rows to score (no group needed).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples, 2)
+            The probability of each class; lazy for dask input.
+        """
+        d = self.decision_function(X)
+        if is_dask(d):
+            p = d.map_blocks(expit, dtype=np.float64)
+            return da.stack([1 - p, p], axis=1)
+        p = expit(d)
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X: Any) -> Any:
+        """Class labels: ``classes_[1]`` where f(x) ≥ ``threshold_``, else ``classes_[0]``.
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Rows to classify (no group needed).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The predicted classes; lazy for dask input.
+        """
+        positive = self.decision_function(X) >= 0
+        if is_dask(positive):
+            return da.where(positive, self.classes_[1], self.classes_[0])
+        return np.where(positive, self.classes_[1], self.classes_[0])

@@ -1,0 +1,201 @@
+"""FKRR, the FKR-F²E paper's baseline: kernel ridge with a penalty on the covariance between
+the predictions and the groups (:class:`FairKernelRidge`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from ..runtime.threads import one_blas_thread
+from ._base import KernelModelMixin, check_flag, check_kernel_params, input_attributes
+from ._predict import KernelRegressionMixin
+from .ridge import fkrr_penalty, ridge_fit
+
+__all__ = ["FairKernelRidge"]
+
+
+def _solution(stats: Any, fmap: Any, p: dict[str, Any]) -> dict[str, Any]:
+    """The ridge with FKRR's penalty, solved from the moments."""
+    coef, intercept = ridge_fit(
+        stats, p["relative_alpha"], fit_intercept=p["fit_intercept"],
+        penalty=fkrr_penalty(stats, p["fairness_weight"]))
+    return {"coef_": coef, "intercept_": intercept, "dual_coef_": fmap.whitening @ coef}
+
+
+class FairKernelRidge(KernelRegressionMixin, KernelModelMixin, RegressorMixin, BaseEstimator):
+    """FKRR: kernel ridge with a penalty on the prediction–group covariance.
+
+    The ridge penalty plus μ times the squared covariance between the predictions and each
+    group's indicator (docs/design.md#fkrr-baseline); with two groups the paper's binary
+    penalty. The parameters but ``fairness_weight`` mean what they mean in
+    :class:`FairKernelRegressor`.
+
+    Parameters
+    ----------
+    fairness_weight : float, default=1.0
+        The relative fairness penalty μ ≥ 0, scale-free: 0 is plain (Nyström) kernel ridge,
+        μ = 1 halves the covariance's pull, μ ≥ 100 all but removes it.
+    kernel : {"rbf", "linear", "polynomial", "sigmoid"}, default="rbf"
+    gamma : float, default=None
+    degree : int, default=3
+    coef0 : float, default=1.0
+    relative_alpha : float, default=1e-4
+    fit_intercept : bool, default=True
+    approximation : {"nystroem", "exact"}, default="nystroem"
+    n_landmarks : int, default=1000
+    landmarks : {"uniform", "kmeans++"}, default="uniform"
+    rcond : float, default=1e-10
+    random_state : int, RandomState, Generator, SeedSequence or None, default=None
+    min_group_size : int, default=1
+    small_groups : {"raise", "merge"}, default="raise"
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (r,)
+        Coefficients on the r Nyström features.
+    dual_coef_ : ndarray of shape (m,)
+        Predictions are ``k(x, L) @ dual_coef_ + intercept_``.
+    intercept_ : float
+        The intercept (0 with ``fit_intercept=False``).
+    feature_map_, groups_, merged_groups_, n_features_in_, feature_names_in_
+        As in :class:`FairKernelRegressor`.
+
+    See Also
+    --------
+    FairKernelRegressor : FKR-F²E, the method this is the baseline of.
+    FairKernelClassifierCV : Its ``moments_`` and ``feature_maps_`` feed :meth:`fit_moments`.
+
+    Notes
+    -----
+    Pérez-Suay et al. (2017), as the FKR-F²E paper states it (its eq. 1). ``fit`` reads X, y
+    and the groups once (plus 8 row blocks of X for the landmark draw); :meth:`fit_moments`
+    reads no data.
+    """
+
+    def __init__(
+        self,
+        fairness_weight: float = 1.0,
+        *,
+        kernel: str = "rbf",
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        relative_alpha: float = 1e-4,
+        fit_intercept: bool = True,
+        approximation: str = "nystroem",
+        n_landmarks: int = 1000,
+        landmarks: str = "uniform",
+        rcond: float = 1e-10,
+        random_state: Any = None,
+        min_group_size: int = 1,
+        small_groups: str = "raise",
+    ) -> None:
+        self.fairness_weight = fairness_weight
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.relative_alpha = relative_alpha
+        self.fit_intercept = fit_intercept
+        self.approximation = approximation
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.rcond = rcond
+        self.random_state = random_state
+        self.min_group_size = min_group_size
+        self.small_groups = small_groups
+
+    def _checked_params(self) -> dict[str, Any]:
+        """Every parameter, checked."""
+        p = self.get_params()
+        check_kernel_params(p, p["gamma"])
+        if not p["fairness_weight"] >= 0:
+            raise ValueError(f"fairness_weight must be >= 0, got {p['fairness_weight']}.")
+        if not p["relative_alpha"] >= 0:
+            raise ValueError(f"relative_alpha must be >= 0, got {p['relative_alpha']}.")
+        check_flag("fit_intercept", p["fit_intercept"])
+        return p
+
+    def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
+            sample_weight: Any = None) -> FairKernelRidge:
+        """Fit on ``X``, ``y`` and the groups (numpy, pandas or dask; any number of groups).
+
+        Parameters
+        ----------
+        X : array-like, pandas or dask of shape (n_samples, n_features)
+            Training rows.
+        y : array-like, pandas or dask of shape (n_samples,)
+            Targets.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, c), default=None
+            Group of every row (numpy, pandas or dask); several columns make one group of
+            every combination of their values. None: no fairness penalty (with a warning).
+        sample_weight : array-like or dask of shape (n_samples,), default=None
+            Weight of every row in the moments.
+
+        Returns
+        -------
+        self : FairKernelRidge
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            On a parameter out of its range, inputs of different lengths, NaN or infinite
+            values, or a group without rows of positive weight.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from daskfair import FairKernelRidge, make_fair_regression
+        >>> X, y, s = (np.asarray(a) for a in make_fair_regression(500, 4, random_state=0))
+        >>> ridge = FairKernelRidge(fairness_weight=1.0, n_landmarks=100, random_state=0)
+        >>> ridge.fit(X, y, sensitive_features=s).predict(X[:3]).shape
+        (3,)
+        """
+        with one_blas_thread():  # bits independent of the client's threads
+            p = self._checked_params()
+            data = self._fit_input(X, y, sensitive_features, sample_weight, p, classify=False)
+            fmap = self._fit_feature_map(data, p, p["gamma"])
+            folded, data = self._moments(data, fmap)
+            self._set_fitted({**_solution(folded.total, fmap, p),
+                              **input_attributes(data, fmap)})
+            return self
+
+    def fit_moments(self, moments: Any, feature_map: Any, *,
+                    groups: Any = None) -> FairKernelRidge:
+        """Fit from moments another fit already summed, with no pass over the data.
+
+        The model equals ``fit`` on the rows of the moments with the same landmarks, up to
+        the order of the sums.
+
+        Parameters
+        ----------
+        moments : daskfair.fkr.statistics.Moments
+            The training rows' moments in ``feature_map``'s whitened basis, such as a CV
+            estimator's ``moments_[i]``.
+        feature_map : daskfair.nystroem.NystroemMap
+            The map the moments were summed in (a CV estimator's ``feature_maps_[i]``).
+        groups : ndarray of shape (n_groups,), default=None
+            The groups, in the order of the moments' cells (sets ``groups_``).
+
+        Returns
+        -------
+        self : FairKernelRidge
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            On a parameter out of its range.
+        """
+        with one_blas_thread():  # bits independent of the client's threads
+            p = self._checked_params()
+            fitted = _solution(moments, feature_map, p)
+            fitted.update(feature_map_=feature_map,
+                          n_features_in_=int(np.shape(feature_map.landmarks)[1]))
+            if groups is not None:
+                fitted["groups_"] = np.asarray(groups)
+            self._set_fitted(fitted)
+            return self

@@ -1,0 +1,84 @@
+"""The CV estimators' choice under the disparity bound: the margin for the noise of the
+validation disparity, the chosen candidate and threshold, and the fitted attributes of the
+choice (the refitted model with them)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from numbers import Real
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from ._base import ABSENT
+from ._predict import calibration_attributes
+from .calibration import calibrate
+from .frontier import choose, cv_results
+
+__all__ = ["check_bound", "check_confidence", "margin", "select"]
+
+
+def check_bound(bound: Any) -> float:
+    """``disparity_bound``, checked: a number >= 0."""
+    if not (isinstance(bound, Real) and not isinstance(bound, bool) and bound >= 0):
+        raise ValueError(f"disparity_bound must be a number >= 0, got {bound!r}.")
+    return float(bound)
+
+
+def check_confidence(confidence: Any) -> Any:
+    """``disparity_confidence``, checked: a number in [0.5, 1) or None."""
+    if confidence is not None and not (
+            isinstance(confidence, Real) and not isinstance(confidence, bool)
+            and 0.5 <= confidence < 1):
+        raise ValueError(
+            f"disparity_confidence must be a number in [0.5, 1) or None (no margin), got "
+            f"{confidence!r}.")
+    return confidence
+
+
+def margin(state: Mapping[str, Any], confidence: Any) -> np.ndarray:
+    """z·s·√(1 + F) of every candidate and threshold (0 without a confidence): the noise
+    allowed for when a validation disparity is compared with the bound
+    (docs/design.md#fkr-selection-margin)."""
+    if confidence is None:
+        return np.zeros_like(state["cv_disparity_"])
+    z = float(norm.ppf(confidence))
+    return z * np.sqrt(1.0 + state["n_splits_"]) * state["cv_disparity_sem_"]
+
+
+def select(state: Mapping[str, Any], bound: float, confidence: Any, *, classify: bool,
+           refit: bool) -> dict[str, Any]:
+    """The fitted attributes of the choice under ``bound`` from the search's attributes
+    ``state``: ``cv_results_``, ``best_*`` and, with ``refit``, the chosen model (without
+    it, no model: not even an earlier fit's)."""
+    disparity, error = state["cv_disparity_"], state["cv_error_"]
+    allowed = margin(state, confidence)
+    upper = disparity + allowed
+    k, j = choose(disparity, error, bound, upper=upper, margin=confidence is not None)
+    edges = state.get("thresholds_")
+    results = cv_results(state["_table"], edges, disparity, error, (k, j), classify=classify,
+                         bound=bound, upper=upper, sem=state["cv_disparity_sem_"])
+    best = int(np.flatnonzero(results["selected"])[0])
+    out = {"disparity_bound_": bound, "disparity_confidence_": confidence,
+           "cv_results_": results, "best_index_": best,
+           "best_params_": results["params"][best],
+           "best_score_": float(results["mean_test_score"][best]),
+           "best_disparity_": float(disparity[k, j])}
+    out["best_disparity_interval_"] = (max(0.0, out["best_disparity_"] - allowed[k, j]),
+                                       float(upper[k, j]))
+    if edges is not None:
+        out["best_threshold_"] = float(edges[k, j])
+    if not refit:
+        return out | dict.fromkeys(
+            ("feature_map_", "dual_coef_", "intercept_", "threshold_", "calibration_"), ABSENT)
+    out.update(feature_map_=state["feature_maps_"][state["candidate_kernel_"][k]],
+               dual_coef_=state["candidate_dual_coef_"][:, k],
+               intercept_=float(state["candidate_intercept_"][k]))
+    if classify:  # probability 1/2 at the chosen threshold, from the validation scores
+        lo, width = state["_bins"]
+        hist = state["_hist"]
+        by_class = np.zeros((2, hist.shape[2]))
+        np.add.at(by_class, state["_cell_label"], hist[k])
+        out.update(calibration_attributes(*calibrate(by_class, lo[k], width[k], edges[k, j])))
+    return out
