@@ -86,7 +86,7 @@ def tune(client, name: str, base, y, groups) -> dict:
     best = None
     for lam2 in GRID:
         rows = pool_rows(client, base, y, groups, variants={"FCE": VARIANTS["FCE"]},
-                         fairness=lam2, key=f"{name}-tune-{lam2}")["FCE"]
+                         fairness_weight=lam2, key=f"{name}-tune-{lam2}")["FCE"]
         mean, std = rows.mean(axis=0), rows.std(axis=0, ddof=1)
         gap = max(abs(mean[i] - PAPER[name][c]) for i, c in enumerate(REPORT_COLUMNS))
         print(f"tune {name} λ2={lam2:g} (λ1·λ2={1e-3 * lam2:.1e}): max |diff| {gap:.3f}",

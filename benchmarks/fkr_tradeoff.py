@@ -47,11 +47,12 @@ def run(data, name, method, setting, trial, n_landmarks):
     train = data["splits"][trial]
     base = method.split(" over ")[0]
     out = run_method(base, data["X"], data["y"], data["s"], train, kernel=PAPER_KERNELS[name],
-                     n_components=setting.get("k"),
-                     fairness=setting.get("fairness"), mu=setting.get("mu", 0.0),
-                     alpha=setting.get("alpha", 1e-4),
+                     n_fair_features=setting.get("k"),
+                     fairness_weight=setting.get("fairness"),
+                     fkrr_fairness_weight=setting.get("mu", 0.0),
+                     relative_alpha=setting.get("alpha", 1e-4),
                      n_landmarks=n_landmarks, random_state=trial)
-    return out["sd"], out["error"]
+    return out["disparity"], out["error"]
 
 
 def main() -> None:

@@ -11,9 +11,9 @@ For each data set and split, in one process and on the same rows:
 * ``ExponentiatedGradient`` and ``ThresholdOptimizer`` over Nyström + StandardScaler +
   LogisticRegression (the same kernel and landmarks count; ThresholdOptimizer needs the
   sensitive attribute at prediction time, FKR does not).
-* unconstrained ``LogisticRegression``, kernel ridge (``FairKernelRidge(mu=0)`` at 0.5), the
-  plain ``FairKernelClassifier`` (fair features, squared and logistic loss), and the
-  constant predictor.
+* unconstrained ``LogisticRegression``, kernel ridge (``FairKernelRidge(fairness_weight=0)``
+  at 0.5), the plain ``FairKernelClassifier`` (fair features, squared and logistic loss),
+  and the constant predictor.
 
 Data: the FKR-F²E authors' Credit, Crime and COMPAS files with their splits (min-max scaled
 on the training rows, as the seed does), UCI Adult (sex; stratified 75/25 splits by

@@ -35,7 +35,7 @@ def data(name: str) -> tuple[np.ndarray, np.ndarray]:
         return X, s
     source = {"adult": ("safairkm_adult", None), "bank": ("safairkm_bank", None),
               "census": ("census_income_kdd", "sex")}[name]
-    d = load_dataset(source[0], sensitive=source[1])
+    d = load_dataset(source[0], sensitive_attribute=source[1])
     return preprocess_safairkm(d.X, np.asarray(d.sensitive), n_samples=None)
 
 

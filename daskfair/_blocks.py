@@ -1,9 +1,6 @@
-"""Map a pure function over aligned row blocks and tree-sum its partial statistics.
-
-The one data flow of docs/design.md#data-flow: row blocks in, small dense state out. The
-function sees numpy blocks only; numpy inputs are cut into the same canonical row blocks as
-dask arrays and summed in the same tree, so both give the same bits.
-"""
+"""Map a pure function over aligned row blocks and tree-sum its partial statistics
+(docs/design.md#data-flow); numpy inputs take the same canonical blocks and tree as dask
+arrays, so both give the same bits."""
 
 from __future__ import annotations
 
@@ -24,19 +21,13 @@ __all__ = ["align_rows", "block_size", "block_sum", "canonical_rows", "numpy_blo
 
 
 def canonical_rows(n_rows: int, width: int) -> tuple[int, ...]:
-    """Row chunks that depend on the data's shape only, never on how it arrived chunked.
-
-    Sums over these blocks give the same bits for any input chunking
-    (docs/design.md#determinism). Blocks of :func:`block_size` rows; the last one shorter.
-    """
+    """Row chunks of :func:`block_size` rows that depend on the data's shape only."""
     size = block_size(width)
     return (size,) * (n_rows // size) + ((n_rows % size,) if n_rows % size else ())
 
 
 def block_size(width: int, max_rows: int = 65_536) -> int:
-    """Rows of a canonical block for ``width`` values per row (:func:`canonical_rows`): the
-    power of two that holds about 64 MB of float64 values, between 1,024 and ``max_rows``
-    rows, or the ``daskfair.block-rows`` config key."""
+    """Rows of a canonical block: about 64 MB of ``width`` float64 values per row, a power of 2."""
     size = dask.config.get("daskfair.block-rows", None)
     if size is None:
         size = 2 ** int(np.log2(max(1, (64 * 2**20) // (8 * max(1, width)))))
@@ -45,56 +36,36 @@ def block_size(width: int, max_rows: int = 65_536) -> int:
 
 
 def _width(arrays: Sequence[Any], row_width: int | None) -> int:
-    # values per row that a block's computation holds: the inputs', or the caller's hint
-    # for a function whose intermediates are wider (a kernel block has one per landmark)
+    # values per row a block's computation holds: the inputs', or a wider hint (landmarks)
     widths = [int(np.prod(np.shape(a)[1:])) for a in arrays if a is not None]
     return max([*widths, row_width or 0])
 
 
 def align_rows(*arrays: Any, row_width: int | None = None,
                rows: tuple[int, ...] | None = None) -> list[Any]:
-    """Rechunk every dask array (and wrap numpy arrays) to the canonical row chunks.
-
-    Columns are kept in one chunk, so each row block holds whole rows. ``None`` passes
-    through. The row chunks are :func:`canonical_rows` of the data (with ``row_width``, the
-    values per row a block's computation holds, if wider than the inputs), whatever the
-    inputs' chunks were; or ``rows``, for a computation whose results do not depend on
-    where the blocks are cut.
-    """
+    """If any is dask, the arrays rechunked to the canonical row chunks (or ``rows``)."""
     ref = next((a for a in arrays if is_dask(a)), None)
     if ref is None:
         return list(arrays)
     if rows is None:
         rows = canonical_rows(ref.shape[0], _width(arrays, row_width)) or (0,)
-    out = []
-    for a in arrays:
-        if a is None:
-            out.append(None)
-            continue
-        if not is_dask(a):
-            a = da.from_array(np.asarray(a), chunks=(rows, *(-1 for _ in a.shape[1:])))
-        target = (rows, *((s,) for s in a.shape[1:]))
-        if a.chunks != target:
-            a = a.rechunk(target)
-        out.append(a)
-    return out
+    return [None if a is None else _on_rows(a, rows) for a in arrays]
+
+
+def _on_rows(a: Any, rows: tuple[int, ...]) -> da.Array:
+    if not is_dask(a):
+        a = da.from_array(np.asarray(a), chunks=(rows, *(-1 for _ in a.shape[1:])))
+    target = (rows, *((s,) for s in a.shape[1:]))
+    return a if a.chunks == target else a.rechunk(target)
 
 
 def row_blocks(*arrays: Any, row_width: int | None = None, optimize: bool = True,
                rows: tuple[int, ...] | None = None) -> list[tuple[Any, ...]]:
-    """Delayed row blocks of aligned dask arrays, as one tuple per block (None passes through).
-
-    ``optimize=False`` keeps the arrays' own block keys (no fused copies), for graphs that
-    also use the arrays themselves; ``rows`` as in :func:`align_rows`.
-    """
+    """Delayed row blocks of :func:`align_rows`, one tuple per block."""
     arrays = align_rows(*arrays, row_width=row_width, rows=rows)
-    per_array = []
-    for a in arrays:
-        if a is None:
-            per_array.append(None)
-        else:
-            blocks = a.to_delayed(optimize_graph=optimize)
-            per_array.append(blocks.reshape(a.numblocks[0], -1)[:, 0])
+    per_array = [None if a is None else
+                 a.to_delayed(optimize_graph=optimize).reshape(a.numblocks[0], -1)[:, 0]
+                 for a in arrays]
     n_blocks = next(len(p) for p in per_array if p is not None)
     return [tuple(None if p is None else p[i] for p in per_array) for i in range(n_blocks)]
 
@@ -117,12 +88,7 @@ def _tree(parts: Sequence[Any], combine: Callable[[Any, Any], Any]) -> Any:
 
 
 def streamed_tree(parts: Iterable[Any], combine: Callable[[Any, Any], Any]) -> Any:
-    """The pairwise tree of :func:`_tree`, combined as the parts arrive.
-
-    A binary counter pairs the same parts as the level-by-level tree: equal-sized subtrees
-    merge as soon as both exist, and those left at the end (one per set bit of the count,
-    largest first) fold from the right. Only O(log #blocks) partial results are held.
-    """
+    """The pairwise tree of :func:`_tree`, combined as the parts arrive (a binary counter)."""
     stack: list[tuple[int, Any]] = []
     for part in parts:
         level, value = 0, part
@@ -138,46 +104,11 @@ def streamed_tree(parts: Iterable[Any], combine: Callable[[Any, Any], Any]) -> A
     return value
 
 
-def block_sum(
-    func: Callable[..., Any],
-    *arrays: Any,
-    compute: bool = True,
-    combine: Callable[[Any, Any], Any] = _add,
-    row_width: int | None = None,
-    rows: tuple[int, ...] | None = None,
-    **kwargs: Any,
-) -> Any:
-    """Sum ``func(*row_block_of_each_array, **kwargs)`` over all row blocks.
-
-    Parameters
-    ----------
-    func : callable
-        Pure function of numpy blocks returning an array or a tuple of arrays (partial
-        statistics that add up across blocks).
-    *arrays : ndarray or dask array
-        Arrays with the same number of rows; dask arrays are aligned to a common row chunking
-        (columns in one chunk). ``None`` entries are passed to ``func`` as ``None``.
-    compute : bool, default=True
-        Return numpy results, or (False) a ``dask.delayed`` object.
-    combine : callable, default=elementwise sum
-        How two partial results merge (elementwise sum of arrays and tuples of arrays).
-    row_width : int, default=None
-        Values per row that ``func`` holds at once, when wider than the inputs (sets the
-        canonical block size, :func:`canonical_rows`).
-    rows : tuple of int, default=None
-        Row chunks of dask inputs instead of the canonical ones (:func:`align_rows`; only
-        for statistics whose sums are exact, such as integer counts).
-    **kwargs
-        Small constant arguments (landmarks, centers) passed to every call.
-
-    Returns
-    -------
-    object
-        The combined statistics, with the structure ``func`` returns (numpy, or a
-        ``dask.delayed`` object with ``compute=False``).
-    """
+def block_sum(func: Callable[..., Any], *arrays: Any, compute: bool = True,
+              combine: Callable[[Any, Any], Any] = _add, row_width: int | None = None,
+              rows: tuple[int, ...] | None = None, **kwargs: Any) -> Any:
+    """``func(*row blocks, **constants)`` tree-summed over the canonical row blocks."""
     if not any(is_dask(a) for a in arrays):
-        # the canonical blocks and tree of dask input, so both give the same bits
         return streamed_tree((func(*blk, **kwargs) for blk in numpy_blocks(arrays, row_width)),
                              combine)
     kwargs = {k: _shared(v) for k, v in kwargs.items()}

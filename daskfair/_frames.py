@@ -1,10 +1,5 @@
-"""A dask DataFrame's partitions as row blocks of dask arrays with known sizes.
-
-Every array comes from the *same* delayed partitions whose rows were counted, so the rows
-line up by construction (``to_dask_array(lengths=True)`` may count another partitioning than
-it converts: docs/design.md#platform-notes); a partition longer than ``chunk_rows`` is cut
-into several blocks.
-"""
+"""A dask DataFrame's partitions as dask arrays with known chunks, cut from the very
+partitions whose rows were counted (docs/design.md#platform-notes)."""
 
 from __future__ import annotations
 
@@ -21,34 +16,12 @@ __all__ = ["count_rows", "partition_array", "partitions"]
 
 
 def partitions(frame: Any) -> list[Any]:
-    """The delayed partitions of a dask DataFrame or Series (graph optimised once, here).
-
-    Parameters
-    ----------
-    frame : dask DataFrame or Series
-        The table.
-
-    Returns
-    -------
-    list of dask.delayed.Delayed
-        One per partition, in order.
-    """
+    """The delayed partitions of a dask DataFrame or Series, in order (graph optimised once)."""
     return list(frame.to_delayed(optimize_graph=True))
 
 
 def count_rows(parts: Sequence[Any]) -> list[int]:
-    """Rows of every partition (one pass that reads them).
-
-    Parameters
-    ----------
-    parts : sequence of dask.delayed.Delayed
-        The partitions (:func:`partitions`).
-
-    Returns
-    -------
-    list of int
-        The rows of each.
-    """
+    """Rows of every partition (one pass that reads them)."""
     return [int(n) for n in dask.compute(*[dask.delayed(len)(p) for p in parts])]
 
 
@@ -56,37 +29,10 @@ def _apply(part: Any, lo: int, hi: int, fn: Callable[[Any], np.ndarray]) -> np.n
     return fn(part.iloc[lo:hi])
 
 
-def partition_array(
-    parts: Sequence[Any],
-    lengths: Sequence[int],
-    fn: Callable[[Any], np.ndarray],
-    *,
-    dtype: Any,
-    width: int | None = None,
-    chunk_rows: int | None = None,
-) -> da.Array:
-    """``fn`` of every partition (of every ``chunk_rows`` rows of it) as one dask array.
-
-    Parameters
-    ----------
-    parts : sequence of dask.delayed.Delayed
-        The partitions (:func:`partitions`).
-    lengths : sequence of int
-        Rows of each partition (from the pass that read them).
-    fn : callable
-        pandas rows → numpy array of ``len(rows)`` rows (a 1-D array when ``width`` is None).
-    dtype : numpy dtype
-        The result's.
-    width : int, optional
-        Columns of a 2-D result.
-    chunk_rows : int, optional
-        Largest block; default one block per partition. Empty partitions give no block.
-
-    Returns
-    -------
-    dask.array.Array
-        The rows, with known chunks.
-    """
+def partition_array(parts: Sequence[Any], lengths: Sequence[int],
+                    fn: Callable[[Any], np.ndarray], *, dtype: Any, width: int | None = None,
+                    chunk_rows: int | None = None) -> da.Array:
+    """``fn`` of every partition (of every ``chunk_rows`` rows) as one dask array."""
     if len(parts) != len(lengths):
         raise ValueError(f"{len(parts)} partitions but {len(lengths)} lengths.")
     # one layer of real tasks under a fresh name: no alias layers (dask/dask#9888) and no

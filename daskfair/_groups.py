@@ -1,42 +1,28 @@
-"""Sensitive groups: several columns combined into one, small groups merged, codes.
-
-Group names follow fairlearn's convention (each value as ``str``, joined by commas). Every
-function accepts numpy, pandas and dask inputs; on dask the work is lazy, except where a
-group count or the distinct values are asked for (one small reduction that reads the
-sensitive column only).
-"""
+"""Sensitive groups: several columns combined into one (fairlearn's names), small groups
+merged, codes. Lazy on dask, except group counts and distinct values (one small reduction
+that reads the sensitive column only)."""
 
 from __future__ import annotations
 
 import os
 import sys
 import warnings
+from collections import Counter
 from numbers import Integral
 from typing import Any
 
+import dask
 import dask.array as da
 import numpy as np
 import pandas as pd
 
+from ._keyed import MISSING
 from ._validation import as_array, check_known_chunks, check_n_entries, column_or_1d, is_dask
 
-__all__ = [
-    "GROUP_SEPARATOR",
-    "SMALL_GROUPS",
-    "apply_merge",
-    "check_group_size_params",
-    "check_sensitive",
-    "combine_columns",
-    "combined_names",
-    "encode_groups",
-    "group_column",
-    "group_sizes",
-    "is_missing",
-    "merge_small_groups",
-    "plan_merge",
-    "sensitive_column",
-    "sorted_groups",
-]
+__all__ = ["GROUP_SEPARATOR", "SMALL_GROUPS", "apply_merge", "check_group_size_params",
+           "check_sensitive", "combine_columns", "combined_names", "encode_groups",
+           "group_column", "group_sizes", "is_missing", "merge_small_groups", "plan_merge",
+           "sensitive_column", "sorted_groups"]
 
 
 def _encode_block(block: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -62,24 +48,18 @@ def _distinct(s: Any, name: str, missing: str) -> np.ndarray:
         raise TypeError(
             f"{name} mixes values that cannot be sorted into groups"
             + (f" (types {kinds})" if kinds else f" ({exc})")
-            + f"; give every group as one type, e.g. `{name}.astype(str)`."
-        ) from None
+            + f"; give every group as one type, e.g. `{name}.astype(str)`.") from None
 
 
-#: What joins the columns' values into one group name (fairlearn's convention).
-GROUP_SEPARATOR = ","
-#: What ``small_groups`` may be.
+GROUP_SEPARATOR = ","  # joins the columns' values into one group name (fairlearn's)
 SMALL_GROUPS = ("raise", "merge")
 
 
 def combined_names(block: np.ndarray) -> np.ndarray:
-    """One group name per row of a 2-D array: its values as ``str`` (numpy's
-    ``astype(str)``), a backslash or comma in them escaped by a backslash, joined by ","
-    (fairlearn's convention). Missing values are not checked here."""
+    """One group name per row of a 2-D array, as fairlearn names them (``"black,F"``)."""
     text = np.asarray(block).astype(str)
     if text.size == 0:
         return np.empty(len(text), dtype=object)
-    # vectorised (np.char: numpy 1.26 has no np.strings), not a Python join per row
     text = np.char.replace(np.char.replace(text, "\\", "\\\\"), GROUP_SEPARATOR,
                            "\\" + GROUP_SEPARATOR)
     out = text[:, 0]
@@ -127,16 +107,7 @@ def _is_column_list(s: Any) -> bool:
 
 
 def combine_columns(s: Any, name: str = "sensitive_features") -> np.ndarray | da.Array:
-    """Several sensitive columns as one column of combined group names (lazy for dask).
-
-    Every row's values are turned into text with ``str`` (numpy's ``astype(str)`` of the
-    columns brought to one array: a 2-D array or a DataFrame as numpy converts it, a list of
-    1-D arrays or Series each with its own values), a backslash or comma inside a value is
-    escaped with a backslash, and the texts are joined by ``","``: fairlearn's convention, so
-    ``("black", "F")`` is the group ``"black,F"`` and a fairlearn user sees the same names.
-    A missing value in any column is an error. A 1-D input, or a 2-D one with a single
-    column, is returned as the 1-D column it is.
-    """
+    """Several sensitive columns as one column of :func:`combined_names` (lazy for dask)."""
     if _is_column_list(s):
         s = _stack_columns(list(s), name)
         if s.shape[1] == 1:
@@ -156,11 +127,7 @@ def combine_columns(s: Any, name: str = "sensitive_features") -> np.ndarray | da
 
 def sensitive_column(s: Any, n_samples: int | None = None, *,
                      name: str = "sensitive_features") -> np.ndarray | da.Array:
-    """``s`` as a 1-D array of ``n_samples`` groups; checks the shape only (reads nothing).
-
-    Several columns (a 2-D array, a DataFrame, a list of 1-D columns) are combined into one
-    by :func:`combine_columns` (lazily for dask input).
-    """
+    """``s`` as a 1-D column of ``n_samples`` groups (:func:`combine_columns`; reads nothing)."""
     s = combine_columns(s, name)
     if s.ndim != 1:
         raise ValueError(
@@ -174,8 +141,7 @@ def sensitive_column(s: Any, n_samples: int | None = None, *,
 
 
 def check_group_size_params(min_group_size: Any, small_groups: Any) -> int:
-    """``min_group_size`` (an integer >= 1) and ``small_groups`` (one of :data:`SMALL_GROUPS`).
-    """
+    """``min_group_size`` (an integer >= 1) checked, and ``small_groups`` in SMALL_GROUPS."""
     if isinstance(min_group_size, bool) or not isinstance(min_group_size, Integral) \
             or min_group_size < 1:
         raise ValueError(
@@ -194,18 +160,15 @@ def _value_counts(block: np.ndarray) -> dict[Any, int]:
 
 
 def _add_counts(parts: list[dict[Any, int]]) -> dict[Any, int]:
-    total: dict[Any, int] = {}
+    total: Counter[Any] = Counter()
     for part in parts:
-        for key, count in part.items():
-            total[key] = total.get(key, 0) + count
+        total.update(part)
     return total
 
 
 def group_sizes(s: Any, name: str = "sensitive_features") -> dict[Any, int]:
     """Rows of every group of a 1-D column (dask: one small reduction, a read of ``s``)."""
     if is_dask(s):
-        import dask
-
         blocks = [dask.delayed(_value_counts)(b) for b in s.to_delayed().ravel()]
         counts = dask.delayed(_add_counts)(blocks).compute()
     else:
@@ -226,8 +189,7 @@ def _merge_block(block: np.ndarray, small: list[Any], other: str) -> np.ndarray:
 
 
 def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside daskfair, from the function that calls
-    this one: the estimators reach the warning through call chains of different depths."""
+    """The ``stacklevel``, from the caller, of the first frame outside daskfair."""
     package = os.path.dirname(os.path.abspath(__file__))
     frame, level = sys._getframe(1), 1
     while frame is not None and frame.f_code.co_filename.startswith(package):
@@ -237,13 +199,7 @@ def _caller_level() -> int:
 
 def plan_merge(sizes: dict[Any, int], min_group_size: int, small_groups: str, *,
                name: str = "sensitive_features") -> tuple[dict[Any, int], str]:
-    """The groups of fewer than ``min_group_size`` rows and the name they merge into.
-
-    ``sizes`` are every group's rows. Nothing to merge: ``({}, "")``. With
-    ``small_groups="raise"`` a small group is an error naming each of them; with
-    ``"merge"`` a :class:`UserWarning` names them, and the result is an error when the
-    merged group is still too small or fewer than two groups would remain.
-    """
+    """``(small groups: rows, name they merge into)``, ``({}, "")`` if none; raises or warns."""
     min_group_size = check_group_size_params(min_group_size, small_groups)
     small = {k: c for k, c in sorted(sizes.items(), key=lambda kc: (str(kc[0]), kc[1]))
              if c < min_group_size}
@@ -277,8 +233,7 @@ def plan_merge(sizes: dict[Any, int], min_group_size: int, small_groups: str, *,
 
 
 def apply_merge(s: Any, small: list[Any], other: str) -> np.ndarray | da.Array:
-    """``s`` with the groups ``small`` renamed ``other`` and every name a string (lazy for
-    dask)."""
+    """``s`` with the groups ``small`` renamed ``other``, every name a string (lazy)."""
     if is_dask(s):
         return s.map_blocks(_merge_block, list(small), other, dtype=object)
     return _merge_block(s, list(small), other)
@@ -287,23 +242,7 @@ def apply_merge(s: Any, small: list[Any], other: str) -> np.ndarray | da.Array:
 def merge_small_groups(s: Any, min_group_size: int = 1, small_groups: str = "raise", *,
                        name: str = "sensitive_features"
                        ) -> tuple[np.ndarray | da.Array, dict[str, int]]:
-    """Apply ``min_group_size`` to a 1-D group column: raise, or merge the small groups.
-
-    With ``min_group_size=1`` nothing is read and ``s`` is returned as it is. Otherwise the
-    rows of every group are counted (for dask one small reduction, a read of ``s`` only).
-    Groups of fewer rows are an error (``small_groups="raise"``) or become one group
-    ``"other"`` (``"merge"``; ``"other_1"``, ``"other_2"``, … if that name is taken), with a
-    :class:`UserWarning` naming them; every group name is then a string (``str`` of the
-    value). A merged group still below ``min_group_size``, or fewer than two groups left,
-    is an error (:func:`plan_merge`).
-
-    Returns
-    -------
-    column : ndarray or dask array of shape (n_samples,)
-        The groups, the small ones merged (lazy for dask).
-    merged : dict of str to int
-        Every merged group's name and rows (empty when nothing was merged).
-    """
+    """``(column, {merged group: rows})`` after :func:`plan_merge` (1 reads nothing)."""
     if check_group_size_params(min_group_size, small_groups) == 1:
         return s, {}
     small, other = plan_merge(group_sizes(s, name), min_group_size, small_groups, name=name)
@@ -326,19 +265,13 @@ def _missing_groups(name: str) -> str:
 
 def is_missing(value: Any) -> bool:
     """A raw key value that stands for a missing one (NaN, None, NaT, MISSING)."""
-    from ._keyed import MISSING
-
     return value is MISSING or value is None or (isinstance(value, float | np.floating)
                                                  and value != value) or value is pd.NaT
 
 
 def sorted_groups(values: Any, dtype: Any = None, *, min_groups: int = 2,
                   name: str = "sensitive_features") -> np.ndarray:
-    """The sorted groups from the distinct values of a sensitive column, with its checks.
-
-    ``values`` are raw values (missing ones as NaN, None or :data:`daskfair._keyed.MISSING`);
-    ``dtype`` is the column's, so the groups compare as its values do.
-    """
+    """The sorted groups of a column's distinct raw ``values`` (as ``dtype``), checked."""
     values = list(values)
     if any(is_missing(v) for v in values):
         raise ValueError(_missing_groups(name))
@@ -352,8 +285,7 @@ def sorted_groups(values: Any, dtype: Any = None, *, min_groups: int = 2,
     if groups.size < min_groups:
         raise ValueError(
             f"{name} has {groups.size} distinct group(s) ({groups.tolist()}); at least "
-            f"{min_groups} are needed to measure or enforce fairness."
-        )
+            f"{min_groups} are needed to measure or enforce fairness.")
     return groups
 
 
@@ -364,43 +296,13 @@ def encode_groups(s: Any, groups: np.ndarray) -> np.ndarray | da.Array:
     return _encode_block(s, groups)
 
 
-def check_sensitive(
-    s: Any,
-    n_samples: int | None = None,
-    *,
-    min_groups: int = 2,
-    name: str = "sensitive_features",
-) -> tuple[np.ndarray | da.Array, np.ndarray]:
-    """Encode sensitive groups as integer codes ``0..J-1``.
-
-    Strings, booleans, integers and floats are accepted; groups are the sorted distinct values.
-    For a dask array only the distinct values are computed (a small reduction, one read of
-    ``s``); the codes stay lazy. Passes that read ``s`` anyway list its groups themselves
-    (:mod:`daskfair._keyed`) instead.
-
-    Parameters
-    ----------
-    s : array-like of shape (n_samples,) or (n_samples, c)
-        Group membership of every row; several columns are combined into one
-        (:func:`combine_columns`).
-    n_samples : int, optional
-        Required length.
-    min_groups : int
-        Minimum number of distinct groups present (fairness needs at least two).
-    name : str
-        Name used in error messages.
-
-    Returns
-    -------
-    codes : ndarray or dask array of shape (n_samples,), int64
-    groups : ndarray of shape (n_groups,)
-        The original group values; ``groups[codes]`` recovers the input.
-    """
+def check_sensitive(s: Any, n_samples: int | None = None, *, min_groups: int = 2,
+                    name: str = "sensitive_features") -> tuple[np.ndarray | da.Array, np.ndarray]:
+    """``(codes, groups)``: int64 codes 0..J-1 (lazy for dask) and the sorted groups."""
     s = sensitive_column(s, n_samples, name=name)
     missing = _missing_groups(name)
     if not is_dask(s) and s.dtype.kind in "fO" and pd.isna(s).any():
         raise ValueError(missing)
-    # dask input: missing values show up among the distinct values (sorted_groups says so)
     groups = sorted_groups(_distinct(s, name, missing), s.dtype, min_groups=min_groups,
                            name=name)
     return encode_groups(s, groups), groups

@@ -1,14 +1,6 @@
-"""Partial sums per distinct raw value, so that groups and classes are listed by the pass
-that uses them (not by one more read before it).
-
-A block function codes its block's own distinct (group, class, ...) tuples as 0..q-1
-(:func:`local_codes`) and returns its statistics per local code as :class:`Keyed`;
-:func:`merge` adds two of them key by key. After the tree sum the keys are every distinct
-tuple of the data: the value checks run on them, and :func:`arrange` puts the statistics in
-the order of the sorted values. A key in one operand only is copied, one in both is
-``a + b``: the floating-point operations of a pass over globally coded cells, so the same
-bits for numpy and dask inputs.
-"""
+"""Partial sums per distinct raw (group, class, ...) key, so that the pass that uses the
+groups also lists them: blocks return :class:`Keyed` statistics per local code, :func:`merge`
+adds them key by key, :func:`arrange` puts them in the sorted keys' order."""
 
 from __future__ import annotations
 
@@ -20,8 +12,7 @@ import pandas as pd
 
 __all__ = ["MISSING", "Keyed", "arrange", "column_values", "local_codes", "merge"]
 
-#: Most distinct keys one pass may hold (each carries its own statistics).
-MAX_KEYS = 4096
+MAX_KEYS = 4096  # most distinct keys one pass may hold
 
 
 class _Missing:
@@ -41,12 +32,7 @@ MISSING = _Missing()
 
 
 def local_codes(*columns: np.ndarray) -> tuple[np.ndarray, tuple[tuple[Any, ...], ...]]:
-    """Code the distinct rows of aligned 1-D columns as 0..q-1, in order of first appearance.
-
-    Returns the codes (int64, one per row) and the q key tuples of raw values (Python
-    scalars; missing values as :data:`MISSING`). Values are hashed, not sorted, so a block
-    holding strings and numbers is coded too (sorting the keys afterwards reports it).
-    """
+    """``(codes, keys)``: the distinct rows of 1-D columns coded 0..q-1 by first appearance."""
     n = len(columns[0])
     parts, values = [], []
     for col in columns:
@@ -73,7 +59,6 @@ def local_codes(*columns: np.ndarray) -> tuple[np.ndarray, tuple[tuple[Any, ...]
 
 
 def too_many_keys(n: int) -> str:
-    """The error message for ``n`` distinct keys, more than :data:`MAX_KEYS`."""
     return (f"more than {MAX_KEYS} distinct group/class values ({n} seen): sensitive "
             "features and class labels must be categories; bin a continuous attribute first "
             "(e.g. pandas.cut).")
@@ -81,7 +66,7 @@ def too_many_keys(n: int) -> str:
 
 @dataclass(frozen=True)
 class Keyed:
-    """Statistics per key: ``values[i][k]`` belongs to ``keys[k]``; ``plain`` are summed as is."""
+    """Statistics per key: ``values[i][k]`` belongs to ``keys[k]``; ``plain`` summed as is."""
 
     keys: tuple[tuple[Any, ...], ...]
     values: tuple[np.ndarray, ...]
@@ -115,11 +100,7 @@ def column_values(keys: tuple[tuple[Any, ...], ...], column: int) -> list[Any]:
 
 
 def arrange(keyed: Keyed, codes: list[dict[Any, int]], sizes: tuple[int, ...]) -> list[np.ndarray]:
-    """Scatter the per-key values onto the full grid of codes (zeros where a key is absent).
-
-    ``codes[c]`` maps the raw values of key column c to 0..sizes[c]-1; each returned array
-    has shape ``(*sizes, *value.shape[1:])``.
-    """
+    """The per-key values on the full grid of codes (zeros where a key is absent)."""
     flat = np.array([np.ravel_multi_index(tuple(codes[c][v] for c, v in enumerate(k)), sizes)
                      for k in keyed.keys], dtype=np.int64)
     out = []

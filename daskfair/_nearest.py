@@ -1,5 +1,4 @@
-"""Nearest-center assignment, shared by SAfairKM (its starts and estimator) and FCE (base
-clusterings): a pure numpy block function."""
+"""Nearest-center assignment (SAfairKM and FCE): a numpy block function."""
 
 from __future__ import annotations
 

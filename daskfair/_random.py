@@ -1,8 +1,4 @@
-"""Seeds that do not depend on chunking or on the number of workers (docs/design.md#determinism).
-
-One :class:`numpy.random.SeedSequence` per run; every task or fixed-size generation block gets
-a child identified by its index, never by which worker runs it or how the data is chunked.
-"""
+"""Seeds by task or block index, never by worker or chunking (docs/design.md#determinism)."""
 
 from __future__ import annotations
 
@@ -13,16 +9,11 @@ import numpy as np
 
 __all__ = ["GEN_BLOCK", "as_seed_sequence", "child_rng", "spawn_seeds"]
 
-#: Rows per generation block for synthetic data: rows are drawn in these fixed blocks and
-#: sliced to whatever chunking the caller asks for, so values never depend on the chunking.
-GEN_BLOCK = 65_536
+GEN_BLOCK = 65_536  # rows per generation block of synthetic data, whatever the chunks
 
 
 def as_seed_sequence(random_state: Any) -> np.random.SeedSequence:
-    """Turn ``None``, an int, a RandomState, a Generator or a SeedSequence into a SeedSequence.
-
-    ``None`` draws fresh OS entropy (not reproducible, as in scikit-learn).
-    """
+    """None (fresh entropy), an int, a RandomState, Generator or SeedSequence as SeedSequence."""
     if isinstance(random_state, np.random.SeedSequence):
         return random_state
     if random_state is None:
@@ -34,8 +25,7 @@ def as_seed_sequence(random_state: Any) -> np.random.SeedSequence:
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(int(random_state.integers(2**63)))
     if isinstance(random_state, np.random.RandomState):
-        # as scikit-learn does with an instance: one draw from it, so a shared instance
-        # gives each consumer a different stream
+        # one draw, as scikit-learn: a shared instance gives each consumer its own stream
         return np.random.SeedSequence(int(random_state.randint(2**63, dtype=np.int64)))
     raise TypeError(
         "random_state must be None, a non-negative int, a numpy RandomState, SeedSequence or "

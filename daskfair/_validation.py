@@ -1,10 +1,7 @@
-"""Input checks shared by every public function.
+"""Input checks shared by every public function, for numpy, pandas and dask input.
 
-Each check accepts numpy arrays, pandas objects and dask arrays. Checks that need the data's
-values (finiteness) are lazy on dask arrays: they are folded into the blocks so that they run in
-the same pass as the computation and raise :class:`ValueError` from the worker, never leaving a
-partial result behind.
-"""
+Checks of the values (finiteness, ranges) are lazy on dask arrays: they run inside the blocks,
+in the pass that computes, and raise from the worker."""
 
 from __future__ import annotations
 
@@ -18,30 +15,20 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import DataConversionWarning
 
-__all__ = [
-    "as_array",
-    "check_array",
-    "check_consistent_length",
-    "check_feature_names",
-    "check_int",
-    "check_known_chunks",
-    "check_labels",
-    "check_n_clusters",
-    "check_n_entries",
-    "check_sample_weight",
-    "column_or_1d",
-    "feature_names",
-    "is_dask",
-]
+from ._frames import count_rows, partition_array, partitions
+
+__all__ = ["as_array", "check_array", "check_consistent_length", "check_feature_names",
+           "check_int", "check_known_chunks", "check_labels", "check_n_clusters",
+           "check_n_entries", "check_sample_weight", "column_or_1d", "feature_names", "is_dask"]
 
 
 def is_dask(x: Any) -> bool:
-    """True for dask arrays (and dask collections exposing ``__dask_graph__``)."""
+    """True for dask arrays."""
     return isinstance(x, da.Array)
 
 
 def as_array(x: Any, name: str) -> np.ndarray | da.Array:
-    """Turn pandas objects, lists and dask DataFrames into numpy or dask arrays (no copy)."""
+    """Pandas objects, lists and dask DataFrames as numpy or dask arrays (no copy)."""
     if is_dask(x) or isinstance(x, np.ndarray):
         return x
     if isinstance(x, pd.DataFrame | pd.Series):
@@ -53,8 +40,7 @@ def as_array(x: Any, name: str) -> np.ndarray | da.Array:
     if hasattr(x, "tocsr") or hasattr(x, "todense"):  # scipy.sparse matrices and arrays
         raise TypeError(
             f"{name} is a sparse matrix; sparse input is not supported. Convert it with "
-            f"`{name}.toarray()` (or use dask arrays for data that do not fit in memory)."
-        )
+            f"`{name}.toarray()` (or use dask arrays for data that do not fit in memory).")
     return np.asarray(x)
 
 
@@ -63,10 +49,7 @@ def _to_numpy(frame: Any) -> np.ndarray:
 
 
 def _frame_array(x: Any) -> da.Array:
-    """A dask DataFrame or Series as a dask array with known chunk sizes: its partitions'
-    rows counted in one pass, the array cut from those very partitions (:mod:`._frames`)."""
-    from ._frames import count_rows, partition_array, partitions
-
+    """A dask DataFrame or Series as a dask array with known chunks (:mod:`._frames`)."""
     parts = partitions(x)
     meta = x._meta.to_numpy()
     return partition_array(parts, count_rows(parts), _to_numpy, dtype=meta.dtype,
@@ -79,30 +62,24 @@ def column_or_1d(x: Any, name: str) -> Any:
         warnings.warn(
             f"A column-vector {name} was passed when a 1d array was expected; it is raveled. "
             f"Pass {name} of shape (n_samples,) (e.g. `{name}.ravel()`) to silence this.",
-            DataConversionWarning,
-            stacklevel=4,
-        )
+            DataConversionWarning, stacklevel=4)
         return x[:, 0]
     return x
 
 
 def check_known_chunks(x: da.Array, name: str) -> None:
     if any(math.isnan(c) for c in x.shape) or any(
-        math.isnan(c) for chunks in x.chunks for c in chunks
-    ):
+            math.isnan(c) for chunks in x.chunks for c in chunks):
         raise ValueError(
             f"{name} is a dask array with unknown chunk sizes (shape {x.shape}). "
             f"Call `{name}.compute_chunk_sizes()` first, or build it with "
-            "`dask_dataframe.to_dask_array(lengths=True)`."
-        )
+            "`dask_dataframe.to_dask_array(lengths=True)`.")
 
 
 def _not_numeric(name: str, dtype: Any) -> str:
-    return (
-        f"{name} must be numeric, got dtype {dtype} (every value's float() argument must be "
-        "a string or a number). Encode text and categorical columns before passing them: "
-        "`daskfair.TableEncoder` does it in one pass for pandas and dask DataFrames."
-    )
+    return (f"{name} must be numeric, got dtype {dtype} (every value's float() argument must "
+            "be a string or a number). Encode text and categorical columns before passing "
+            "them: `daskfair.TableEncoder` does it in one pass for pandas and dask DataFrames.")
 
 
 def _numeric_block(block: np.ndarray, name: str, finite: bool) -> np.ndarray:
@@ -110,10 +87,8 @@ def _numeric_block(block: np.ndarray, name: str, finite: bool) -> np.ndarray:
         return block.astype(np.float64)
     except (TypeError, ValueError):
         if finite and pd.isna(block).any():  # None or pd.NA (nullable pandas columns)
-            raise ValueError(
-                f"{name} contains missing values (None or pd.NA). Drop or impute those rows "
-                "before fitting."
-            ) from None
+            raise ValueError(f"{name} contains missing values (None or pd.NA). Drop or impute "
+                             "those rows before fitting.") from None
         raise TypeError(_not_numeric(name, block.dtype)) from None
 
 
@@ -122,43 +97,13 @@ def _finite_block(block: np.ndarray, name: str) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(block).reshape(len(block), -1).all(axis=1))
         raise ValueError(
             f"{name} contains NaN or infinite values ({bad.size} rows in one block, first at "
-            f"block row {bad[0]}). Drop or impute those rows before fitting."
-        )
+            f"block row {bad[0]}). Drop or impute those rows before fitting.")
     return block
 
 
-def check_array(
-    x: Any,
-    name: str = "X",
-    *,
-    ndim: int = 2,
-    dtype: Any = np.float64,
-    min_samples: int = 1,
-    finite: bool = True,
-) -> np.ndarray | da.Array:
-    """Validate a numeric array of samples.
-
-    Parameters
-    ----------
-    x : array-like, pandas or dask object
-        The input.
-    name : str
-        Name used in error messages.
-    ndim : {1, 2}
-        Required number of dimensions.
-    dtype : dtype or None
-        Dtype to convert to (float64 by default, so that results do not depend on the input
-        precision). ``None`` keeps the input dtype (it must still be numeric).
-    min_samples : int
-        Minimum number of rows.
-    finite : bool
-        Reject NaN and infinite values (lazily for dask arrays).
-
-    Returns
-    -------
-    ndarray or dask.array.Array
-        numpy stays numpy, dask stays dask (rows chunked, one chunk across columns).
-    """
+def check_array(x: Any, name: str = "X", *, ndim: int = 2, dtype: Any = np.float64,
+                min_samples: int = 1, finite: bool = True) -> np.ndarray | da.Array:
+    """``x`` checked as a numeric ``ndim``-D array, as ``dtype`` (None: kept); dask stays dask."""
     x = as_array(x, name)
     if x.dtype == object:  # numbers in an object array (e.g. mixed pandas frames) are fine
         if is_dask(x):
@@ -172,24 +117,17 @@ def check_array(
     if ndim == 1:
         x = column_or_1d(x, name)
     if x.ndim != ndim:
-        hint = (
-            " Reshape your data with `x.reshape(-1, 1)` for a single feature."
-            if ndim == 2 and x.ndim == 1
-            else ""
-        )
+        hint = (" Reshape your data with `x.reshape(-1, 1)` for a single feature."
+                if ndim == 2 and x.ndim == 1 else "")
         raise ValueError(f"{name} must be {ndim}-D, got shape {x.shape}.{hint}")
     if is_dask(x):
         check_known_chunks(x, name)
     if x.shape[0] < min_samples:
-        raise ValueError(
-            f"{name} has {x.shape[0]} rows (n_samples={x.shape[0]}); at least {min_samples} "
-            "are needed."
-        )
+        raise ValueError(f"{name} has {x.shape[0]} rows (n_samples={x.shape[0]}); at least "
+                         f"{min_samples} are needed.")
     if ndim == 2 and x.shape[1] == 0:
-        raise ValueError(
-            f"{name} has no columns: 0 feature(s) (shape={x.shape}) while a minimum of 1 is "
-            "required."
-        )
+        raise ValueError(f"{name} has no columns: 0 feature(s) (shape={x.shape}) while a "
+                         "minimum of 1 is required.")
     if dtype is not None and x.dtype != dtype:
         x = x.astype(dtype)
     if is_dask(x):
@@ -219,26 +157,23 @@ def check_n_entries(n_entries: Any, n_samples: Any, name: str, other: str) -> No
         raise ValueError(
             f"{name} has {n_entries} entries but {other} has an unknown number of rows: it is a "
             "dask array with unknown chunk sizes. Call `.compute_chunk_sizes()` on it first, "
-            "or build it with `dask_dataframe.to_dask_array(lengths=True)`."
-        )
+            "or build it with `dask_dataframe.to_dask_array(lengths=True)`.")
     if n_entries != n_samples:
         raise ValueError(
-            f"{name} has {n_entries} entries but {other} has {n_samples} rows; they must match."
-        )
+            f"{name} has {n_entries} entries but {other} has {n_samples} rows; they must match.")
 
 
-def check_n_labels(n_labels: Any) -> None:
+def check_n_labels(n_labels: Any, name: str = "n_clusters") -> None:
     """A number of clusters (labels) must be an integer ≥ 1."""
     if isinstance(n_labels, bool) or not isinstance(n_labels, Integral):
-        raise TypeError(f"n_clusters must be an integer, got {n_labels!r}.")
+        raise TypeError(f"{name} must be an integer, got {n_labels!r}.")
     if n_labels < 1:
-        raise ValueError(f"n_clusters must be >= 1, got {n_labels}.")
+        raise ValueError(f"{name} must be >= 1, got {n_labels}.")
 
 
 def label_column(labels: Any, n_samples: int | None = None, *,
                  name: str = "labels") -> np.ndarray | da.Array:
-    """``labels`` as a 1-D column of ``n_samples`` integer (or float) labels; checks the shape
-    and dtype only (reads nothing)."""
+    """``labels`` as a 1-D column of ``n_samples`` numeric labels (checks shape and dtype only)."""
     labels = as_array(labels, name)
     if labels.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {labels.shape}.")
@@ -248,22 +183,16 @@ def label_column(labels: Any, n_samples: int | None = None, *,
         if isinstance(n_samples, float) and math.isnan(n_samples):
             check_n_entries(labels.shape[0], n_samples, name, "the data")
         if labels.shape[0] != n_samples:
-            raise ValueError(
-                f"{name} has {labels.shape[0]} entries but {n_samples} were expected."
-            )
+            raise ValueError(f"{name} has {labels.shape[0]} entries but {n_samples} were "
+                             "expected.")
     if labels.dtype.kind not in "iubf":
         raise TypeError(f"{name} must be integers, got dtype {labels.dtype}.")
     return labels
 
 
-def check_labels(
-    labels: Any,
-    n_samples: int | None = None,
-    *,
-    n_labels: int | None = None,
-    name: str = "labels",
-) -> np.ndarray | da.Array:
-    """Validate integer labels ``0..n_labels-1`` (one per row); the range check is lazy on dask."""
+def check_labels(labels: Any, n_samples: int | None = None, *, n_labels: int | None = None,
+                 name: str = "labels") -> np.ndarray | da.Array:
+    """Integer labels ``0..n_labels-1``, one per row, as int64 (range check lazy on dask)."""
     if n_labels is not None:
         check_n_labels(n_labels)
     labels = label_column(labels, n_samples, name=name)
@@ -283,10 +212,8 @@ def check_labels(
 
 def _integral_block(block: np.ndarray, name: str) -> np.ndarray:
     if not np.isfinite(block).all():
-        raise ValueError(
-            f"{name} contains NaN or infinite values; every row needs a cluster index 0, 1, "
-            "2, ... Drop or relabel those rows."
-        )
+        raise ValueError(f"{name} contains NaN or infinite values; every row needs a cluster "
+                         "index 0, 1, 2, ... Drop or relabel those rows.")
     if not np.all(np.mod(block, 1) == 0):
         raise ValueError(f"{name} must be integer cluster indices, got non-integer floats.")
     return block
@@ -294,10 +221,8 @@ def _integral_block(block: np.ndarray, name: str) -> np.ndarray:
 
 def _range_block(block: np.ndarray, n_labels: int, name: str) -> np.ndarray:
     if block.size and (block.min() < 0 or block.max() >= n_labels):
-        raise ValueError(
-            f"{name} must lie in [0, {n_labels - 1}], found values in "
-            f"[{block.min()}, {block.max()}]."
-        )
+        raise ValueError(f"{name} must lie in [0, {n_labels - 1}], found values in "
+                         f"[{block.min()}, {block.max()}].")
     return block
 
 
@@ -310,15 +235,10 @@ def check_int(value: Any, name: str, low: int = 1) -> int:
 
 def check_n_clusters(n_clusters: Any, n_samples: int, name: str = "n_clusters") -> int:
     """A positive integer not larger than the number of samples."""
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, Integral):
-        raise TypeError(f"{name} must be an integer, got {n_clusters!r}.")
-    if n_clusters < 1:
-        raise ValueError(f"{name} must be >= 1, got {n_clusters}.")
+    check_n_labels(n_clusters, name)
     if n_clusters > n_samples:
-        raise ValueError(
-            f"{name}={n_clusters} is larger than the number of samples ({n_samples}); "
-            "use fewer clusters or more data."
-        )
+        raise ValueError(f"{name}={n_clusters} is larger than the number of samples "
+                         f"({n_samples}); use fewer clusters or more data.")
     return int(n_clusters)
 
 
@@ -330,10 +250,7 @@ def _nonnegative_block(block: np.ndarray, name: str) -> np.ndarray:
 
 
 def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | da.Array | None:
-    """Validate non-negative, finite per-row weights (``None`` passes through).
-
-    The sign check is lazy for dask arrays; numpy weights must not all be zero.
-    """
+    """Non-negative finite weights, one per row, not all zero (lazy on dask); None passes."""
     if sample_weight is None:
         return None
     w = check_array(sample_weight, "sample_weight", ndim=1)
@@ -358,10 +275,7 @@ def feature_names(X: Any) -> np.ndarray | None:
 
 
 def check_feature_names(estimator: Any, X: Any) -> None:
-    """Compare ``X``'s column names with ``estimator.feature_names_in_`` (scikit-learn's rule).
-
-    Different names are an error; names on one side only are a warning.
-    """
+    """``X``'s column names against ``estimator.feature_names_in_``, as scikit-learn checks."""
     fitted = getattr(estimator, "feature_names_in_", None)
     names = feature_names(X)
     kind = type(estimator).__name__

@@ -1,10 +1,6 @@
 """Progress of long work: Dask's progress bar for one-pass computations, a bar for iterations.
 
-Library code stays quiet by default; the command line switches progress on with
-``dask.config.set({"daskfair.progress": True})`` (or :func:`show_progress`). One-pass
-statistics (:func:`daskfair._blocks.block_sum`) then run through the distributed client with
-``distributed.progress``; iterative methods report through :class:`IterationBar`.
-"""
+Quiet unless the ``daskfair.progress`` dask config key is on (:func:`show_progress`)."""
 
 from __future__ import annotations
 
@@ -27,11 +23,6 @@ def progress_enabled() -> bool:
     Returns
     -------
     bool
-        True when progress is shown.
-
-    See Also
-    --------
-    show_progress : Switches it on or off for a block.
     """
     return bool(dask.config.get(_KEY, False))
 
@@ -43,38 +34,24 @@ def show_progress(enabled: bool = True) -> Iterator[None]:
     Parameters
     ----------
     enabled : bool, default=True
-        Whether to show progress inside the block.
-
-    Yields
-    ------
-    None
-        Inside the block progress is on (or off); the setting before is restored after it.
-
-    See Also
-    --------
-    progress_enabled : Whether progress is shown.
+        Whether to show progress inside the block (the setting is restored after it).
     """
     with dask.config.set({_KEY: bool(enabled)}):
         yield
 
 
 def compute(obj: Any, **kwargs: Any) -> Any:
-    """``obj.compute(**kwargs)``, with Dask's progress bar when progress is on and a client runs.
-
-    The graph is the same either way, so the result does not depend on the bar. Dask's bar
-    redraws one line, which only a terminal shows well: in logs it is left out.
+    """``obj.compute(**kwargs)``, with Dask's bar if progress is on (a terminal, a client).
 
     Parameters
     ----------
     obj : dask collection
-        What to compute.
     **kwargs
         Passed to ``obj.compute``.
 
     Returns
     -------
     object
-        The computed value.
     """
     if progress_enabled() and sys.stdout.isatty():
         import distributed
@@ -93,8 +70,7 @@ def compute(obj: Any, **kwargs: Any) -> Any:
 class IterationBar:
     """A text bar for iterative work: ``[#####.....] 37/500 SAfairKM iterations, 412 points``.
 
-    On a terminal the line is redrawn in place; otherwise (logs, CI) one line is printed at
-    every tenth of the work, so log files stay short.
+    Redrawn in place on a terminal; elsewhere (logs) one line every tenth of the work.
 
     Parameters
     ----------
@@ -125,16 +101,13 @@ class IterationBar:
         Parameters
         ----------
         done : int
-            Iterations finished so far.
         note : str, default=""
-            Extra text shown after the count (points of a front, say).
+            Shown after the count.
         """
         if not self.enabled:
             return
-        frac = min(1.0, done / self.total)
-        width = 30
-        bar = "#" * round(frac * width)
-        text = (f"[{bar:<{width}}] {done}/{self.total} {self.label}"
+        bar = "#" * round(min(1.0, done / self.total) * 30)
+        text = (f"[{bar:<30}] {done}/{self.total} {self.label}"
                 f"{', ' + note if note else ''} | {time.perf_counter() - self._start:.1f} s")
         if self.tty:
             self.stream.write("\r" + text)

@@ -89,7 +89,7 @@ class SmoothFairKMeans:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="sa2gd_fair_kmeans.png")
-    ap.add_argument("--iterations", type=int, default=600)
+    ap.add_argument("--n-iter", type=int, default=600)
     args = ap.parse_args()
 
     d = load_dataset("safairkm_adult")
@@ -103,8 +103,8 @@ def main() -> None:
     n_total = 10
     step = 0.5 * len(X) / n_total  # per-entry gradients are O(1/N): steps scale with N
     runs = sa2gd_front(problem.grad_a, problem.grad_b, theta0, n_total=n_total,
-                       n_iter=args.iterations, step=lambda t: step / (1 + t / 200),
-                       random_state=0, history_every=args.iterations)
+                       n_iter=args.n_iter, step=lambda t: step / (1 + t / 200),
+                       random_state=0, history_every=args.n_iter)
     print(f"{'n_a':>4}{'n_b':>4}{'f_a (soft)':>12}{'-f_b (soft)':>12}{'cost f1':>10}"
           f"{'balance f2':>12}")
     hard = []

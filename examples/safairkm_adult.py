@@ -10,7 +10,7 @@ hypervolumes, three clusterings picked from the front, and writes the plot to
 
 Run it from the repository root::
 
-    python examples/safairkm_adult.py [--iterations 300] [--out safairkm_adult_front.png]
+    python examples/safairkm_adult.py [--max-iter 300] [--out safairkm_adult_front.png]
 """
 
 import argparse
@@ -24,7 +24,7 @@ from daskfair.datasets import load_dataset, preprocess_safairkm
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--iterations", type=int, default=300)
+    ap.add_argument("--max-iter", type=int, default=300)
     ap.add_argument("--out", default="safairkm_adult_front.png")
     args = ap.parse_args()
 
@@ -34,7 +34,7 @@ def main() -> None:
           f"balance {np.bincount(sex).min() / np.bincount(sex).max():.3f}")
 
     front = pareto_front(X, sensitive_features=sex, n_clusters=10, n_init=30,
-                         max_iter=args.iterations, random_state=0)
+                         max_iter=args.max_iter, random_state=0)
     vf = vfairkm_front(X, sensitive_features=sex, n_clusters=10,
                        fairness_weights=np.linspace(0, 800, 9), random_state=0)
     ref = (1.05 * max(front.cost.max(), vf.cost.max()), 0.0)
@@ -56,7 +56,7 @@ def main() -> None:
 
     fronts = {"SAfairKM": {"cost": front.cost, "balance": front.balance},
               "VfairKM": {"cost": vf.cost, "balance": vf.balance,
-                          "mu": vf.params["fairness_weight"]}}
+                          "fairness_weight": vf.params["fairness_weight"]}}
     try:
         ax = plot_fronts(fronts, best_balance=np.bincount(sex).min() / np.bincount(sex).max())
     except ImportError as exc:  # matplotlib is the optional `plot` extra

@@ -106,7 +106,8 @@ def test_demo_safairkm_section(client, data_dir):
     from daskfair.datasets import load_dataset, preprocess_safairkm
     from daskfair.metrics import hypervolume_2d
 
-    rows = safairkm_section(client, data_dir=data_dir, n_iter=15, mus=(0.0, 400.0))
+    rows = safairkm_section(client, data_dir=data_dir, max_iter=15,
+                            fairness_weights=(0.0, 400.0))
     d = load_dataset("safairkm_adult", data_dir)
     _, s = preprocess_safairkm(d.X, d.sensitive)
     assert rows["reference"]["best_balance"] == pytest.approx(

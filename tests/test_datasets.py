@@ -34,7 +34,7 @@ def test_adult(data_dir):
     assert len(raw) == 32561
     np.testing.assert_array_equal(d.groups[d.sensitive], raw[9].to_numpy())
     assert d.y.sum() == (raw[14] == ">50K").sum()
-    race = ds.load_dataset("adult", data_dir, sensitive="race")
+    race = ds.load_dataset("adult", data_dir, sensitive_attribute="race")
     assert sorted(race.groups) == sorted(raw[8].unique())
     assert not any(name.startswith("sex") for name in d.feature_names)
 
@@ -73,7 +73,7 @@ def test_communities(data_dir):
 
 @pytest.mark.parametrize("sensitive, key", [(None, "race"), ("sex", "sex")])
 def test_compas(data_dir, sensitive, key):
-    d = ds.load_dataset("compas", data_dir, sensitive=sensitive)
+    d = ds.load_dataset("compas", data_dir, sensitive_attribute=sensitive)
     raw = pd.read_csv(data_dir / "compas/compas-scores-two-years.csv")
     _check(d, 7214)
     assert d.sensitive_name == key
@@ -88,7 +88,8 @@ def test_credit_default(data_dir):
     _check(d, 30000, 22)
     np.testing.assert_array_equal(d.y, raw.iloc[:, -1])
     np.testing.assert_array_equal(d.groups[d.sensitive], raw.EDUCATION)
-    assert ds.load_dataset("credit_default", data_dir, sensitive="SEX").groups.tolist() == [1, 2]
+    sex = ds.load_dataset("credit_default", data_dir, sensitive_attribute="SEX")
+    assert sex.groups.tolist() == [1, 2]
 
 
 @pytest.mark.parametrize("name, n, n_train, majority_error",
@@ -189,8 +190,8 @@ def test_checksums(data_dir, tmp_path):
 def test_unknown_names(data_dir):
     with pytest.raises(ValueError, match="unknown data set 'iris'"):
         ds.load_dataset("iris", data_dir)
-    with pytest.raises(ValueError, match="sensitive='age' is not available for 'adult'"):
-        ds.load_dataset("adult", data_dir, sensitive="age")
+    with pytest.raises(ValueError, match="sensitive_attribute='age' is not available for 'adult'"):
+        ds.load_dataset("adult", data_dir, sensitive_attribute="age")
     with pytest.raises(ValueError, match="unknown FCE pool"):
         ds.load_fce_pool("mnist", data_dir)
 

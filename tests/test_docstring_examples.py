@@ -47,7 +47,8 @@ MODULES = [
 
 def test_some_modules_have_examples():
     finder = doctest.DocTestFinder()
-    found = sum(len(t.examples) for t in finder.find(importlib.import_module(MODULES[0])))
+    found = sum(len(t.examples) for name in MODULES[:2]  # the metrics
+                for t in finder.find(importlib.import_module(name)))
     assert found > 10
 
 

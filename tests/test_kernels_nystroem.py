@@ -81,10 +81,10 @@ def test_landmarks_independent_of_chunking_and_seeded():
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
     assert len(np.unique(a[:, 0])) == 50
-    pp = select_landmarks(X, 50, method="kmeans++", random_state=7)
+    pp = select_landmarks(X, 50, landmarks="kmeans++", random_state=7)
     assert pp.shape == (50, 3) and len(np.unique(pp[:, 0])) == 50
     with pytest.raises(ValueError, match="unknown landmark method"):
-        select_landmarks(X, 5, method="leverage")
+        select_landmarks(X, 5, landmarks="leverage")
 
 
 def test_whitening_clips_the_null_space():

@@ -171,7 +171,7 @@ def test_nystroem_with_duplicated_landmarks_does_not_blow_up(kname, method):
     Xt = rng.normal(size=(30, 3))
     ours, theirs = KERNELS[kname]
     params = kernel_params(ours["kernel"], 3, **{k: v for k, v in ours.items() if k != "kernel"})
-    fmap = fit_nystroem(X, params, n_landmarks=100, method=method, random_state=0)
+    fmap = fit_nystroem(X, params, n_landmarks=100, landmarks=method, random_state=0)
     L = fmap.landmarks
     n_distinct = len(np.unique(L, axis=0))
     assert len(L) == 100 and n_distinct < len(L)  # the landmark kernel W is singular

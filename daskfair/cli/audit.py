@@ -1,13 +1,8 @@
-"""Audit a pool of clusterings: every labeling's FCE report as a task on the cluster.
-
-The FCE paper's "KM" rows summarise a pool of base clusterings: the seven metrics of
-:func:`daskfair.metrics.clustering_report` for each labeling, averaged within 10 disjoint
-subsets of 10 labelings, then mean ± sample standard deviation over the subsets.
-"""
+"""The FCE paper's "KM" rows of a pool of clusterings: every labeling's report as a task, then
+mean ± sample std over disjoint subsets of the labelings."""
 
 from __future__ import annotations
 
-import logging
 import sys
 from typing import Any
 
@@ -20,13 +15,9 @@ from ..metrics import REPORT_COLUMNS, clustering_report
 
 __all__ = ["audit_labelings", "subset_summary"]
 
-logger = logging.getLogger(__name__)
-
-
 def _report_row(
     base_labels: np.ndarray, y: np.ndarray, groups: np.ndarray, column: int, n_clusters: int
 ) -> np.ndarray:
-    # One task: the FCE report of one labeling, as a row of REPORT_COLUMNS.
     report = clustering_report(
         y, base_labels[:, column], sensitive_features=groups, n_clusters=n_clusters
     )
@@ -42,29 +33,9 @@ def audit_labelings(
     client: distributed.Client | None = None,
     progress: bool = False,
 ) -> np.ndarray:
-    """The FCE report of every labeling in a pool, one task per labeling.
-
-    Parameters
-    ----------
-    base_labels : array-like of shape (n_samples, n_labelings)
-        Integer cluster labels, one column per labeling.
-    y : array-like of shape (n_samples,)
-        True classes (integer codes).
-    sensitive_features : array-like of shape (n_samples,)
-        Protected group of every row.
-    n_clusters : int, optional
-        The c of the metrics (default: the number of true classes, as in the FCE paper).
-    client : distributed.Client, optional
-        Where the tasks run (default: :func:`daskfair.runtime.clients.get_client`).
-    progress : bool
-        Show Dask's progress bar while the tasks run (command line use; only when standard
-        output is a terminal, since in a log or a file the bar's redraws are noise).
-
-    Returns
-    -------
-    ndarray of shape (n_labelings, 7)
-        Columns in the order of :data:`daskfair.metrics.REPORT_COLUMNS`.
-    """
+    """The FCE report of every labeling (column of ``base_labels``), one task each: an
+    array of shape (n_labelings, 7) in the order of ``REPORT_COLUMNS``. ``n_clusters``
+    defaults to the number of classes, as in the FCE paper."""
     from ..runtime.clients import get_client
 
     base_labels = np.asarray(base_labels)
@@ -81,8 +52,7 @@ def audit_labelings(
     if n_clusters is None:
         n_clusters = int(np.unique(y).size)
     client = client or get_client()
-    # Scatter the pool once (fresh keys: re-scattering equal data under its content hash
-    # races with the release of an earlier scatter); every task reads its column from it.
+    # fresh keys: re-scattering equal data under its content hash races with its release
     pool_f, y_f, g_f = client.scatter([base_labels, y, groups], broadcast=True, hash=False)
     futures = client.map(
         _report_row,
@@ -100,22 +70,9 @@ def audit_labelings(
 
 
 def subset_summary(reports: np.ndarray, n_subsets: int = 10) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and sample std over ``n_subsets`` disjoint consecutive subsets of the labelings.
-
-    Each subset's metrics are averaged; the result is the mean of those averages (equal to the
-    mean over all labelings) and their sample standard deviation (``ddof=1``), as the FCE
-    paper reports its rows.
-
-    Parameters
-    ----------
-    reports : ndarray of shape (n_labelings, n_metrics)
-    n_subsets : int
-        Must divide ``n_labelings``.
-
-    Returns
-    -------
-    mean, std : ndarray of shape (n_metrics,)
-    """
+    """Mean and sample std (ddof=1) of the subset means over ``n_subsets`` disjoint
+    consecutive subsets of the labelings (``n_subsets`` divides them), as the FCE paper
+    reports its rows."""
     reports = np.asarray(reports, dtype=float)
     m = reports.shape[0]
     if n_subsets < 2 or m % n_subsets:

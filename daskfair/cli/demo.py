@@ -1,14 +1,4 @@
-"""``daskfair demo``: the main job on the embedded default (a LocalCluster).
-
-Part 1 audits the FCE authors' six base-clustering pools: the seven FCE metrics of each of the
-100 k-means base clusterings of every pool, computed as tasks on the cluster and reduced to the
-"KM" rows of the FCE paper. Part 2 finds the FCE consensus of the HAR and MNIST-USPS pools
-(10 subsets of 10 base clusterings, one task each) and sets its row against the KM row.
-Part 3 runs FairKernelClassifierCV (bound .01), FKR-F²E and its baselines on the FKR-F²E
-authors' Credit Default split, each method a task. Part 4 builds the SAfairKM cost/balance
-Pareto front of the SAfairKM paper's Adult setting on the cluster and sets VfairKM's μ sweep
-(one task per μ) against it.
-"""
+"""``daskfair demo``: the pool audit, FCE, FKR-F²E and SAfairKM parts of the main job."""
 
 from __future__ import annotations
 
@@ -121,10 +111,7 @@ def fkr_section(
     dataset: str = "ffe_credit",
     split: int = 0,
 ) -> dict[str, dict[str, float]]:
-    """FairKernelClassifierCV, FKR-F²E and its baselines on one of the authors' splits.
-
-    One task per method.
-    """
+    """FairKernelClassifierCV, FKR-F²E and its baselines on an authors' split, a task each."""
     data = load_dataset(dataset, data_dir)
     X, y, s = client.scatter([data.X, data.y, data.sensitive], broadcast=True,
                              hash=False)
@@ -148,35 +135,30 @@ def safairkm_section(
     client: distributed.Client,
     *,
     data_dir: str | os.PathLike[str] | None = None,
-    n_iter: int = 150,
-    mus: Sequence[float] = (0.0, 200.0, 400.0, 800.0),
+    max_iter: int = 150,
+    fairness_weights: Sequence[float] = (0.0, 200.0, 400.0, 800.0),
 ) -> dict[str, dict[str, Any]]:
-    """SAfairKM front and VfairKM sweep on the SAfairKM paper's Adult setting (5,000 rows, K = 10).
-    """
+    """SAfairKM and VfairKM fronts in the SAfairKM paper's Adult setting (5,000 rows, K = 10)."""
     import numpy as np
 
     from ..datasets import preprocess_safairkm
     from ..safairkm import pareto_front, vfairkm_front
+    from .safairkm_job import add_hypervolumes, front_row
 
     d = load_dataset("safairkm_adult", data_dir)
     X, s = preprocess_safairkm(d.X, d.sensitive)
     out = {}
     for name, make in (
         ("SAfairKM", lambda: pareto_front(X, sensitive_features=s, n_clusters=10,
-                                          max_iter=n_iter, random_state=0, client=client)),
+                                          max_iter=max_iter, random_state=0, client=client)),
         ("VfairKM", lambda: vfairkm_front(X, sensitive_features=s, n_clusters=10,
-                                          fairness_weights=mus, random_state=0,
+                                          fairness_weights=fairness_weights, random_state=0,
                                           client=client)),
     ):
         t0 = time.perf_counter()
         front = make()
-        out[name] = {"points": len(front), "seconds": time.perf_counter() - t0,
-                     "cost": front.cost.tolist(), "balance": front.balance.tolist()}
-    ref = (1.05 * max(max(r["cost"]) for r in out.values()), 0.0)
-    from ..metrics import hypervolume_2d
-
-    for r in out.values():
-        r["hypervolume"] = hypervolume_2d(r["cost"], r["balance"], ref)
+        out[name] = front_row(front, time.perf_counter() - t0)
+    ref = add_hypervolumes(out)
     out["reference"] = {"cost": ref[0], "balance": ref[1],
                         "best_balance": float(np.bincount(s).min() / np.bincount(s).max())}
     return out
@@ -209,35 +191,9 @@ def run_demo(
     progress: bool = True,
     echo: Callable[[str], Any] = print,
 ) -> dict[str, dict[str, tuple[float, float]]]:
-    """Audit the FCE pools on the cluster, print the KM table and write it to a zarr run.
-
-    Parameters
-    ----------
-    store : path-like
-        Zarr store of the run (replaced if it exists).
-    pools : sequence of str
-        Pool names (see :data:`daskfair.datasets.FCE_POOLS`).
-    fce_pools : sequence of str
-        Pools of part 2 (FCE consensus against the KM row); empty to skip.
-    fkr : bool
-        Also run part 3 (FKR-F²E on the authors' Credit Default split 0).
-    safairkm : bool
-        Also run part 4 (the SAfairKM front and VfairKM on Adult).
-    data_dir : path-like, optional
-        Data directory (default: see :func:`daskfair.datasets.data_dir`).
-    client : distributed.Client, optional
-        Default: :func:`daskfair.runtime.clients.get_client`.
-    progress : bool
-        Show Dask's progress bar per pool.
-    echo : callable
-        Where text output goes.
-
-    Returns
-    -------
-    dict
-        ``{"km": {pool: {metric: (mean, std)}}, "fce": {pool: {metric: (mean, std)}},
-        "fkr": {method: {"disparity", "error"}}, "safairkm": {front: {...}}}``.
-    """
+    """Run the demo's parts on ``client`` (default: :func:`daskfair.get_client`), print
+    their tables and write them into a demo run at ``store`` (replacing a demo run there).
+    Returns ``{"km": …, "fce": …, "fkr": …, "safairkm": …}``, each part's rows."""
     from ..runtime.clients import get_client
 
     unknown = sorted((set(pools) | set(fce_pools)) - set(FCE_POOLS))

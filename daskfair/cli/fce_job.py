@@ -1,5 +1,4 @@
-"""The ``fce`` job: base clusterings (from features, or a given pool) and their fair FCE
-consensus, scored against the base clusterings with the FCE paper's metrics."""
+"""The ``fce`` job: base clusterings and their fair FCE consensus, scored against them."""
 
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ def _code_block(block: np.ndarray, index: pd.Index) -> np.ndarray:
 
 def _codes(values: Any, levels: Sequence[Any]) -> Any:
     """Values as int32 codes of ``levels``, block by block (small enough to keep in the
-    cluster's memory, where the raw values of a table's column are re-read with it)."""
+    cluster's memory)."""
     index = pd.Index(list(levels), dtype=object)
     return values.map_blocks(_code_block, index, dtype=np.int32,
                              name=f"codes-{dask.base.tokenize(values, list(levels))}")
@@ -110,37 +109,10 @@ def fce_job(
     chunk_rows: int = 50_000,
     echo: Echo = print,
 ) -> dict[str, Any]:
-    """Base clusterings and their fair FCE consensus, checkpointed after every iteration.
-
-    Parameters
-    ----------
-    data : JobData or None
-        Features, classes and groups to cluster; None with ``pool``.
-    run : Run
-        The open run: base labels, checkpoints, the consensus and its report.
-    client : distributed.Client
-        Where the base clusterings and the passes run.
-    params : mapping
-        :class:`~daskfair.FairClusteringEnsemble`'s parameters.
-    base_params : mapping, default=None
-        :func:`~daskfair.base_clusterings`'s parameters (``n_clusters``, ``n_runs``,
-        ``methods``, ``random_state``); not used with ``pool``.
-    pool : tuple of ndarray, default=None
-        (base labels, classes, groups) of a base-clustering pool; its first
-        ``base_params["n_runs"]`` labelings are used.
-    resume : bool, default=False
-        Continue the consensus stored in ``run`` (the base clusterings are read from it).
-    chunk_rows : int, default=50_000
-        Rows per block of in-memory inputs.
-    echo : callable, default=print
-        Where progress text goes.
-
-    Returns
-    -------
-    dict
-        The report stored in the run: the consensus's metrics, the base clusterings' mean
-        and standard deviation of each, ``n_clusters``, ``n_iter``, ``converged``.
-    """
+    """Base clusterings (of ``data``'s features with ``base_params``, or the first
+    ``n_runs`` of a ``pool``: its labels, classes and groups) and their fair FCE consensus
+    with ``params``, checkpointed in ``run`` after every iteration; returns the report of
+    the consensus against the base clusterings, stored in the run."""
     from ..ensemble import FairClusteringEnsemble
 
     base_params = dict(base_params or {})

@@ -1,12 +1,6 @@
-"""The ``fkr`` job: the fair kernel model and its baselines, fitted on the training rows and
-scored on the test rows, written into one run.
-
-In-memory data are split as the FKR-F²E paper did (seeded, stratified by group and class, or
-a published split); a table or a zarr array, which never enters this process, by a seeded
-hash of the row number (about ``test_size`` of every group and class). Features are min-max
-scaled (docs/design.md#fkr-ridge-thresholds-and-metrics) on the training rows' range, or for
-a table on its range from the pass that read it.
-"""
+"""The ``fkr`` job. In-memory data are split as the FKR-F²E paper did (seeded, stratified by
+group and class, or a published split), a table or zarr array by a seeded hash of the row
+number; features are min-max scaled on the training rows' range (a table's from its pass)."""
 
 from __future__ import annotations
 
@@ -185,12 +179,7 @@ def _timed(fit: Callable[[], Any]) -> tuple[Any, float]:
 def _fit_models(params: Mapping[str, Any], n_fair_features: Sequence[int] | None,
                 rows: _Rows, classify: bool, echo: Echo
                 ) -> tuple[list[tuple[str, int | None, Any, float]], float]:
-    """The fair model(s) and the baselines, (name, k, model, seconds) each, and the constant.
-
-    Without ``n_fair_features``: the CV selection, with its baselines solved from the
-    moments of its first pass (no pass of their own); with them: FKR-F²E for every k and the
-    baselines each fitted with a pass of its own.
-    """
+    """(name, k, model, seconds) of the fair model(s) and the baselines, and the constant."""
     Xtr, ytr, s_tr = rows.Xtr, rows.ytr, rows.s_tr
     baselines = [m for m in REGISTRY.values() if m.baseline and m.estimator is not None]
     fitted: list[tuple[str, int | None, Any, float]] = []
@@ -329,44 +318,14 @@ def fkr_job(
     chunk_rows: int = 50_000,
     echo: Echo = print,
 ) -> dict[str, Any]:
-    """Fit the fair kernel model and its baselines on the training rows; score the test rows.
+    """Fit the fair kernel model and its baselines on the training rows, score the test rows
+    in one pass and write the model, the test predictions, the frontier and the results into
+    ``run``; returns the results.
 
-    Parameters
-    ----------
-    data : JobData
-        Features, label and groups.
-    run : Run
-        The open run that receives the model, the predictions, the frontier and the
-        results (the caller marks it complete).
-    client : distributed.Client
-        Where the passes run.
-    params : mapping, default=None
-        The models' parameters by library name (``kernel``, ``gammas``, ``relative_alpha``,
-        ``disparity_bound``, ``cv``, ``fkrr_fairness_weight``, …): each model takes those its
-        estimator has (:mod:`daskfair.cli.paper.methods`).
-    n_fair_features : sequence of int, default=None
-        None: the most accurate model within the disparity bound
-        (:class:`~daskfair.FairKernelClassifierCV` or the regressor's), its frontier stored,
-        its baselines solved from the moments of its first pass (two passes over the
-        training rows in all). Several k: FKR-F²E for each, the baselines each fitted.
-    task : {"auto", "classification", "regression"}, default="auto"
-        "auto": classification for a binary label.
-    split : int, default=0
-        The published split of a data set that has them.
-    test_size : float, default=0.25
-        The test fraction of a seeded split (data without published splits).
-    random_state : int, default=0
-        Seeds the split, the landmarks and the folds.
-    chunk_rows : int, default=50_000
-        Rows per block of in-memory data.
-    echo : callable, default=print
-        Where progress text goes.
-
-    Returns
-    -------
-    dict
-        The summary stored in the run: ``task``, ``split``, ``n_train``, ``n_test``,
-        ``results`` (one row per model: ``disparity``, ``error``, …), ``selection``.
+    ``params`` are the models' parameters by library name: each model takes those its
+    estimator has. Without ``n_fair_features`` the fair model is the CV selection under the
+    disparity bound, its baselines solved from the moments of its first pass; with them,
+    FKR-F²E for every k and the baselines each fitted.
     """
     if data.y is None:
         raise ValueError("FKR-F²E needs a label: give --label COLUMN.")

@@ -1,14 +1,6 @@
-"""Inputs of the command-line jobs: a named data set, a table or a zarr array.
-
-A table (CSV or Parquet, a file, a directory or a glob) names its label and sensitive columns
-(``--label``, ``--sensitive``); the features are the other columns (or ``--features``). It is
-streamed: one pass on the workers gives every column's levels and the partition lengths, then
-each partition is one-hot encoded where it is read (:mod:`daskfair.tables`). A zarr array is
-2-D and numeric; its label and sensitive columns are given by index and it is read lazily,
-block by block. Either may be larger than memory. Whatever the source, the job gets a
-:class:`JobData`, and :func:`to_dask` cuts an in-memory array into row blocks that a lost
-worker cannot take with it.
-"""
+"""A job's data: a named data set, a table (CSV or Parquet: summarised in one pass on the
+workers, then encoded where each partition is read) or a 2-D zarr array (columns by index),
+either larger than memory."""
 
 from __future__ import annotations
 
@@ -43,25 +35,9 @@ __all__ = ["JobData", "load_input", "table_data", "to_dask"]
 
 @dataclass
 class JobData:
-    """Features, label, groups and a description of where they came from.
-
-    Attributes
-    ----------
-    X : ndarray or dask array of shape (n_samples, n_features)
-    y : ndarray, dask array or None
-        The label (None when the source has none).
-    sensitive : ndarray or dask array of shape (n_samples,)
-        Group of every row (raw values; the estimators encode them).
-    feature_names : list of str
-    description : dict
-        JSON-able: source, name, rows, features, label and sensitive column names.
-    splits : list of ndarray or None
-        Published training-row indices (the FKR-F²E authors' files), if any.
-    encoder : TableEncoder or None
-        How a table's rows were encoded (stored with the run).
-    summary : TableSummary or None
-        A table's pass: every column's levels or range, the label's and the groups' values
-        with their counts, the partition lengths.
+    """Features, label (or None), raw groups, feature names, a JSON-able description of the
+    source, the published training rows (or None), and for a table its encoder and summary
+    (every column's levels or range, the label's and groups' counts, the partition lengths).
     """
 
     X: Any
@@ -158,16 +134,6 @@ def _check_task(label: Any, name: str, task: str) -> None:
             "label (classification) or a numeric one (regression).")
 
 
-def _from_table(path: str, label: str | None, sensitive: str | list[str] | None,
-                features: list[str] | None, need_label: bool, encode: bool = True, *,
-                max_levels: int = 1000, numeric_missing: str = "error",
-                chunk_rows: int | None = 50_000, task: str | None = None) -> JobData:
-    """A CSV/Parquet table, streamed (:func:`table_data`)."""
-    return table_data(read_table(path), label, sensitive, features, need_label, encode,
-                      max_levels=max_levels, numeric_missing=numeric_missing,
-                      chunk_rows=chunk_rows, task=task, name=path)
-
-
 def _columns(frame: Any, label: str | None, sensitive: str | list[str] | None,
              features: list[str] | None, need_label: bool, encode: bool,
              path: Any) -> tuple[Any, list[str], list[str], str, str | None]:
@@ -238,16 +204,10 @@ def table_data(frame: Any, label: str | None, sensitive: str | list[str] | None,
                max_levels: int = 1000, numeric_missing: str = "error",
                chunk_rows: int | None = 50_000, task: str | None = None,
                name: Any = "the table") -> JobData:
-    """A dask DataFrame as a job's data: one pass summarises it (levels, ranges, missing
-    values, partition lengths, on the workers); the rows are then encoded where they are
-    read, block by block, whenever a method reads them.
-
-    Several ``sensitive`` columns make one group of every combination of their values,
-    named as the estimators name them (fairlearn's convention, e.g. ``"black,F"``): a
-    column of those names, ``"race,sex"`` for the columns race and sex, is computed where
-    the rows are read and summarised in the same pass (a row missing any of them is a
-    missing group).
-    """
+    """A dask DataFrame as a job's data: one pass on the workers summarises it; its rows are
+    encoded where they are read, whenever a method reads them. Several ``sensitive``
+    columns make one group of every combination (named as the estimators name them); a row
+    missing any of them is a missing group."""
     frame, features, s_cols, s_col, y_col = _columns(frame, label, sensitive, features,
                                                      need_label, encode, name)
     parts = partitions(frame[[*features, *(c for c in (y_col, s_col) if c is not None)]])
@@ -342,53 +302,10 @@ def load_input(
     min_group_size: int = 1,
     small_groups: str = "raise",
 ) -> JobData:
-    """Load a job's data from a named data set or a file.
-
-    Parameters
-    ----------
-    dataset : str, optional
-        One of :data:`daskfair.datasets.DATASETS`.
-    path : path-like, optional
-        A table (:func:`daskfair.tables.read_table`: CSV files or globs, Parquet files,
-        directories or globs) or a zarr array (exactly one of ``dataset`` and ``path``). A
-        table is never read into this process: one pass on the workers summarises it, and
-        its rows are then encoded block by block where they are read.
-    label : str, optional
-        Column name (tables) or index (zarr arrays).
-    sensitive : str or list of str, optional
-        Column name(s) (tables) or index (zarr arrays). Several columns of a table make one
-        group of every combination of their values (:func:`table_data`).
-    features : list of str, optional
-        Feature columns (default: all others).
-    sensitive_attribute : str, optional
-        Which attribute of a named data set is sensitive, where it offers a choice.
-    data_dir : path-like, optional
-        Where the named data sets live.
-    need_label : bool
-        The job needs a label: a missing one is an error.
-    encode : bool
-        One-hot encode a table's text and categorical feature columns
-        (:class:`daskfair.TableEncoder`: one 0/1 column per level, named ``column=level``, a
-        missing value a level of its own; ``description["encoded"]`` counts the levels).
-        ``False`` makes them an error.
-    max_levels, numeric_missing
-        As in :class:`daskfair.TableEncoder`.
-    chunk_rows : int, optional
-        Largest row block of a table's arrays.
-    task : {"auto", "classification", "regression"}, optional
-        What the label is for: a table's label is checked against it in the pass (two values
-        to classify, numbers to regress), before any fit.
-    min_group_size : int
-        The fewest rows a group may have (1: every group is kept).
-    small_groups : {"raise", "merge"}
-        Smaller groups are an error, or merged into one group "other" for every model and
-        report of the job (:func:`_merge_small_groups`).
-
-    Returns
-    -------
-    JobData
-        The features, label, groups and where they came from.
-    """
+    """The job's data from a named ``dataset`` or a table or zarr array at ``path``
+    (exactly one), with ``min_group_size`` applied to its groups (``small_groups``: raise,
+    or merge them into "other" for every model and report of the job). A table is never
+    read into this process; ``task`` is checked against its label in its pass."""
     check_group_size_params(min_group_size, small_groups)
     data = _load(dataset, path, label, sensitive, features, sensitive_attribute, data_dir,
                  need_label, encode, max_levels, numeric_missing, chunk_rows, task)
@@ -396,12 +313,8 @@ def load_input(
 
 
 def _merge_small_groups(data: JobData, min_group_size: int, small_groups: str) -> JobData:
-    """The job's groups with ``min_group_size`` applied (:func:`daskfair._groups.plan_merge`).
-
-    A table's group counts come from its pass (nothing more is read); other inputs' are one
-    small reduction over the groups. Merged groups are recorded in
-    ``description["merged_groups"]`` (and the table summary's counts follow the merge).
-    """
+    """The job's groups with ``min_group_size`` applied: a table's counts come from its pass,
+    other inputs' from one reduction over the groups; ``description`` records the merge."""
     if min_group_size == 1:
         return data
     s_name = data.description.get("sensitive")
@@ -440,7 +353,7 @@ def _load(dataset: str | None, path: Any, label: str | None, sensitive: Any,
             if value is not None:
                 raise ValueError(f"{opt} applies to --input files; a named data set fixes its "
                                  "columns (use --sensitive-attribute to choose its groups).")
-        d = load_dataset(dataset, data_dir, sensitive=sensitive_attribute)
+        d = load_dataset(dataset, data_dir, sensitive_attribute=sensitive_attribute)
         if need_label and d.y is None:
             raise ValueError(f"data set {dataset!r} has no label.")
         return JobData(d.X, d.y, d.sensitive, list(d.feature_names), {
@@ -450,9 +363,9 @@ def _load(dataset: str | None, path: Any, label: str | None, sensitive: Any,
         raise ValueError("--sensitive-attribute applies to named data sets; for a file name "
                          "the column with --sensitive.")
     if is_table_path(path):
-        return _from_table(os.fspath(path), label, sensitive, features, need_label, encode,
-                           max_levels=max_levels, numeric_missing=numeric_missing,
-                           chunk_rows=chunk_rows, task=task)
+        return table_data(read_table(os.fspath(path)), label, sensitive, features, need_label,
+                          encode, max_levels=max_levels, numeric_missing=numeric_missing,
+                          chunk_rows=chunk_rows, task=task, name=os.fspath(path))
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"input {p} does not exist.")
@@ -469,12 +382,9 @@ def _load(dataset: str | None, path: Any, label: str | None, sensitive: Any,
 
 
 def to_dask(x: Any, chunk_rows: int) -> da.Array:
-    """``x`` as a dask array of ``chunk_rows``-row blocks.
-
-    An in-memory array becomes one graph literal per block: the scheduler keeps the blocks,
-    so a block lost with a worker is sent again instead of failing the job (scattered data
-    would be gone). Dask arrays are rechunked to the same row blocks.
-    """
+    """``x`` as a dask array of ``chunk_rows``-row blocks. An in-memory array becomes one
+    graph literal per block, which the scheduler sends again when a worker is lost (scattered
+    data would be gone)."""
     if is_dask(x):
         return x.rechunk({0: chunk_rows, **({1: -1} if x.ndim == 2 else {})})
     x = np.asarray(x)

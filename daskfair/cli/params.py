@@ -1,12 +1,5 @@
-"""From parsed flags to the library's parameters: one function for every job.
-
-A flag's ``dest`` is the library parameter it sets, so an estimator's (or a function's)
-parameters are the flags whose names its signature has (:func:`params_for`). The flags that
-say where and how a job runs are not parameters of the result: they are left out of the
-stored parameters (:func:`stored_params`), so an interrupted run may resume on another
-cluster. Library errors name parameters; :func:`as_flags` words them as the flags the user
-typed.
-"""
+"""From parsed flags to the library's parameters, and back for errors: a flag's ``dest`` is
+the parameter it sets, so a target's parameters are the flags its signature names."""
 
 from __future__ import annotations
 
@@ -28,22 +21,8 @@ RUNTIME_OPTIONS = frozenset({
 
 def takes(target: Callable[..., Any], params: Mapping[str, Any],
           skip: Iterable[str] = ()) -> dict[str, Any]:
-    """The entries of ``params`` that ``target`` (a class or a function) has a parameter for.
-
-    Parameters
-    ----------
-    target : class or callable
-        An estimator class (its ``__init__``) or a function.
-    params : mapping
-        Candidate values by parameter name.
-    skip : iterable of str, default=()
-        Names left out even where ``target`` takes them.
-
-    Returns
-    -------
-    dict
-        ``{name: params[name]}`` for every name of ``target``'s signature in ``params``.
-    """
+    """The entries of ``params`` that ``target`` (a class or a function) has a parameter
+    for, but those in ``skip``."""
     names = inspect.signature(target).parameters
     skipped = set(skip)
     return {k: v for k, v in params.items() if k in names and k not in skipped}
@@ -56,7 +35,8 @@ def params_for(args: argparse.Namespace, target: Callable[..., Any],
 
 
 def stored_params(args: argparse.Namespace) -> dict[str, Any]:
-    """The flags that decide a job's result, as stored with its run and compared on resume."""
+    """The flags that decide a job's result, stored with its run and compared on resume (not
+    where it runs: an interrupted run may resume on another cluster)."""
     return {k: v for k, v in sorted(vars(args).items()) if k not in RUNTIME_OPTIONS}
 
 

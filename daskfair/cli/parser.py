@@ -1,6 +1,5 @@
-"""The ``daskfair`` argument parser: every flag's ``dest`` is the library parameter it sets
-(``--n-init`` is ``n_init`` from the flag to the stored key), or a command-line-only option
-listed in docs/vocabulary.md."""
+"""The ``daskfair`` argument parser: a flag's ``dest`` is the library parameter it sets, or a
+command-line-only option of docs/vocabulary.md."""
 
 from __future__ import annotations
 
@@ -15,13 +14,11 @@ from ..safairkm import DEFAULT_PAIRS
 __all__ = ["build_parser", "subparser"]
 
 _DEMO_HELP = """\
-The main job, on a Dask cluster. Part 1 audits the FCE authors' six base-clustering pools:
-the seven FCE metrics (ACC, NMI, Bal, MNCE, CCE, NE, f_CCE) of all 100 k-means base
-clusterings per pool, each a task, reduced to the paper's "KM" rows. Part 2 finds the fair
-FCE consensus of the HAR and MNIST-USPS pools against their KM rows. Part 3 fits FKR-F²E and
-its baselines on the FKR-F²E authors' Credit Default split (one task per method). Part 4
-builds the SAfairKM front of Adult against VfairKM. Tables are printed and written to a zarr
-store.
+The main job, on a Dask cluster: (1) the seven FCE metrics of the FCE authors' 100 k-means
+base clusterings of six pools, each a task (the paper's "KM" rows); (2) the fair FCE
+consensus of HAR and MNIST-USPS; (3) FKR-F²E and its baselines on the FKR-F²E authors'
+Credit Default split; (4) the SAfairKM front of Adult against VfairKM. Tables are printed and
+written to a zarr store.
 
 example:
   daskfair demo                              # LocalCluster sized to this machine
@@ -30,29 +27,23 @@ example:
 """
 
 _DATASETS_HELP = """\
-List the real data sets daskfair can load, with where their files are and where they come
-from; download them (--fetch) or verify them (--verify).
-
-The data directory is --data-dir, else DASKFAIR_DATA, else ../shared/data of a checkout,
-else your cache folder. A folder holding SHA256SUMS is used as it is; any other is a cache:
-a missing file is downloaded from its publisher on first use (or now, with --fetch) and kept
-only when its SHA-256 matches. DASKFAIR_DATA_URL replaces every publisher by one mirror.
+List the real data sets, where their files are and where they come from; download them
+(--fetch) or verify them (--verify). The data directory is --data-dir, else DASKFAIR_DATA,
+else ../shared/data of a checkout, else your cache folder. A folder holding SHA256SUMS is used
+as it is; into any other a missing file is downloaded from its publisher (DASKFAIR_DATA_URL:
+one mirror for all) and kept only when its SHA-256 matches.
 
 example:
-  daskfair datasets
-  daskfair datasets --fetch all
   daskfair datasets --fetch adult har
   daskfair datasets --data-dir /data/daskfair --verify
 """
 
 _FKR_HELP = """\
-Fit the most accurate fair kernel classifier (or regressor) whose validation disparity stays
-within --disparity-bound, chosen by cross-validation over every candidate of the fairness
-path (FairKernelClassifierCV: two passes over the training rows whatever the number of
-candidates), next to its baselines (FKRR, kernel ridge, the constant predictor); report
-the disparity (demographic parity difference, or the gap of mean predictions for a
-regression) and the error on the test rows. The candidates' validation frontier is stored
-(`daskfair plot`). --n-fair-features instead fits the paper's FKR-F²E for each k.
+The most accurate fair kernel classifier (or regressor) whose validation disparity stays
+within --disparity-bound, chosen by cross-validation over every candidate
+(FairKernelClassifierCV: two passes over the training rows), next to its baselines (FKRR,
+kernel ridge, the constant predictor), scored on the test rows; the candidates' frontier is
+stored (`daskfair plot`). --n-fair-features fits the paper's FKR-F²E for each k instead.
 
 example:
   daskfair fkr --dataset adult --disparity-bound 0.01 --store adult.zarr
@@ -63,11 +54,10 @@ example:
 """
 
 _SAFAIRKM_HELP = """\
-Build the SAfairKM cost/balance Pareto front (the paper's Algorithm 3): a list of label
-vectors spread over the workers; every iteration each member runs Algorithm 2 for every pair
-(n_a k-means updates, n_b swaps) and dominated points are dropped. VfairKM's μ sweep is the
-baseline. The run checkpoints every --checkpoint-every iterations; an interrupted run
-continues with the same command plus --resume and ends with the same front.
+The SAfairKM cost/balance Pareto front (the paper's Algorithm 3), its list of label vectors
+spread over the workers, against VfairKM's μ sweep. The run checkpoints every
+--checkpoint-every iterations; the same command with --resume continues an interrupted run
+to the same front.
 
 example:
   daskfair safairkm --dataset safairkm_adult --rows 5000 --store front.zarr
@@ -75,10 +65,9 @@ example:
 """
 
 _FCE_HELP = """\
-Fair clustering ensemble: base clusterings (each a task) and their fair, equal-capacity
-consensus (alternating SVD steps and a fair assignment sweep). Give features (--dataset or
---input) to cluster them, or --pool for one of the FCE authors' base-clustering pools. The
-consensus checkpoints after every iteration; --resume continues an interrupted run.
+Fair clustering ensemble: base clusterings (each a task) of features (--dataset, --input)
+or one of the FCE authors' pools (--pool), and their fair, equal-capacity consensus,
+checkpointed after every iteration (--resume continues it).
 
 example:
   daskfair fce --pool har --n-runs 10 --n-clusters 6 --store har.zarr
@@ -86,16 +75,16 @@ example:
 """
 
 _SHOW_HELP = """\
-Summarise a stored run: kind, status, parameters, results and arrays. A run that did not
-finish is shown as INCOMPLETE, with its last checkpoint, and the exit status is 1.
+Summarise a stored run: kind, status, parameters, results, arrays. A run that did not
+finish is shown as INCOMPLETE (exit status 1).
 
 example:
   daskfair show front.zarr
 """
 
 _PLOT_HELP = """\
-Draw a finished run as a PNG: the Pareto front with the VfairKM baseline (safairkm, demo),
-the disparity/error frontier (fkr) or the FCE metrics against the base clusterings (fce).
+Draw a finished run as a PNG: the Pareto fronts (safairkm, demo), the disparity/error
+frontier (fkr) or the FCE metrics against the base clusterings (fce).
 
 example:
   daskfair plot front.zarr                  # writes front.png
@@ -246,13 +235,7 @@ def _sub(sub: Any, name: str, help_: str, description: str) -> argparse.Argument
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (also used to render ``--help`` in the docs).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The parser of every command.
-    """
+    """The parser of every command (also renders ``--help`` in the docs)."""
     parser = argparse.ArgumentParser(
         prog="daskfair",
         description="Fair machine learning at any scale with Dask: FKR-F2E, SAfairKM, FCE.",

@@ -1,12 +1,5 @@
-"""Figures of stored runs (the ``plot`` extra: matplotlib).
-
-* SAfairKM: the cost/balance Pareto front with VfairKM's μ sweep and the best possible balance.
-* FKR-F²E: the SD/error trade-off over k with the baselines (FKRR, kernel ridge, constant).
-* FCE: the seven metrics of the consensus against the base clusterings' mean ± std.
-
-Each ``plot_*`` function draws on an axes and returns it; :func:`plot_run` picks the figure
-for a run and writes a PNG.
-"""
+"""Figures of stored runs (the ``plot`` extra): fronts, trade-offs, frontiers, FCE metrics;
+:func:`plot_run` picks a run's figure and writes a PNG."""
 
 from __future__ import annotations
 
@@ -125,20 +118,8 @@ def plot_fce_metrics(report: Mapping[str, Any], *, ax: Any = None) -> Any:
 
 def plot_run(run: Run | str | os.PathLike[str], output: str | os.PathLike[str] | None = None,
              ) -> Path:
-    """Draw the figure of a finished run and save it as PNG.
-
-    Parameters
-    ----------
-    run : Run or path
-        A complete run (an unfinished one is refused by :func:`daskfair.open_run`).
-    output : path-like, optional
-        Default: the store's path with the suffix ``.png``.
-
-    Returns
-    -------
-    pathlib.Path
-        Where the figure was written.
-    """
+    """Draw a finished run's figure into ``output`` (default: the store's path with
+    ``.png``) and return that path."""
     if not isinstance(run, Run):
         run = open_run(run, verify="contents")
     elif not run.is_complete:

@@ -18,7 +18,7 @@ from ..store import Run
 from .inputs import JobData
 from .results import numpy_of, store_encoder
 
-__all__ = ["SCALES", "safairkm_job"]
+__all__ = ["SCALES", "add_hypervolumes", "front_row", "safairkm_job"]
 
 Echo = Callable[[str], Any]
 #: ``scale``: the SAfairKM paper's z-scores and unit-length rows, z-scores, or none.
@@ -66,9 +66,19 @@ def _in_memory_rows(data: JobData, scale: str, rows: int | None,
     return X, s
 
 
-def _front_row(front: Any, seconds: float) -> dict[str, Any]:
+def front_row(front: Any, seconds: float) -> dict[str, Any]:
+    """A front's points, cost and balance, and the seconds it took."""
     return {"points": len(front), "seconds": seconds, "cost": front.cost.tolist(),
             "balance": front.balance.tolist()}
+
+
+def add_hypervolumes(fronts: dict[str, dict[str, Any]]) -> tuple[float, float]:
+    """Every front's hypervolume, from one reference point (returned): 1.05 × the largest
+    cost, balance 0."""
+    ref = (1.05 * max(max(r["cost"]) for r in fronts.values()), 0.0)
+    for r in fronts.values():
+        r["hypervolume"] = hypervolume_2d(r["cost"], r["balance"], ref)
+    return ref
 
 
 def _baseline(X: np.ndarray, s: np.ndarray, run: Run, client: Any,
@@ -82,7 +92,7 @@ def _baseline(X: np.ndarray, s: np.ndarray, run: Run, client: Any,
                          client=client)
     run.write_array("vfairkm/cost", base.cost)
     run.write_array("vfairkm/balance", base.balance)
-    return {**_front_row(base, time.perf_counter() - t0),
+    return {**front_row(base, time.perf_counter() - t0),
             "fairness_weight": base.params["fairness_weight"]}
 
 
@@ -97,36 +107,10 @@ def safairkm_job(
     scale: str = "safairkm",
     echo: Echo = print,
 ) -> dict[str, Any]:
-    """The SAfairKM front of the job's rows, stored in ``run``, and VfairKM's.
-
-    Parameters
-    ----------
-    data : JobData
-        Features and groups.
-    run : Run
-        The open run: it receives the front's checkpoints, the front and the summary.
-    client : distributed.Client or InProcessClient
-        Where the tasks run.
-    params : mapping
-        :func:`~daskfair.pareto_front`'s parameters (``n_clusters``, ``update_pairs``,
-        ``n_init``, ``max_iter``, ``random_state``, ``resume``, …; not its data, store,
-        client or callback, which the job sets).
-    vfairkm_fairness_weights : sequence of float, default=(0, 200, 400, 800)
-        μ of the VfairKM baseline front (empty: no baseline).
-    rows : int, default=None
-        A seeded subsample of this many rows (the paper used 5,000); None: every row.
-    scale : {"safairkm", "standard", "none"}, default="safairkm"
-        The SAfairKM paper's preprocessing (z-scored columns, unit-length rows), z-scores
-        only, or none.
-    echo : callable, default=print
-        Where progress text goes.
-
-    Returns
-    -------
-    dict
-        The summary stored in the run: ``fronts`` (each with its points, cost, balance and
-        hypervolume), ``reference``, ``best_balance``, ``n_samples``.
-    """
+    """The SAfairKM front of the job's rows with ``params`` (:func:`~daskfair.pareto_front`'s,
+    but its data, store, client and callback), checkpointed in ``run``, and VfairKM's front
+    over ``vfairkm_fairness_weights``; ``rows`` subsamples (seeded), ``scale`` is one of
+    :data:`SCALES`. Returns the summary stored in the run."""
     from ..safairkm import pareto_front
 
     if scale not in SCALES:
@@ -144,13 +128,11 @@ def safairkm_job(
     front = pareto_front(X, sensitive_features=s, **params, store=run, client=client,
                          callback=lambda t, cost, balance: bar.update(t, f"{len(cost)} points"))
     bar.close()
-    fronts = {"SAfairKM": _front_row(front, time.perf_counter() - t0)}
+    fronts = {"SAfairKM": front_row(front, time.perf_counter() - t0)}
     if vfairkm_fairness_weights:
         fronts["VfairKM"] = _baseline(X, s, run, client, vfairkm_fairness_weights,
                                       n_clusters, seed)
-    ref = (1.05 * max(max(r["cost"]) for r in fronts.values()), 0.0)
-    for r in fronts.values():
-        r["hypervolume"] = hypervolume_2d(r["cost"], r["balance"], ref)
+    ref = add_hypervolumes(fronts)
     summary = {"fronts": fronts, "reference": list(ref), "best_balance": best,
                "n_samples": len(X)}
     store_encoder(run, data)

@@ -1,9 +1,4 @@
-"""What every job of the command line shares: its client, its store and its data.
-
-:func:`run_job` starts the client, reads the data, opens the run, runs the job and marks the
-run complete; an interruption (Ctrl-C, or the SIGTERM of a batch system's time limit) leaves
-the run incomplete and says how to continue it.
-"""
+"""What every job shares: its client, its store and its data (:func:`run_job`)."""
 
 from __future__ import annotations
 
@@ -184,12 +179,9 @@ def _interrupted(args: argparse.Namespace, exc: KeyboardInterrupt, started: bool
 
 def run_job(args: argparse.Namespace, kind: str, job: Callable[..., str],
             in_process: bool = False, load: Callable[[], Any] | None = None) -> int:
-    """Start the client, ``load()`` the data (a table's pass runs on the cluster), open the
-    run, run ``job(run, client, data)`` (returns the text to print), mark the run complete.
-
-    The run is created only once the data are read and checked: an input error leaves no
-    store behind.
-    """
+    """Start the client, ``load()`` the data, create the run (only then: an input error
+    leaves no store), run ``job(run, client, data)``, mark the run complete and print the
+    text the job returns. Ctrl-C or SIGTERM leave the run incomplete and say how to go on."""
     from ..progress import show_progress
     from ..store import check_new_store, create_run, resume_run
 

@@ -1,9 +1,4 @@
-"""The real data sets, the FCE base-clustering pools and seeded synthetic data of any size.
-
-Files are read from the data directory (:func:`data_dir`) and, in a cache, downloaded from
-their publishers with checksums (:mod:`.fetch`, the registry :mod:`.sources`). How each data
-set is encoded, and where it comes from: docs/datasets.md.
-"""
+"""Real data sets (docs/datasets.md), the FCE base-clustering pools and synthetic data."""
 
 from .errors import DataIntegrityError, DataUnavailableError
 from .files import cache_dir, data_dir, fetch_data, is_cache, verify_data
@@ -12,25 +7,8 @@ from .pools import FCE_POOL_NAMES, FCE_POOLS, load_fce_pool, load_mnist_usps
 from .preprocessing import minmax_scale, preprocess_safairkm, standard_scale
 from .synthetic import make_fair_blobs, make_fair_regression
 
-__all__ = [
-    "DATASETS",
-    "FCE_POOLS",
-    "FCE_POOL_NAMES",
-    "DataIntegrityError",
-    "DataUnavailableError",
-    "Dataset",
-    "cache_dir",
-    "data_dir",
-    "fetch_data",
-    "is_cache",
-    "list_datasets",
-    "load_dataset",
-    "load_fce_pool",
-    "load_mnist_usps",
-    "make_fair_blobs",
-    "make_fair_regression",
-    "minmax_scale",
-    "preprocess_safairkm",
-    "standard_scale",
-    "verify_data",
-]
+__all__ = ["DATASETS", "FCE_POOLS", "FCE_POOL_NAMES", "DataIntegrityError", "DataUnavailableError",
+           "Dataset", "cache_dir", "data_dir", "fetch_data", "is_cache", "list_datasets",
+           "load_dataset", "load_fce_pool", "load_mnist_usps", "make_fair_blobs",
+           "make_fair_regression", "minmax_scale", "preprocess_safairkm", "standard_scale",
+           "verify_data"]

@@ -1,7 +1,5 @@
 """The errors of the data layer: a file that cannot be had, a file that is not the right one."""
 
-from __future__ import annotations
-
 __all__ = ["DataIntegrityError", "DataUnavailableError"]
 
 

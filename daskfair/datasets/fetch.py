@@ -1,10 +1,4 @@
-"""Data files fetched on first use: downloaded from their publisher (or a mirror), checked
-against the registry's size and SHA-256 (:mod:`.sources`), and only then put in place.
-
-``DASKFAIR_DATA_URL`` (or the dask config key ``daskfair.data-url``) replaces every publisher
-by one mirror that serves the files under their registry paths (``{url}/adult/adult.data``).
-How a download is kept safe: docs/design.md#data-files.
-"""
+"""Data files downloaded on first use and checked before use (docs/design.md#data-files)."""
 
 from __future__ import annotations
 
@@ -29,74 +23,24 @@ import dask
 from .errors import DataIntegrityError, DataUnavailableError
 from .sources import SOURCES, Source
 
-__all__ = ["fetch_file", "matches", "mirror_url", "sha256_of", "source_url"]
+__all__ = ["fetch_file", "matches", "sha256_of", "source_url"]
 
 CHUNK = 1 << 16
 TIMEOUT = 60.0
 
 
-def mirror_url() -> str | None:
-    """The mirror that replaces every publisher, if one is set.
-
-    Returns
-    -------
-    str or None
-        ``DASKFAIR_DATA_URL``, else the config key ``daskfair.data-url``, else None.
-    """
-    url = os.environ.get("DASKFAIR_DATA_URL") or dask.config.get("daskfair.data-url", None)
-    return url.rstrip("/") if url else None
-
-
 def source_url(src: Source) -> tuple[str | None, str | None]:
-    """Where a file is fetched from.
-
-    Parameters
-    ----------
-    src : daskfair.datasets.sources.Source
-        The registry entry.
-
-    Returns
-    -------
-    url : str or None
-        The URL (the mirror's, when one is set).
-    member : str or None
-        The member inside the archive at that URL.
-    """
-    mirror = mirror_url()
-    if mirror is not None:
-        return f"{mirror}/{src.path}", None
+    """The URL a file is fetched from and the member inside the archive there; with a mirror
+    (``DASKFAIR_DATA_URL`` or the config key ``daskfair.data-url``) the mirror's URL."""
+    mirror = os.environ.get("DASKFAIR_DATA_URL") or dask.config.get("daskfair.data-url", None)
+    if mirror:
+        return f"{mirror.rstrip('/')}/{src.path}", None
     return src.url, src.member
 
 
 def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
-    """Download ``rel`` into ``root`` (a cache directory), check it, return its path.
-
-    Parameters
-    ----------
-    rel : str
-        The file's path relative to the data directory (a registry entry).
-    root : pathlib.Path
-        The cache directory.
-    progress : bool, default=None
-        Show download progress: a live line on a terminal, one line at the end elsewhere
-        (None: as True); False shows nothing.
-
-    Returns
-    -------
-    pathlib.Path
-        The checked file, ``root / rel``.
-
-    Raises
-    ------
-    DataUnavailableError
-        No download (no network, a server error, an unknown file, no public source).
-    DataIntegrityError
-        The download does not match the registry's size or SHA-256 (nothing is kept).
-
-    See Also
-    --------
-    daskfair.datasets.fetch_data : Every file of a data set, into the data directory.
-    """
+    """Download ``rel`` into the cache directory ``root``, check it, and return its path
+    (DataUnavailableError: no download; DataIntegrityError: a mismatch, nothing kept)."""
     src = SOURCES.get(rel)
     target = root / rel
     if src is None:
@@ -156,37 +100,17 @@ def fetch_file(rel: str, root: Path, *, progress: bool | None = None) -> Path:
 
 
 def matches(src: Source, path: Path, digest: str | None = None) -> bool:
-    """Whether ``path`` is the registry's file.
-
-    Its SHA-256, or for a gzip file its publisher compresses otherwise, the SHA-256 of its
-    decompressed bytes.
-
-    Parameters
-    ----------
-    src : daskfair.datasets.sources.Source
-        The registry entry.
-    path : pathlib.Path
-        The file on disk.
-    digest : str, default=None
-        The file's SHA-256 if already known (None: computed here).
-
-    Returns
-    -------
-    bool
-        True when the file is the registry's.
-    """
+    """Whether ``path`` is the registry's file: its SHA-256 (``digest`` if known), or for a gzip
+    its publisher compresses otherwise, that of its decompressed bytes."""
     if (digest or sha256_of(path)) == src.sha256:
         return True
     if src.content_sha256 is None:
         return False
-    h = hashlib.sha256()
     try:
         with gzip.open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
+            return _sha256(f) == src.content_sha256
     except (OSError, EOFError):
         return False
-    return h.hexdigest() == src.content_sha256
 
 
 def _download(url: str, dest: Path, report: Callable[[int, int | None], None]) -> None:
@@ -201,14 +125,13 @@ def _download(url: str, dest: Path, report: Callable[[int, int | None], None]) -
             done += len(chunk)
             report(done, total)
         if total is not None and done != total:
-            # the server closed the connection early
             raise HTTPException(f"the connection closed after {done:,} of {total:,} bytes")
         report(done, done)
 
 
 def _extract(archive: Path, member: str, dest: Path) -> None:
-    """Write ``member`` of a zip archive, or of a 7z archive (by the ``7z`` program), to
-    ``dest``; OSError when it cannot."""
+    """Write ``member`` of a zip archive, or of a 7z one (by the ``7z`` program), to ``dest``;
+    OSError when it cannot."""
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as z:
             names = z.namelist()
@@ -231,24 +154,18 @@ def _extract(archive: Path, member: str, dest: Path) -> None:
                       f"{done.stderr.decode(errors='replace').strip()[-300:]}")
 
 
-def sha256_of(path: Path) -> str:
-    """The file's SHA-256, read in 1 MiB pieces.
-
-    Parameters
-    ----------
-    path : pathlib.Path
-        The file.
-
-    Returns
-    -------
-    str
-        Its SHA-256, in hexadecimal.
-    """
+def _sha256(f: IO[bytes]) -> str:
+    """The SHA-256 of what ``f`` reads, in 1 MiB pieces (hexadecimal)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+    for chunk in iter(lambda: f.read(1 << 20), b""):
+        h.update(chunk)
     return h.hexdigest()
+
+
+def sha256_of(path: Path) -> str:
+    """The file's SHA-256 (hexadecimal)."""
+    with open(path, "rb") as f:
+        return _sha256(f)
 
 
 def _reason(exc: BaseException) -> str:
@@ -259,8 +176,8 @@ def _reason(exc: BaseException) -> str:
 
 def _progress(rel: str, url: str, show: bool, stream: IO[str] | None = None
               ) -> Callable[[int, int | None], None]:
-    """A progress line on a terminal (at most ten updates a second); elsewhere (a batch
-    job's log) one line when the download ends; nothing with ``show=False``."""
+    """A progress line rewritten on a terminal (at most ten a second); elsewhere one line at the
+    end; nothing with ``show=False``."""
     out = stream or sys.stderr
     last = [0.0]
     live = show and out.isatty()

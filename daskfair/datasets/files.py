@@ -1,8 +1,4 @@
-"""The data directory and its files: where it is, whether it is a cache, every file checked.
-
-A folder holding ``SHA256SUMS`` is kept by hand and used as it is; any other is a cache into
-which a missing file is downloaded on first use (:mod:`.fetch`, registry :mod:`.sources`).
-"""
+"""The data directory (kept by hand, or a cache filled on first use) and its checked files."""
 
 from __future__ import annotations
 
@@ -23,10 +19,9 @@ __all__ = ["cache_dir", "data_dir", "fetch_data", "is_cache", "verify_data"]
 def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
     """The data directory the loaders read.
 
-    In this order: ``path``; the ``DASKFAIR_DATA`` environment variable; the dask config key
-    ``daskfair.data-dir``; a folder ``shared/data`` beside the working directory or beside
-    any folder above this package (a development checkout); else the user's cache folder
-    (:func:`cache_dir`, created here).
+    In this order: ``path``; ``DASKFAIR_DATA``; the dask config key ``daskfair.data-dir``; a
+    folder ``shared/data`` beside the working directory or a folder above this package; else
+    :func:`cache_dir` (created here).
 
     Parameters
     ----------
@@ -36,18 +31,6 @@ def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
     Returns
     -------
     pathlib.Path
-        The data directory.
-
-    Raises
-    ------
-    FileNotFoundError
-        ``path``, ``DASKFAIR_DATA`` or ``daskfair.data-dir`` names a folder that does not
-        exist.
-
-    See Also
-    --------
-    cache_dir : The user's cache folder, the last choice.
-    is_cache : Whether missing files are downloaded into the folder.
     """
     if path is not None:
         p = Path(path)
@@ -62,8 +45,7 @@ def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
                     f"the data directory {value} ({name}) does not exist: create it (an empty "
                     "folder is filled on first use) or unset it.")
             return Path(value)
-    # this file is daskfair/datasets/files.py: a checkout's ../shared/data is beside one of
-    # the folders above it
+    # a development checkout: ../shared/data beside the working directory or a folder above
     candidates = [Path.cwd().parent / "shared" / "data"]
     candidates += [parent / "shared" / "data" for parent in Path(__file__).resolve().parents]
     for c in candidates:
@@ -75,12 +57,12 @@ def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
 
 
 def cache_dir() -> Path:
-    """The user's cache folder for data sets (the platform's convention; not created here).
+    """The user's cache folder for data sets (not created here).
 
     Returns
     -------
     pathlib.Path
-        ``~/.cache/daskfair/data`` on Linux (under an absolute ``XDG_CACHE_HOME`` if set),
+        ``~/.cache/daskfair/data`` on Linux (or under an absolute ``XDG_CACHE_HOME``),
         ``~/Library/Caches/daskfair/data`` on macOS, ``%LOCALAPPDATA%\\daskfair\\Cache\\data``
         on Windows.
     """
@@ -94,20 +76,20 @@ def cache_dir() -> Path:
     return base / "daskfair" / "data"
 
 
-def is_cache(root: Path) -> bool:
-    """Whether missing files are downloaded into ``root`` (it holds no ``SHA256SUMS``).
+def is_cache(path: Path) -> bool:
+    """Whether missing files are downloaded into the data folder ``path``.
 
     Parameters
     ----------
-    root : pathlib.Path
-        The data directory.
+    path : pathlib.Path
+        A data folder; one that holds ``SHA256SUMS`` is kept by hand, not a cache.
 
     Returns
     -------
     bool
-        True for a cache, False for a folder kept by hand.
+        True when ``path`` is a cache.
     """
-    return not (root / "SHA256SUMS").exists()
+    return not (path / "SHA256SUMS").exists()
 
 
 _VERIFIED: set[tuple[str, int, int]] = set()
@@ -134,8 +116,8 @@ def _stat_key(path: Path) -> tuple[str, int, int]:
 
 
 def checked_file(root: Path, rel: str) -> Path:
-    """Path of ``rel`` under ``root`` (downloaded first into a cache), checked once per
-    process against its SHA-256 (FileNotFoundError, DataIntegrityError, DataUnavailableError)."""
+    """``root / rel`` (downloaded first into a cache), checked once per process against its
+    SHA-256: FileNotFoundError, DataIntegrityError or DataUnavailableError."""
     path = root / rel
     if not path.exists():
         if not is_cache(root):
@@ -165,30 +147,22 @@ def checked_file(root: Path, rel: str) -> Path:
         raise DataIntegrityError(
             f"{path} is corrupt or modified: SHA-256 {actual}, expected {expected}. "
             + ("Delete it: it is downloaded again on first use." if sums is None
-               else "Replace it with the original file.")
-        )
+               else "Replace it with the original file."))
     _VERIFIED.add(key)
     return path
 
 
 def verify_data(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
-    """Check every file of the data directory's ``SHA256SUMS`` (of a cache: of the registry).
-
-    Nothing is downloaded.
+    """Check every file of the data directory's ``SHA256SUMS`` (of a cache: the registry's).
 
     Parameters
     ----------
-    path : path-like, default=None
-        The data directory (None: :func:`data_dir`'s choice).
+    path : as in :func:`data_dir`.
 
     Returns
     -------
     dict of str to str
         ``{relative path: "ok" | "missing" | "corrupt"}``.
-
-    See Also
-    --------
-    fetch_data : Download the missing files.
     """
     root = data_dir(path)
     sums = _checksums(root)
@@ -205,40 +179,27 @@ def verify_data(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
 
 def fetch_data(name: str = "all", path: str | os.PathLike[str] | None = None, *,
                progress: bool | None = None) -> list[Path]:
-    """Download the files of data set ``name`` into the data directory if they are missing.
+    """Download the missing files of data set ``name`` into the data directory.
 
-    Every file is tried: when some cannot be downloaded (no public source, no network), the
-    others are still fetched and one error lists them all at the end.
+    Every file is tried; one error at the end lists those that could not be downloaded.
 
     Parameters
     ----------
     name : str, default="all"
         A data set, an FCE pool, ``"mnist_usps_digits"``, or ``"all"``.
-    path : path-like, default=None
-        The data directory (None: :func:`data_dir`'s choice).
+    path : as in :func:`data_dir`.
     progress : bool, default=None
-        Show download progress: a live line on a terminal, one line per file elsewhere
-        (None: as True); False shows nothing.
+        Show progress: a live line on a terminal, else one line per file (None: True).
 
     Returns
     -------
     list of pathlib.Path
-        The files' paths, each checked.
+        The files, each checked.
 
     Raises
     ------
-    ValueError
-        An unknown ``name``.
-    FileNotFoundError
-        A file is missing from a folder kept by hand (nothing is downloaded into it).
-    DataUnavailableError
-        Some files could not be downloaded; the message lists them.
-    DataIntegrityError
-        A file already in place does not match its checksum.
-
-    See Also
-    --------
-    verify_data : Check the files already in place.
+    FileNotFoundError, DataUnavailableError, DataIntegrityError
+        A folder kept by hand lacks a file, a download failed, or a file is corrupt.
     """
     root = data_dir(path)
     files = files_of(name)

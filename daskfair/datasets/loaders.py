@@ -1,7 +1,4 @@
-"""The real data sets: :class:`Dataset` and :func:`load_dataset`.
-
-How each data set is encoded, and where it comes from: docs/datasets.md.
-"""
+"""The real data sets: :class:`Dataset` and :func:`load_dataset` (encodings: docs/datasets.md)."""
 
 from __future__ import annotations
 
@@ -30,27 +27,22 @@ DATASETS = ("adult", "bank_marketing", "compas", "credit_default", "communities_
 class Dataset:
     """A loaded data set (made by :func:`load_dataset` and :func:`load_mnist_usps`).
 
-    Parameters
+    Attributes
     ----------
-    name : str
-        The data set's name, as :func:`load_dataset` takes it.
+    name, description : str
+        The data set's name, and one line on its source file and encoding.
     X : ndarray of shape (n_samples, n_features)
-        The features, float64 and finite, not scaled; never the sensitive attribute or the
-        label.
+        The features, float64, finite, not scaled; never the sensitive attribute or the label.
     y : ndarray of shape (n_samples,) or None
         The label (None for a set without one).
-    sensitive : ndarray of shape (n_samples,)
-        The sensitive attribute as int64 codes into ``groups``.
-    groups : ndarray of shape (n_groups,)
-        The names of the groups, sorted.
+    sensitive, groups : ndarray of shape (n_samples,) and (n_groups,)
+        The sensitive attribute as int64 codes into ``groups``, the sorted group names.
     sensitive_name : str
         Which attribute is the sensitive one.
     feature_names : list of str
         A name for every column of ``X``.
     splits : list of ndarray or None
         The authors' training index arrays (0-based), for the sets that come with them.
-    description : str
-        One line: the source file and its encoding.
     """
 
     name: str
@@ -65,23 +57,14 @@ class Dataset:
 
 
 def list_datasets() -> list[str]:
-    """Names accepted by :func:`load_dataset`.
+    """Names accepted by :func:`load_dataset` (:data:`DATASETS`).
 
     Returns
     -------
     list of str
-        The names, :data:`DATASETS`.
-
-    Examples
-    --------
-    >>> from daskfair.datasets import list_datasets
-    >>> "adult" in list_datasets()
-    True
     """
     return list(DATASETS)
 
-
-# -- helpers ---------------------------------------------------------------------------------
 
 def encode(values: Any) -> tuple[np.ndarray, np.ndarray]:
     """int64 codes of ``values`` into their sorted distinct values, and those values."""
@@ -89,8 +72,9 @@ def encode(values: Any) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), groups
 
 
-def _frame_to_X(df: pd.DataFrame, categorical: list[str]) -> tuple[np.ndarray, list[str]]:
-    """float64 X with ``categorical`` one-hot (a missing value its own level), and names."""
+def _frame_to_X(df: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """float64 X with the non-numeric columns one-hot (a missing value its own level), names."""
+    categorical = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
     df = df.copy()
     for col in categorical:
         df[col] = df[col].astype("string").fillna("missing").str.strip()
@@ -98,14 +82,12 @@ def _frame_to_X(df: pd.DataFrame, categorical: list[str]) -> tuple[np.ndarray, l
     return out.to_numpy(dtype=np.float64), [str(c) for c in out.columns]
 
 
-def _choose(name: str, sensitive: str | None, options: dict[str, Any]) -> str:
+def _choose(name: str, attribute: str | None, options: dict[str, Any]) -> str:
     """The sensitive attribute asked for (None: the first option), or ValueError."""
-    key = next(iter(options)) if sensitive is None else sensitive
+    key = next(iter(options)) if attribute is None else attribute
     if key not in options:
-        raise ValueError(
-            f"sensitive={sensitive!r} is not available for {name!r}; choose one of "
-            f"{list(options)}."
-        )
+        raise ValueError(f"sensitive_attribute={attribute!r} is not available for {name!r}; "
+                         f"choose one of {list(options)}.")
     return key
 
 
@@ -122,40 +104,36 @@ def make_dataset(name: str, X: np.ndarray, y: Any, s_values: Any, s_name: str,
                    splits=splits, description=description)
 
 
-# -- loaders ---------------------------------------------------------------------------------
-
 _ADULT_COLS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
                "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
                "hours-per-week", "native-country", "income"]
 
 
-def _adult(root: Path, sensitive: str | None) -> Dataset:
-    s_col = _choose("adult", sensitive, {"sex": 0, "race": 0})
+def _adult(root: Path, attribute: str | None) -> Dataset:
+    s_col = _choose("adult", attribute, {"sex": 0, "race": 0})
     df = pd.read_csv(checked_file(root, "adult/adult.data"), header=None, names=_ADULT_COLS,
                      skipinitialspace=True, na_values="?")
     y = (df.pop("income").str.strip() == ">50K").astype(np.int64).to_numpy()
     s = df.pop(s_col).str.strip()
-    cats = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
-    X, names = _frame_to_X(df, cats)
+    X, names = _frame_to_X(df)
     return make_dataset("adult", X, y, s, s_col, names,
                         "UCI Adult (adult.data), one-hot categoricals")
 
 
-def _bank(root: Path, sensitive: str | None) -> Dataset:
-    _choose("bank_marketing", sensitive, {"marital": 0})
+def _bank(root: Path, attribute: str | None) -> Dataset:
+    _choose("bank_marketing", attribute, {"marital": 0})
     df = pd.read_csv(checked_file(root, "bank_marketing/bank-additional-full.csv"), sep=";")
     df = df[df["marital"] != "unknown"].reset_index(drop=True)
     y = (df.pop("y") == "yes").astype(np.int64).to_numpy()
     s = df.pop("marital")
     df = df.drop(columns=["duration"])
-    cats = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
-    X, names = _frame_to_X(df, cats)
+    X, names = _frame_to_X(df)
     return make_dataset("bank_marketing", X, y, s, "marital", names,
                         "UCI Bank Marketing without marital 'unknown', duration dropped")
 
 
-def _census(root: Path, sensitive: str | None) -> Dataset:
-    s_col = {"sex": 12, "race": 10}[_choose("census_income_kdd", sensitive,
+def _census(root: Path, attribute: str | None) -> Dataset:
+    s_col = {"sex": 12, "race": 10}[_choose("census_income_kdd", attribute,
                                             {"sex": 12, "race": 10})]
     df = pd.read_csv(checked_file(root, "census_income_kdd/census_income_1994_1995_train.csv.gz"),
                      header=None, na_values="?", skipinitialspace=True)
@@ -175,8 +153,8 @@ def _census(root: Path, sensitive: str | None) -> Dataset:
                         "UCI Census-Income (KDD) train, categoricals as codes, weight dropped")
 
 
-def _communities(root: Path, sensitive: str | None) -> Dataset:
-    _choose("communities_crime", sensitive, {"racepctblack": 0})
+def _communities(root: Path, attribute: str | None) -> Dataset:
+    _choose("communities_crime", attribute, {"racepctblack": 0})
     names_file = checked_file(root, "communities_crime/communities.names").read_text(
         errors="ignore")
     attrs = [line.split()[1] for line in names_file.splitlines()
@@ -191,8 +169,8 @@ def _communities(root: Path, sensitive: str | None) -> Dataset:
                         list(df.columns), "UCI Communities and Crime, complete columns only")
 
 
-def _compas(root: Path, sensitive: str | None) -> Dataset:
-    s_col = _choose("compas", sensitive, {"race": 0, "sex": 0})
+def _compas(root: Path, attribute: str | None) -> Dataset:
+    s_col = _choose("compas", attribute, {"race": 0, "sex": 0})
     df = pd.read_csv(checked_file(root, "compas/compas-scores-two-years.csv"))
     other = "sex" if s_col == "race" else "race"
     base = df[["age", "priors_count", "juv_fel_count", "juv_misd_count",
@@ -206,8 +184,8 @@ def _compas(root: Path, sensitive: str | None) -> Dataset:
                         "ProPublica COMPAS two-year recidivism")
 
 
-def _credit(root: Path, sensitive: str | None) -> Dataset:
-    s_col = _choose("credit_default", sensitive, {"EDUCATION": 0, "SEX": 0})
+def _credit(root: Path, attribute: str | None) -> Dataset:
+    s_col = _choose("credit_default", attribute, {"EDUCATION": 0, "SEX": 0})
     df = pd.read_csv(checked_file(root, "credit_default/UCI_Credit_Card.csv"))
     y = df.iloc[:, -1].to_numpy(np.int64)
     df = df.iloc[:, :-1].drop(columns=["ID"])
@@ -221,8 +199,8 @@ def _permutation_splits(index: np.ndarray, n_train: int) -> list[np.ndarray]:
     return [np.sort(index[:n_train, t] - 1).astype(np.int64) for t in range(index.shape[1])]
 
 
-def _ffe_credit(root: Path, sensitive: str | None) -> Dataset:
-    _choose("ffe_credit", sensitive, {"education": 0})
+def _ffe_credit(root: Path, attribute: str | None) -> Dataset:
+    _choose("ffe_credit", attribute, {"education": 0})
     df = pd.read_csv(checked_file(root, "ffe_splits/creditcarddefault/creditcarddefault.csv"),
                      header=None).astype(np.float64)
     idx = pd.read_csv(checked_file(root, "ffe_splits/creditcarddefault/creditdefault_index.csv"),
@@ -234,8 +212,8 @@ def _ffe_credit(root: Path, sensitive: str | None) -> Dataset:
                         [np.sort(row) for row in idx])
 
 
-def _ffe_crime(root: Path, sensitive: str | None) -> Dataset:
-    _choose("ffe_crime", sensitive, {"minority": 0})
+def _ffe_crime(root: Path, attribute: str | None) -> Dataset:
+    _choose("ffe_crime", attribute, {"minority": 0})
     df = pd.read_csv(checked_file(root, "ffe_splits/communitycrime/crimecommunity.csv"),
                      header=None)
     idx = pd.read_csv(checked_file(root, "ffe_splits/communitycrime/crimecommunity_index.csv"),
@@ -247,8 +225,8 @@ def _ffe_crime(root: Path, sensitive: str | None) -> Dataset:
                         _permutation_splits(idx, round(0.75 * len(df))))
 
 
-def _ffe_compas(root: Path, sensitive: str | None) -> Dataset:
-    _choose("ffe_compas", sensitive, {"race": 0})
+def _ffe_compas(root: Path, attribute: str | None) -> Dataset:
+    _choose("ffe_compas", attribute, {"race": 0})
     with zipfile.ZipFile(checked_file(root, "ffe_splits/compas/compas.zip")) as z:
         df = pd.read_csv(io.BytesIO(z.read("compas/compas.csv")), header=None)
         idx = pd.read_csv(io.BytesIO(z.read("compas/compas_index.csv")),
@@ -263,8 +241,8 @@ def _ffe_compas(root: Path, sensitive: str | None) -> Dataset:
 
 def _safairkm(which: str) -> Callable[[Path, str | None], Dataset]:
     """The loader of the SAfairKM authors' ``which`` arrays."""
-    def load(root: Path, sensitive: str | None) -> Dataset:
-        _choose(f"safairkm_{which.lower()}", sensitive, {"demograph": 0})
+    def load(root: Path, attribute: str | None) -> Dataset:
+        _choose(f"safairkm_{which.lower()}", attribute, {"demograph": 0})
         with np.load(checked_file(root, f"safairkm/{which}.npz")) as z:
             X, s = z["X_org"].astype(np.float64), z["demograph"]
         return make_dataset(f"safairkm_{which.lower()}", X, None, s, "demograph",
@@ -281,67 +259,39 @@ _LOADERS: dict[str, Callable[[Path, str | None], Dataset]] = {
 }
 
 
-def load_dataset(
-    name: str, data_dir: str | os.PathLike[str] | None = None, *, sensitive: str | None = None
-) -> Dataset:
-    """Load a real data set by name.
+def load_dataset(name: str, data_dir: str | os.PathLike[str] | None = None, *,
+                 sensitive_attribute: str | None = None) -> Dataset:
+    """Load a real data set by name (how each is encoded: docs/datasets.md).
 
-    How each set is encoded: docs/datasets.md. Every ``X`` is float64, finite and not
-    scaled. The sets, their sensitive attributes (the default first) and labels:
-
-    * ``adult``: sensitive ``"sex"`` or ``"race"``; y = income > 50K.
-    * ``bank_marketing``: ``"marital"`` (3 groups); y = subscribed.
-    * ``census_income_kdd``: ``"sex"`` or ``"race"``; y = income 50000+.
-    * ``communities_crime``: ``"racepctblack"`` (≥ 0.5 or not); y = violent crimes per
-      population (continuous).
-    * ``compas``: ``"race"`` (6 groups) or ``"sex"``; y = two-year recidivism.
-    * ``credit_default``: ``"EDUCATION"`` (7 codes) or ``"SEX"``; y = default.
-    * ``ffe_credit``, ``ffe_crime``, ``ffe_compas``: the FKR-F²E authors' files, sensitive
-      ``"education"`` (binarised), ``"minority"``, ``"race"``; y = their binary label;
-      ``splits`` = their 50 training index arrays.
-    * ``safairkm_adult``, ``safairkm_bank``: the SAfairKM authors' arrays, sensitive
-      ``"demograph"``; y = None (see :func:`preprocess_safairkm`).
+    Sensitive attributes, the default first: adult and census_income_kdd "sex", "race";
+    bank_marketing "marital"; communities_crime "racepctblack"; compas "race", "sex";
+    credit_default "EDUCATION", "SEX"; ffe_credit "education", ffe_crime "minority", ffe_compas
+    "race" (the ffe_ sets with ``splits``); safairkm_adult, safairkm_bank "demograph" (y None).
 
     Parameters
     ----------
     name : str
         One of :data:`DATASETS`.
     data_dir : path-like, default=None
-        The data directory (None: :func:`data_dir`'s choice). A missing file is downloaded
-        into a cache on first use.
-    sensitive : str, default=None
-        Which attribute is the sensitive one, where a data set offers a choice (None: the
-        first in the table).
+        The data directory (None: :func:`data_dir`'s choice).
+    sensitive_attribute : str, default=None
+        Which attribute is the sensitive one (None: the set's default).
 
     Returns
     -------
     Dataset
-        The features, label, groups and (for the ``ffe_`` sets) the authors' splits.
 
     Raises
     ------
-    ValueError
-        An unknown ``name`` or ``sensitive``.
-    FileNotFoundError
-        A file is missing from a data directory kept by hand.
-    DataUnavailableError
-        A missing file could not be downloaded.
-    DataIntegrityError
-        A file does not match its checksum.
-
-    See Also
-    --------
-    load_fce_pool : The FCE authors' base-clustering pools.
-    load_mnist_usps : MNIST-USPS as in the FCE paper.
-    list_datasets : The names.
+    FileNotFoundError, DataUnavailableError, DataIntegrityError
+        A file is missing from a folder kept by hand, cannot be downloaded, or is corrupt.
 
     Examples
     --------
-    >>> from daskfair import load_dataset
     >>> adult = load_dataset("adult")
     >>> adult.X.shape[0], adult.sensitive_name, list(adult.groups)
     (32561, 'sex', ['Female', 'Male'])
     """
     if name not in _LOADERS:
         raise ValueError(f"unknown data set {name!r}; choose one of {list(DATASETS)}.")
-    return _LOADERS[name](files.data_dir(data_dir), sensitive)
+    return _LOADERS[name](files.data_dir(data_dir), sensitive_attribute)

@@ -21,42 +21,32 @@ FCE_POOL_NAMES = {"ds": "D&S", "har": "HAR", "mnist_usps": "MNIST-USPS",
                   "reverse_mnist": "Reverse MNIST", "jaffe": "JAFFE", "yale": "Yale"}
 
 
-def load_fce_pool(
-    name: str, data_dir: str | os.PathLike[str] | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def load_fce_pool(name: str, data_dir: str | os.PathLike[str] | None = None,
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One of the FCE authors' base-clustering pools.
 
     Parameters
     ----------
     name : str
-        The pool, one of :data:`FCE_POOLS`: ``"ds"`` (D&S), ``"har"``, ``"mnist_usps"``,
-        ``"reverse_mnist"``, ``"jaffe"`` or ``"yale"``.
-    data_dir : path-like, default=None
-        The data directory (None: :func:`data_dir`'s choice).
+        One of :data:`FCE_POOLS`.
+    data_dir : as in :func:`load_dataset`.
 
     Returns
     -------
     base_labels : ndarray of shape (n_samples, 100), int64
-        Cluster index of every row in every base clustering (argmax of the one-hot matrices).
+        Cluster of every row in every base clustering.
     y : ndarray of shape (n_samples,), int64
         True classes, 0-based.
     groups : ndarray of shape (n_samples,), int64
-        Protected group, 0-based.
+        Protected groups, 0-based.
 
     Raises
     ------
-    ValueError
-        An unknown ``name``, or a file that is not an FCE pool.
     FileNotFoundError, DataUnavailableError, DataIntegrityError
         As for :func:`load_dataset`.
 
-    See Also
-    --------
-    load_mnist_usps : The MNIST-USPS data the ``"mnist_usps"`` pool clusters.
-
     Examples
     --------
-    >>> from daskfair import load_fce_pool
     >>> base, y, groups = load_fce_pool("har")
     >>> base.shape, len(set(y)), len(set(groups))
     ((10299, 100), 6, 30)
@@ -82,23 +72,15 @@ def load_fce_pool(
     return (np.column_stack(columns).astype(np.int64), encode(y)[0], encode(g)[0])
 
 
-def load_mnist_usps(
-    data_dir: str | os.PathLike[str] | None = None,
-    *,
-    n_mnist: int = 2000,
-    n_usps: int = 1800,
-    random_state: Any = 0,
-) -> Dataset:
-    """MNIST-USPS as in the FCE paper: MNIST digits resized to 16 × 16 plus USPS digits.
+def load_mnist_usps(data_dir: str | os.PathLike[str] | None = None, *, n_mnist: int = 2000,
+                    n_usps: int = 1800, random_state: Any = 0) -> Dataset:
+    """MNIST-USPS as in the FCE paper: MNIST test digits resized to 16 × 16 and USPS digits.
 
-    ``n_mnist`` digits of the MNIST test set (resized by linear interpolation, scaled to
-    [-1, 1] like USPS) and ``n_usps`` of the USPS training set, drawn without replacement;
-    group = source (0 MNIST, 1 USPS), y = digit.
+    Digits drawn without replacement; group = source (0 MNIST, 1 USPS), y = digit.
 
     Parameters
     ----------
-    data_dir : path-like, default=None
-        The data directory (None: :func:`data_dir`'s choice).
+    data_dir : as in :func:`load_dataset`.
     n_mnist : int, default=2000
         Digits drawn from MNIST.
     n_usps : int, default=1800
@@ -109,16 +91,12 @@ def load_mnist_usps(
     Returns
     -------
     Dataset
-        ``X`` of shape (n_mnist + n_usps, 256), the sources as groups, the digits as ``y``.
+        ``X`` of shape (n_mnist + n_usps, 256) in [-1, 1].
 
     Raises
     ------
     FileNotFoundError, DataUnavailableError, DataIntegrityError
         As for :func:`load_dataset`.
-
-    See Also
-    --------
-    load_fce_pool : The FCE authors' base clusterings of these data (``"mnist_usps"``).
     """
     from scipy.ndimage import zoom
 

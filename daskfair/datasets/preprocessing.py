@@ -18,17 +18,11 @@ def standard_scale(X: Any) -> Any:
     Parameters
     ----------
     X : ndarray or dask array of shape (n_samples, n_features)
-        The features.
 
     Returns
     -------
     ndarray or dask array of shape (n_samples, n_features)
-        The scaled features: numpy for numpy, a lazy dask array for dask (its means and
-        standard deviations computed once, here).
-
-    See Also
-    --------
-    minmax_scale : Scale to [0, 1] on the training rows' range.
+        Numpy for numpy; for dask a lazy array (its means and deviations computed here).
     """
     mean, std = X.mean(axis=0), X.std(axis=0)
     if isinstance(X, da.Array):
@@ -42,19 +36,13 @@ def minmax_scale(X: Any, train: np.ndarray) -> Any:
     Parameters
     ----------
     X : ndarray or dask array of shape (n_samples, n_features)
-        The features.
     train : ndarray of shape (n_train,)
-        The training rows (indices or a boolean mask), whose range defines the scale.
+        The training rows (indices or a boolean mask).
 
     Returns
     -------
     ndarray or dask array of shape (n_samples, n_features)
-        The scaled features (other rows may fall outside [0, 1]): numpy for numpy, a lazy
-        dask array for dask (its bounds computed once, here).
-
-    See Also
-    --------
-    standard_scale : Z-score every column.
+        Numpy for numpy; for dask a lazy array (its bounds computed here).
     """
     lo, hi = X[train].min(axis=0), X[train].max(axis=0)
     if isinstance(X, da.Array):
@@ -63,42 +51,32 @@ def minmax_scale(X: Any, train: np.ndarray) -> Any:
     return (X - lo) / span
 
 
-def preprocess_safairkm(
-    X: np.ndarray, sensitive: np.ndarray, n_samples: int | None = 5000,
-    random_state: Any = 1,
-) -> tuple[np.ndarray, np.ndarray]:
+def preprocess_safairkm(X: np.ndarray, sensitive_features: np.ndarray,
+                        n_samples: int | None = 5000, random_state: Any = 1,
+                        ) -> tuple[np.ndarray, np.ndarray]:
     """The SAfairKM authors' preprocessing: z-score columns, L2-normalise rows, subsample.
-
-    The subsample is ``n_samples`` rows drawn without replacement, in their original order;
-    the authors' exact rows cannot be reproduced without their code.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        The features.
-    sensitive : array-like of shape (n_samples,)
-        The groups.
+    sensitive_features : array-like of shape (n_samples,)
+        The group of every row.
     n_samples : int or None, default=5000
-        Rows to keep (None, or at least the number of rows: every row).
+        Rows drawn without replacement, kept in their order (None: every row).
     random_state : int, RandomState, Generator, SeedSequence or None, default=1
         Seeds the subsample.
 
     Returns
     -------
     X : ndarray of shape (n_kept, n_features)
-        The preprocessed rows, float64, each of unit norm (a zero row stays zero).
-    sensitive : ndarray of shape (n_kept,)
+        The rows, float64, each of unit norm (a zero row stays zero).
+    sensitive_features : ndarray of shape (n_kept,)
         Their groups.
-
-    See Also
-    --------
-    standard_scale : The column scaling used here.
-    load_dataset : ``"safairkm_adult"`` and ``"safairkm_bank"``, the authors' arrays.
     """
     Z = standard_scale(np.asarray(X, dtype=np.float64))
     Z /= np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1e-300)
     if n_samples is None or n_samples >= len(Z):
-        return Z, np.asarray(sensitive)
+        return Z, np.asarray(sensitive_features)
     rng = np.random.default_rng(as_seed_sequence(random_state))
     rows = np.sort(rng.choice(len(Z), n_samples, replace=False))
-    return Z[rows], np.asarray(sensitive)[rows]
+    return Z[rows], np.asarray(sensitive_features)[rows]

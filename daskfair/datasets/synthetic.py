@@ -1,5 +1,4 @@
-"""Seeded synthetic data of any size, as lazy dask arrays whose values do not depend on the
-chunks."""
+"""Seeded synthetic data of any size: lazy dask arrays whose values do not depend on the chunks."""
 
 from __future__ import annotations
 
@@ -25,12 +24,8 @@ def _chunks(n: int, chunks: int | None, width: int) -> int:
 
 def _generated(n: int, width: int, chunks: int | None, seed: np.random.SeedSequence,
                block_fn: Callable[[np.random.Generator, int], np.ndarray]) -> da.Array:
-    """A lazy (n, width) float64 array whose rows come from fixed generation blocks.
-
-    Generation block b holds rows [b·GEN_BLOCK, (b+1)·GEN_BLOCK) and is drawn from
-    ``child_rng(seed, 1, b)``; an output chunk generates the blocks it overlaps and slices
-    them, so the values never depend on ``chunks``.
-    """
+    """A lazy (n, width) float64 array: generation block b (from row b·GEN_BLOCK) is drawn from
+    ``child_rng(seed, 1, b)``, and each chunk slices the blocks it overlaps."""
     step = _chunks(n, chunks, width)
 
     def make(block: np.ndarray) -> np.ndarray:
@@ -55,29 +50,19 @@ def _weights(weights: Any, k: int, what: str) -> np.ndarray:
     return w
 
 
-def make_fair_blobs(
-    n_samples: int,
-    n_features: int = 2,
-    n_clusters: int = 3,
-    n_groups: int = 2,
-    *,
-    group_weights: Any = None,
-    group_bias: float = 0.6,
-    cluster_std: float = 1.0,
-    center_box: tuple[float, float] = (-10.0, 10.0),
-    chunks: int | None = None,
-    random_state: Any = None,
-) -> tuple[da.Array, da.Array, da.Array]:
+def make_fair_blobs(n_samples: int, n_features: int = 2, n_clusters: int = 3, n_groups: int = 2,
+                    *, group_weights: Any = None, group_bias: float = 0.6,
+                    cluster_std: float = 1.0, center_box: tuple[float, float] = (-10.0, 10.0),
+                    chunks: int | None = None, random_state: Any = None,
+                    ) -> tuple[da.Array, da.Array, da.Array]:
     """Gaussian blobs whose clusters over-represent one group each: plain k-means is unfair.
 
-    Centers μ_k are uniform in ``center_box`` (drawn once from the seed); each row draws its
-    cluster k uniformly, its group from p(g | k) = (1 − bias)·w_g + bias·[g = k mod J]
-    (w = ``group_weights``), and x = μ_k + ``cluster_std``·ε, ε ~ N(0, I).
+    Centers μ_k uniform in ``center_box``; a row's cluster k is uniform, its group drawn from
+    p(g | k) = (1 − bias)·w_g + bias·[g = k mod J], and x = μ_k + ``cluster_std``·N(0, I).
 
     Parameters
     ----------
     n_samples : int
-        Rows.
     n_features : int, default=2
         Columns of X.
     n_clusters : int, default=3
@@ -85,7 +70,7 @@ def make_fair_blobs(
     n_groups : int, default=2
         Groups J (at least 2).
     group_weights : array-like of shape (n_groups,), default=None
-        w, the groups' overall shares, non-negative and summing to 1 (None: equal).
+        w, the groups' shares, summing to 1 (None: equal).
     group_bias : float, default=0.6
         How strongly each blob over-represents its group, in [0, 1].
     cluster_std : float, default=1.0
@@ -93,33 +78,18 @@ def make_fair_blobs(
     center_box : (float, float), default=(-10.0, 10.0)
         The box the centers are drawn in.
     chunks : int, default=None
-        Rows per block of the dask arrays (None: about 2**24 values per block, at least
-        1,000 rows). The values do not depend on it.
+        Rows per block of the dask arrays (None: about 2**24 values); values do not depend on it.
     random_state : int, SeedSequence or None, default=None
         Seeds everything.
 
     Returns
     -------
     X : dask array of shape (n_samples, n_features), float64
-        The points.
-    sensitive : dask array of shape (n_samples,), int64
-        The group of every row, 0 to n_groups − 1.
-    true_labels : dask array of shape (n_samples,), int64
-        The blob of every row, 0 to n_clusters − 1.
-
-    Raises
-    ------
-    ValueError
-        A size below 1, fewer than two groups, ``group_bias`` outside [0, 1], bad
-        ``group_weights`` or ``chunks``.
-
-    See Also
-    --------
-    make_fair_regression : Regression data in which the group moves y.
+    sensitive, true_labels : dask array of shape (n_samples,), int64
+        The group and the blob of every row.
 
     Examples
     --------
-    >>> from daskfair import make_fair_blobs
     >>> X, s, labels = make_fair_blobs(1000, n_features=3, random_state=0)
     >>> X.shape, s.shape, labels.shape
     ((1000, 3), (1000,), (1000,))
@@ -148,66 +118,38 @@ def make_fair_blobs(
             data[:, n_features + 1].astype(np.int64))
 
 
-def make_fair_regression(
-    n_samples: int,
-    n_features: int = 20,
-    *,
-    n_groups: int = 2,
-    group_weights: Any = None,
-    group_shift: float = 0.5,
-    group_effect: float = 1.0,
-    noise: float = 0.5,
-    chunks: int | None = None,
-    random_state: Any = None,
-) -> tuple[da.Array, da.Array, da.Array]:
+def make_fair_regression(n_samples: int, n_features: int = 20, *, n_groups: int = 2,
+                         group_weights: Any = None, group_shift: float = 0.5,
+                         group_effect: float = 1.0, noise: float = 0.5,
+                         chunks: int | None = None, random_state: Any = None,
+                         ) -> tuple[da.Array, da.Array, da.Array]:
     """Regression data in which the group is predictable from X and moves y.
 
-    Group g ~ ``group_weights``; x = ``group_shift``·g·1 + ε, ε ~ N(0, I);
-    y = xᵀw + ``group_effect``·g + ``noise``·η with w ~ N(0, I/d) drawn once from the seed.
+    Group g ~ ``group_weights``; x = ``group_shift``·g + N(0, I); y = xᵀw + ``group_effect``·g +
+    ``noise``·N(0, 1), with w ~ N(0, I/d) drawn once.
 
     Parameters
     ----------
     n_samples : int
-        Rows.
     n_features : int, default=20
         Columns of X (d).
-    n_groups : int, default=2
-        Groups (at least 2).
-    group_weights : array-like of shape (n_groups,), default=None
-        The groups' shares, non-negative and summing to 1 (None: equal).
     group_shift : float, default=0.5
         How far each group's features are shifted.
     group_effect : float, default=1.0
         How much the group moves y.
     noise : float, default=0.5
         The standard deviation of y's noise.
-    chunks : int, default=None
-        Rows per block of the dask arrays (None: about 2**24 values per block, at least
-        1,000 rows). The values do not depend on it.
-    random_state : int, SeedSequence or None, default=None
-        Seeds everything.
+    n_groups, group_weights, chunks, random_state : as in :func:`make_fair_blobs`.
 
     Returns
     -------
     X : dask array of shape (n_samples, n_features), float64
-        The features.
     y : dask array of shape (n_samples,), float64
-        The target.
     sensitive : dask array of shape (n_samples,), int64
-        The group of every row, 0 to n_groups − 1.
-
-    Raises
-    ------
-    ValueError
-        A size below 1, fewer than two groups, bad ``group_weights`` or ``chunks``.
-
-    See Also
-    --------
-    make_fair_blobs : Clustering data whose blobs over-represent one group each.
+        The group of every row.
 
     Examples
     --------
-    >>> from daskfair import make_fair_regression
     >>> X, y, s = make_fair_regression(1000, n_features=5, random_state=0)
     >>> X.shape, y.shape, s.shape
     ((1000, 5), (1000,), (1000,))

@@ -1,16 +1,5 @@
-"""Numba block functions of the FCE consensus: the integer tables and the Y-step's sweep.
-
-Notation (the FCE paper, eq. 10): base clusterings Y(i) (one-hot, n × c_i), stacked side by
-side into Z = [Y(1) … Y(m)] (n × S, S = Σ c_i); rotations R(i) (c_i × c) stacked row-wise
-into ``R_all`` (S × c) with row offsets ``offsets``; consensus labels y (Y one-hot n × c),
-rotation R (c × c), weights α; groups G (one-hot n × T); λ1 = ``consensus_weight``,
-λ2 = ``fairness_weight``.
-
-The tables are C = ZᵀZ (S × S, fixed for a fit), K = ZᵀY (S × c) and A = GᵀY (T × c); with
-B = Z W + λ1 Y Rᵀ (W the R(i) scaled by αᵢ²): BᵀB = WᵀCW + λ1 (WᵀK Rᵀ + R KᵀW)
-+ λ1² R diag(n_y) Rᵀ, ZᵀB = CW + λ1 K Rᵀ, YᵀB = KᵀW + λ1 diag(n_y) Rᵀ
-(docs/design.md#fce-alternating-updates, docs/design.md#fce-fair-assignment).
-"""
+"""Numba block functions of the FCE consensus: the integer tables C = ZᵀZ, K = ZᵀY and
+A = GᵀY, and the Y-step's sweep (docs/design.md#fce-alternating-updates)."""
 
 from __future__ import annotations
 
@@ -21,16 +10,13 @@ __all__ = ["CODE_LIMIT", "code_groups", "hr_rows", "sweep_block", "sweep_hr", "t
            "tables_block"]
 
 
-#: Largest number of values of a code: consecutive base clusterings whose cluster counts
-#: multiply to at most this are counted together, as one mixed-radix code of their labels
-#: (:func:`code_groups`; 256: pairs of clusterings of up to 16 clusters, triples up to 6).
+#: Most values of a code: the mixed-radix code of consecutive base clusterings' labels.
 CODE_LIMIT = 256
 
 
 def code_groups(sizes: np.ndarray, limit: int = CODE_LIMIT) -> np.ndarray:
-    """Consecutive columns of the base labels counted as one code: the greedy runs whose
-    cluster counts ``sizes`` multiply to at most ``limit`` (a column with more clusters is a
-    run of its own). Returns the runs' first columns followed by m."""
+    """The first columns of the greedy runs of columns whose cluster counts ``sizes`` multiply
+    to at most ``limit`` (one code per run), followed by m."""
     starts, span = [0], 1
     for i, size in enumerate(sizes):
         if span * size > limit and i > starts[-1]:
@@ -41,9 +27,8 @@ def code_groups(sizes: np.ndarray, limit: int = CODE_LIMIT) -> np.ndarray:
 
 
 def _code_layout(offsets: np.ndarray, n_rows: int, starts: np.ndarray) -> tuple:
-    # a code of run g is Σ_i label_i · stride_i over its columns (mixed radix, the last column
-    # the fastest); code_rows lists, for each code p of run g, the rows of Z (offset_i + label_i)
-    # of its columns, from code_pos[g] on, width columns per code
+    # a code is Σ_i label_i · stride_i over its run's columns; code_rows lists from code_pos[g]
+    # on, for each code of run g, the rows of Z (offset_i + label_i) of its columns
     sizes = np.diff(np.append(offsets, n_rows))
     strides = np.ones(len(sizes), dtype=np.int64)
     spans, parts = [], []
@@ -60,8 +45,7 @@ def _code_layout(offsets: np.ndarray, n_rows: int, starts: np.ndarray) -> tuple:
 
 
 @numba.njit(nogil=True, cache=True)
-def _codes(base: np.ndarray, starts: np.ndarray, strides: np.ndarray, E: np.ndarray
-           ) -> np.ndarray:
+def _codes(base: np.ndarray, starts: np.ndarray, strides: np.ndarray, E: np.ndarray) -> np.ndarray:
     n = base.shape[0]
     # tiles of rows: each run's codes summed column by column, the tile's labels in cache
     tile = np.empty(min(n, 2048), dtype=np.int64)
@@ -78,29 +62,24 @@ def _codes(base: np.ndarray, starts: np.ndarray, strides: np.ndarray, E: np.ndar
 
 
 @numba.njit(nogil=True, cache=True)
-def _tables(
-    E: np.ndarray, groups: np.ndarray, labels: np.ndarray, starts: np.ndarray,
-    spans: np.ndarray, code_rows: np.ndarray, code_pos: np.ndarray, n_rows: int, c: int,
-    n_groups: int, with_coassociation: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tables(E: np.ndarray, groups: np.ndarray, labels: np.ndarray, starts: np.ndarray,
+            spans: np.ndarray, code_rows: np.ndarray, code_pos: np.ndarray, n_rows: int, c: int,
+            n_groups: int, with_coassociation: bool) -> tuple[np.ndarray, ...]:
     G, n = E.shape
     C = np.zeros((n_rows if with_coassociation else 0, n_rows), dtype=np.int64)
     K = np.zeros((n_rows, c), dtype=np.int64)
     A = np.zeros((n_groups, c), dtype=np.int64)
     for j in range(n):
         A[groups[j], labels[j]] += 1
-    # Each table is counted over the codes of the rows, then spread to the rows of Z that a
-    # code stands for; where a table would have more cells than the block has rows, the rows
-    # are spread one by one instead (the same integers).
+    # counted over codes, then spread to the rows of Z a code stands for (or row by row where
+    # a table would have more cells than the block has rows: the same integers)
     for g in range(G):
         w, pos = starts[g + 1] - starts[g], code_pos[g]
         _count_label_pairs(K, E[g], labels, code_rows, pos, w, spans[g])
         if not with_coassociation:
             continue
-        # C = ZᵀZ, upper triangle (completed by the caller): pairs of columns of this run
-        # (and each column with itself, the diagonal) ...
+        # C's upper triangle: pairs of columns within this run, then with later runs
         _count_run_pairs(C, E[g], code_rows, pos, w, spans[g])
-        # ... and a column of this run with a column of a later run
         for h in range(g + 1, G):
             _count_cross_pairs(C, E[g], E[h], code_rows, pos, w, spans[g], code_pos[h],
                                starts[h + 1] - starts[h], spans[h])
@@ -174,23 +153,16 @@ def _count_cross_pairs(C: np.ndarray, e: np.ndarray, e2: np.ndarray, code_rows: 
                     C[a, code_rows[pos2 + e2[j] * w2 + t2]] += 1
 
 
-def tables_block(
-    base: np.ndarray, groups: np.ndarray, labels: np.ndarray, *, offsets: np.ndarray,
-    n_rows: int, n_clusters: int, n_groups: int, with_coassociation: bool = True,
-    code_limit: int = CODE_LIMIT,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The integer tables of one row block: C = ZᵀZ (or a 0 × S placeholder without
-    ``with_coassociation``), K = ZᵀY and A = GᵀY. Counts add up exactly over blocks.
-
-    Consecutive base clusterings are counted together as one code (:func:`code_groups` with
-    ``code_limit``), so C needs fewer (code, code) pairs per row than (label, label) pairs;
-    the tables are the same integers for any ``code_limit``.
-    """
+def tables_block(base: np.ndarray, groups: np.ndarray, labels: np.ndarray, *, offsets: np.ndarray,
+                 n_rows: int, n_clusters: int, n_groups: int, with_coassociation: bool = True,
+                 code_limit: int = CODE_LIMIT) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """C = ZᵀZ (or a 0 × S placeholder without ``with_coassociation``), K = ZᵀY and A = GᵀY
+    of one row block, the same integers for any ``code_limit``."""
     if len(base) >= 2**31:
         raise ValueError("a row block of 2³¹ rows or more: lower daskfair.block-rows.")
     starts = code_groups(np.diff(np.append(offsets, n_rows)), code_limit)
     strides, spans, code_rows, code_pos = _code_layout(np.asarray(offsets), n_rows, starts)
-    # the codes in the narrowest unsigned type: the (code, code) counts read them 55 times
+    # the codes in the narrowest unsigned type: the (code, code) counts read them often
     E = np.empty((len(spans), len(base)), dtype=np.min_scalar_type(max(spans.max() - 1, 0)))
     C, K, A = _tables(_codes(base, starts, strides, E), groups, labels, starts, spans, code_rows,
                       code_pos, n_rows, n_clusters, n_groups, with_coassociation)
@@ -202,10 +174,8 @@ def tables_block(
 @numba.njit(nogil=True, cache=True)
 def hr_rows(base: np.ndarray, labels: np.ndarray, P: np.ndarray, Py: np.ndarray,
             offsets: np.ndarray) -> np.ndarray:
-    """Rows of HR = B Q R for one block: ``Σ_i P[offsets[i] + base[j, i]] + Py[y_j]`` with
-    P = W Q R (S × c) and Py = λ1 R_hᵀ Q R (c × c) from the H-step's parameters (B as built
-    from the labels before the sweep): the Y-step's work that does not depend on the counts
-    carried from row to row."""
+    """Rows of HR = B Q R of one block, (n_block, c): ``Σ_i P[offsets[i] + base[j, i]] + Py[y_j]``
+    with P = W Q R (S × c) and Py = λ1 R_hᵀ Q R (c × c), R_h the R before the step."""
     n, m = base.shape
     c = P.shape[1]
     HR = np.empty((n, c))
@@ -221,37 +191,35 @@ def hr_rows(base: np.ndarray, labels: np.ndarray, P: np.ndarray, Py: np.ndarray,
 
 
 @numba.njit(nogil=True, cache=True)
-def _sweep(
-    HR: np.ndarray,
-    groups: np.ndarray,
-    labels: np.ndarray,
-    counts: np.ndarray,
-    fairness_weight: float,
-) -> np.ndarray:
+def sweep_hr(HR: np.ndarray, groups: np.ndarray, labels: np.ndarray, counts: np.ndarray,
+             fairness_weight: float) -> tuple[np.ndarray, np.ndarray]:
+    """The Y-step's sequential choice of one block: (new labels, a copy of ``counts``, A = GᵀY,
+    updated row by row)."""
     lambda2 = fairness_weight  # the paper's λ2
+    counts = counts.copy()
     n, c = HR.shape
     new = np.empty(n, dtype=np.int32)
     for j in range(n):
         g = groups[j]
         counts[g, labels[j]] -= 1
-        best = 0
-        best_cost = np.inf
+        best, best_cost = 0, np.inf
         for k in range(c):
             # one-hot row minimising −2 (HR)_jk + λ2 (2 A_gk + 1), A without row j
             cost = -2.0 * HR[j, k] + lambda2 * (2.0 * counts[g, k] + 1.0)
             if cost < best_cost:
-                best_cost = cost
-                best = k
+                best, best_cost = k, cost
         counts[g, best] += 1
         new[j] = best
-    return new
+    return new, counts
 
 
 @numba.njit(nogil=True, cache=True)
-def _moved(base: np.ndarray, old: np.ndarray, new: np.ndarray, offsets: np.ndarray,
-           n_rows: int, c: int) -> tuple[np.ndarray, np.ndarray]:
-    dK = np.zeros((n_rows, c), dtype=np.int64)
-    moves = np.zeros((c, c), dtype=np.int64)
+def table_change(base: np.ndarray, old: np.ndarray, new: np.ndarray, offsets: np.ndarray,
+                 n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
+    """K's change, (S, c), and the (old, new) label pairs, (c, c), of one block's new labels;
+    ``offsets`` ends with S."""
+    dK = np.zeros((offsets[-1], n_clusters), dtype=np.int64)
+    moves = np.zeros((n_clusters, n_clusters), dtype=np.int64)
     for j in range(old.shape[0]):
         moves[old[j], new[j]] += 1
         if old[j] != new[j]:
@@ -262,50 +230,10 @@ def _moved(base: np.ndarray, old: np.ndarray, new: np.ndarray, offsets: np.ndarr
     return dK, moves
 
 
-def table_change(base: np.ndarray, old: np.ndarray, new: np.ndarray, offsets: np.ndarray,
-                 n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
-    """Over one block whose labels go from ``old`` to ``new``: the change of K = ZᵀY (from
-    the base rows whose label changed) and the c × c table of (old, new) label pairs.
-    ``offsets`` ends with S."""
-    return _moved(base, old, new, offsets, offsets[-1], n_clusters)
-
-
-def sweep_hr(
-    HR: np.ndarray, groups: np.ndarray, labels: np.ndarray, counts: np.ndarray,
-    fairness_weight: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The sequential part of the Y-step for one block: each row's choice given the counts
-    left by the rows before it (``counts``, A = GᵀY, is copied, then returned updated).
-    Where blocks are cut does not change the result."""
-    counts = counts.copy()
-    return _sweep(HR, groups, labels, counts, fairness_weight), counts
-
-
-def sweep_block(
-    base: np.ndarray,
-    groups: np.ndarray,
-    labels: np.ndarray,
-    counts: np.ndarray,
-    P: np.ndarray,
-    Py: np.ndarray,
-    offsets: np.ndarray,
-    fairness_weight: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The exact sequential Y-step over one block (:func:`hr_rows`, :func:`sweep_hr`, then
-    :func:`table_change`).
-
-    ``offsets`` has m + 1 entries (the last is S). ``counts`` (groups × clusters, A = GᵀY)
-    enter as the state left by the previous block and are returned updated.
-
-    Returns
-    -------
-    labels : ndarray of shape (n_block,)
-    counts : ndarray of shape (n_groups, c)
-    dK : ndarray of shape (S, c)
-        The change of ZᵀY.
-    moves : ndarray of shape (c, c)
-        Rows per (old label, new label).
-    """
+def sweep_block(base: np.ndarray, groups: np.ndarray, labels: np.ndarray, counts: np.ndarray,
+                P: np.ndarray, Py: np.ndarray, offsets: np.ndarray, fairness_weight: float
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The Y-step over one block: new labels, updated counts, K's change, label moves."""
     HR = hr_rows(base, labels, P, Py, offsets)
     new, counts = sweep_hr(HR, groups, labels, counts, fairness_weight)
     return (new, counts, *table_change(base, labels, new, offsets, P.shape[1]))

@@ -1,12 +1,5 @@
-"""Base clusterings for the ensemble: every run a task on the cluster
-(docs/design.md#fce-base-clusterings).
-
-Each run fits a clustering on a seeded sample of the rows, as one task; a single pass over the
-row blocks then assigns every row for all runs at once. The sample is drawn from a seeded
-subset of the canonical row blocks (:func:`daskfair.nystroem.landmark_pool`), so X is read once
-plus that subset (at least 8 blocks); when every row is in the sample (at most
-``sample_size`` rows), the rows read for the fits are assigned in memory and X is read once.
-"""
+"""Base clusterings for the ensemble: each run fitted on a seeded sample as one task, then
+every row assigned under all runs in one pass (docs/design.md#fce-base-clusterings)."""
 
 from __future__ import annotations
 
@@ -29,10 +22,8 @@ BASE_METHODS = ("kmeans", "minibatch", "spectral", "agglomerative")
 
 
 def fit_run(sample: np.ndarray, method: str, n_clusters: int, seed: int) -> dict[str, Any]:
-    """Fit one base clustering (``method``, ``n_clusters``, ``seed``) on the rows
-    ``sample``: a small picklable model (its centres) for :func:`assign_block`."""
+    """One base clustering fitted on ``sample``: a small picklable model for assign_block."""
     from sklearn.cluster import AgglomerativeClustering, KMeans, MiniBatchKMeans
-
     rng = np.random.default_rng(seed)
     if method == "kmeans":
         km = KMeans(n_clusters, n_init=1, random_state=seed).fit(sample)
@@ -46,10 +37,8 @@ def fit_run(sample: np.ndarray, method: str, n_clusters: int, seed: int) -> dict
         centers = np.stack([rows[labels == k].mean(axis=0) for k in range(n_clusters)])
         return {"method": method, "centers": centers}
     if method == "spectral":
-        # Spectral clustering on a Nyström rbf embedding: the top-c kernel principal
-        # directions, rows normalised to unit length, then k-means.
-        # scikit-learn's "scale" gamma from the per-column variances (offsets of single
-        # columns must not shrink it); constant data gets gamma 1
+        # k-means on the unit rows of the top-c kernel principal directions of a Nyström rbf
+        # map; scikit-learn's "scale" gamma from the per-column variances (1 if constant)
         var = float(sample.var(axis=0).mean())
         gamma = 1.0 / (sample.shape[1] * var) if var > 0 else 1.0
         params = kernel_params("rbf", sample.shape[1], gamma=gamma)
@@ -71,8 +60,7 @@ def _unit_rows(E: np.ndarray) -> np.ndarray:
 
 
 def assign_block(X: np.ndarray, models: Sequence[dict[str, Any]]) -> np.ndarray:
-    """Labels of the rows of one block ``X`` under every model of :func:`fit_run` (each
-    row's nearest centre): int32 of shape (n_block, n_runs)."""
+    """Labels of one block's rows under every fit_run model: int32, (n_block, n_runs)."""
     out = np.empty((X.shape[0], len(models)), dtype=np.int32)  # the consensus holds int32
     for r, model in enumerate(models):
         if model["method"] == "spectral":
@@ -85,13 +73,8 @@ def assign_block(X: np.ndarray, models: Sequence[dict[str, Any]]) -> np.ndarray:
 
 
 def _fit_runs(client: Any, sample: np.ndarray, runs: list[tuple[str, int, int]]) -> list[Any]:
-    """:func:`fit_run` of every ``(method, n_clusters, seed)`` as a task on the sample.
-
-    The sample is scattered, and scattered data cannot be recomputed: when the cluster loses
-    it (its workers killed, or retired at their walltime after another took its copy away),
-    the runs not yet fitted are submitted again with a new copy; each run's seed makes its
-    model the one an undisturbed run fits.
-    """
+    """fit_run of every ``(method, n_clusters, seed)`` as a task on the scattered sample;
+    runs lost with it are submitted again with a new copy (the same models)."""
     models: list[Any] = [None] * len(runs)
     recoveries = 0
     while True:
@@ -125,17 +108,10 @@ def _cluster_numbers(n_clusters: int, n_runs: int, n: int, random: bool,
     return [int(c) for c in rng.integers(n_clusters, hi + 1, size=n_runs)]
 
 
-def base_clusterings(
-    X: Any,
-    *,
-    n_clusters: int = 8,
-    n_runs: int = 100,
-    methods: Sequence[str] = ("kmeans",),
-    random_cluster_numbers: bool = False,
-    sample_size: int = 100_000,
-    random_state: Any = None,
-    client: Any = None,
-) -> np.ndarray | da.Array:
+def base_clusterings(X: Any, *, n_clusters: int = 8, n_runs: int = 100,
+                     methods: Sequence[str] = ("kmeans",), random_cluster_numbers: bool = False,
+                     sample_size: int = 100_000, random_state: Any = None, client: Any = None
+                     ) -> np.ndarray | da.Array:
     """Run ``n_runs`` base clusterings of ``X``, each as a task on the Dask cluster.
 
     Parameters
@@ -147,35 +123,26 @@ def base_clusterings(
     n_runs : int, default=100
         m, the number of base clusterings.
     methods : sequence of str, default=("kmeans",)
-        Run r uses ``methods[r % len(methods)]``: "kmeans" (k-means, one seeded
-        initialisation per run), "minibatch" (MiniBatch k-means), "spectral" (k-means on the
-        normalised top kernel principal directions of a Nyström rbf embedding; no n × n
-        affinity matrix), "agglomerative" (Ward linkage on a 2,000-row subsample, rows then
-        assigned to the nearest cluster mean). A mix gives the "diverse" pools of the FCE
-        paper.
+        Run r uses ``methods[r % len(methods)]``: "kmeans", "minibatch", "spectral" (on a
+        Nyström rbf map) or "agglomerative" (Ward on 2,000 rows); a mix: the "diverse" pools.
     random_cluster_numbers : bool, default=False
-        Draw each run's number of clusters uniformly from [c, min(2c, √n)] (with at least c),
-        for more diverse pools.
+        Draw each run's number of clusters from [c, max(c, min(2c, √n))].
     sample_size : int, default=100_000
-        Runs are fitted on one seeded sample of this many rows (all rows when n is smaller),
-        drawn from a seeded subset of at least 8 row blocks; every row is then assigned to
-        its nearest cluster.
+        Rows of the seeded sample the runs are fitted on.
     random_state : int, RandomState, Generator, SeedSequence or None, default=None
         Seeds the sample, the runs' numbers of clusters and the runs.
     client : distributed.Client or None, default=None
-        Where the runs are fitted; None: :func:`daskfair.runtime.clients.get_client`.
+        Where the runs are fitted; None: :func:`daskfair.get_client`.
 
     Returns
     -------
     ndarray or dask array of shape (n_samples, n_runs), dtype int32
-        One labeling per run: dask (lazy, row-chunked like X) for dask input, numpy
-        otherwise.
+        One labeling per run (lazy, chunked like X, for dask input).
 
     Raises
     ------
     ValueError
-        ``n_clusters`` not in [1, n_samples], an unknown method, ``n_runs`` < 1, or X that
-        is not a finite numeric array with at least 2 rows.
+        On bad parameters or X (the message says which).
 
     See Also
     --------
@@ -188,12 +155,10 @@ def base_clusterings(
     >>> from daskfair import base_clusterings, make_fair_blobs
     >>> X, s, _ = make_fair_blobs(600, n_clusters=3, random_state=0)
     >>> with Client(processes=False, n_workers=1, dashboard_address=":0") as client:
-    ...     base = base_clusterings(X, n_clusters=3, n_runs=4, random_state=0, client=client)
-    >>> base.shape
+    ...     base_clusterings(X, n_clusters=3, n_runs=4, random_state=0, client=client).shape
     (600, 4)
     """
     from ..runtime.clients import get_client
-
     X = check_array(X, "X", min_samples=2)
     n = X.shape[0]
     n_clusters = check_n_clusters(n_clusters, n)

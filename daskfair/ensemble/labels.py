@@ -1,9 +1,5 @@
-"""Base labelings and groups of an FCE fit: checked, and held in memory for its passes.
-
-A dask input is read once for its checks; :func:`hold_base_labels` takes an int32 copy in the
-same read and keeps it in the cluster's memory when it takes at most a quarter of it, so the
-passes of a fit read that copy, not the source (docs/design.md#fce-fair-clustering-ensemble).
-"""
+"""Base labelings and groups of an FCE fit: checked, and held in memory for its passes
+(docs/design.md#fce-fair-clustering-ensemble)."""
 
 from __future__ import annotations
 
@@ -21,24 +17,13 @@ from .consensus import rows_of
 
 __all__ = ["MAX_BLOCK_ROWS", "check_base_labels", "hold_base_labels", "hold_groups"]
 
-#: Most rows in a row block of the consensus where the input's own blocks are not kept
-#: (each block's HR rows stay near 64 MB); the results do not depend on it.
+#: Most rows in a row block of the consensus where the input's own blocks are not kept.
 MAX_BLOCK_ROWS = 2**18
 
 
 def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
-    """Validate base labelings; return them as int32 and c_i, the clusters of each.
-
-    ``base_labels``: an (n_samples, n_labelings) array (numpy, pandas or dask; columns are
-    labelings) or a sequence of 1-D labelings of equal length. Labels must be integers >= 0
-    (floats with whole values are accepted); c_i = the largest label + 1 (an unused label is
-    an empty cluster). A dask input is read once for the checks and comes back lazy, in its
-    own row blocks; :func:`hold_base_labels` also holds it for the passes of a fit.
-
-    Raises ``TypeError`` for labels that are not numbers, ``ValueError`` for labelings of
-    different lengths, input that is not 2-D or is empty, unknown dask chunk sizes, complex
-    numbers, NaN or inf, fractions, negative labels, or a label as large as the rows.
-    """
+    """Base labelings ((n, m) array or sequence of 1-D labelings), checked: as int32 (dask
+    stays lazy) and c_i = the largest label + 1 of each; TypeError/ValueError if not labels."""
     base = _label_matrix(base_labels)
     checks = _label_checks(base)
     if is_dask(base):
@@ -47,16 +32,9 @@ def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
     return base.astype(np.int32), sizes
 
 
-def hold_base_labels(base_labels: Any, n_clusters: int | None = None
-                     ) -> tuple[Any, np.ndarray]:
-    """:func:`check_base_labels`, and a dask input set up for the passes of a fit.
-
-    A dask input is read once: the checks and the int32 copy come from the same read, the copy
-    in the input's own row blocks when they are of a reasonable size (else in blocks of at
-    most :data:`MAX_BLOCK_ROWS` rows) and kept in the cluster's memory (persisted) when it
-    takes at most a quarter of it; larger inputs stay lazy (each pass reads the source).
-    ``n_clusters`` (the consensus's c, when known) widens the rows the blocks are sized for.
-    """
+def hold_base_labels(base_labels: Any, n_clusters: int | None = None) -> tuple[Any, np.ndarray]:
+    """check_base_labels in one read of a dask input, its int32 copy re-blocked for rows of m
+    labels and ``n_clusters`` HR values, persisted when it fits in memory."""
     base = _label_matrix(base_labels)
     if not is_dask(base):
         return check_base_labels(base)
@@ -67,13 +45,11 @@ def hold_base_labels(base_labels: Any, n_clusters: int | None = None
     held = base.astype(np.int32)
     if _fits_in_memory(held.nbytes):
         held, *checks = dask.persist(held, *checks)  # one read for both
-    sizes = _label_counts(base, _block_extremes(*dask.compute(*checks)))
-    return held, sizes
+    return held, _label_counts(base, _block_extremes(*dask.compute(*checks)))
 
 
 def hold_groups(groups: Any, base: Any) -> Any:
-    """Group codes (a dask array) as int32 in the row blocks of ``base``, persisted when they
-    take at most a quarter of the cluster's memory; numpy codes pass through."""
+    """Dask group codes as int32 in the row blocks of ``base``, persisted when they fit."""
     if not is_dask(groups):
         return groups
     groups = align_rows(groups, rows=rows_of(base))[0].astype(np.int32)
@@ -86,16 +62,13 @@ def _label_matrix(base_labels: Any) -> Any:
         cols = [as_array(b, "base_labels") for b in base_labels]
         lengths = {c.shape[0] for c in cols}
         if len(lengths) > 1:
-            raise ValueError(
-                f"base labelings have different lengths {sorted(lengths)}; every labeling "
-                "must label the same rows in the same order."
-            )
+            raise ValueError(f"base labelings have different lengths {sorted(lengths)}; every "
+                             "labeling must label the same rows in the same order.")
         base_labels = (da.stack if any(is_dask(c) for c in cols) else np.column_stack)(cols)
     base = as_array(base_labels, "base_labels")
     if base.ndim != 2:
         raise ValueError(
-            f"base_labels must be 2-D (n_samples, n_labelings), got shape {base.shape}."
-        )
+            f"base_labels must be 2-D (n_samples, n_labelings), got shape {base.shape}.")
     if is_dask(base):
         check_known_chunks(base, "base_labels")
     if base.shape[0] == 0 or base.shape[1] == 0:
@@ -108,8 +81,8 @@ def _label_matrix(base_labels: Any) -> Any:
 
 
 def _label_checks(base: Any) -> list[Any]:
-    """Every column's smallest and largest label (dask: one (1, 2, m) task per block), then
-    for floats whether all are finite and whole; lazy for dask."""
+    """Every column's smallest and largest label (dask: lazy, (1, 2, m) per block), then for
+    floats whether all are finite and whole."""
     if is_dask(base):
         checks = [base.map_blocks(_column_range, new_axis=1, dtype=base.dtype,
                                   chunks=((1,) * base.numblocks[0], (2,), base.chunks[1]))]
@@ -124,13 +97,12 @@ def _label_checks(base: Any) -> list[Any]:
 
 
 def _block_extremes(ranges: np.ndarray, *rest: Any) -> list[Any]:
-    # the computed checks of a dask input, with the blocks' extremes reduced to the columns'
+    # the computed checks of a dask input, the blocks' extremes reduced to the columns'
     return [ranges[:, 0].min(axis=0), ranges[:, 1].max(axis=0), *rest]
 
 
 def _label_counts(base: Any, checks: list[Any]) -> np.ndarray:
-    """c_i of every labeling, from the computed checks; raises on labels that are not
-    cluster indices."""
+    """c_i of every labeling from the computed checks; raises on non-index labels."""
     if base.dtype.kind == "f":
         if not checks[2]:
             raise ValueError("base_labels contains NaN or inf; every row needs a cluster in "
@@ -140,10 +112,8 @@ def _label_counts(base: Any, checks: list[Any]) -> np.ndarray:
     lo, hi = (np.asarray(v) for v in checks[:2])
     if (lo < 0).any():
         bad = int(np.flatnonzero(lo < 0)[0])
-        raise ValueError(
-            f"base_labels column {bad} has negative labels (min {int(lo[bad])}); labels must "
-            "be cluster indices 0, 1, 2, ..."
-        )
+        raise ValueError(f"base_labels column {bad} has negative labels (min {int(lo[bad])}); "
+                         "labels must be cluster indices 0, 1, 2, ...")
     if (hi >= base.shape[0]).any():
         bad = int(np.flatnonzero(hi >= base.shape[0])[0])
         raise ValueError(
@@ -155,8 +125,7 @@ def _label_counts(base: Any, checks: list[Any]) -> np.ndarray:
 
 
 def _column_range(block: np.ndarray) -> np.ndarray:
-    # (1, 2, m): the block's smallest and largest value in every column (an empty block: the
-    # extremes of its type, which any other block's values replace)
+    # (1, 2, m): every column's smallest and largest value (an empty block: its type's extremes)
     if len(block) == 0:
         info = (np.iinfo if block.dtype.kind in "iu" else np.finfo)(block.dtype)
         return np.array([[info.max] * block.shape[1], [info.min] * block.shape[1]],
@@ -165,9 +134,8 @@ def _column_range(block: np.ndarray) -> np.ndarray:
 
 
 def _row_chunks(chunks: tuple[int, ...], size: int) -> tuple[int, ...]:
-    """Row blocks of the consensus: the input's own when each holds between a quarter and
-    four times ``size`` rows (the last may be shorter), else blocks of ``size`` rows; the
-    results do not depend on them (sums of integer tables)."""
+    """The input's row blocks if each (the last may be shorter) holds ¼ to 4 times ``size``
+    rows, else blocks of ``size`` rows."""
     n = sum(chunks)
     if all(c <= 4 * size for c in chunks) and all(c >= size / 4 for c in chunks[:-1]):
         return chunks
@@ -175,16 +143,11 @@ def _row_chunks(chunks: tuple[int, ...], size: int) -> tuple[int, ...]:
 
 
 def _fits_in_memory(nbytes: int) -> bool:
-    """Whether ``nbytes`` take at most a quarter of the running cluster's memory (or of this
-    machine's available memory without one)."""
+    """Whether ``nbytes`` take at most ¼ of the cluster's (or this machine's free) memory."""
     import distributed
-
+    import psutil
     try:
         total = sum(worker_memory_limits(distributed.get_client()))
     except ValueError:  # no client
         total = 0
-    if total <= 0:
-        import psutil
-
-        total = psutil.virtual_memory().available
-    return nbytes <= total / 4
+    return nbytes <= (total if total > 0 else psutil.virtual_memory().available) / 4

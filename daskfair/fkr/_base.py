@@ -1,6 +1,4 @@
-"""What every FKR-F²E estimator shares: the parameter and input checks, the Nyström feature
-map, the moments pass and the kernel output (the estimator layer; the per-block work lives in
-:mod:`~daskfair.fkr.statistics` and :mod:`~daskfair.fkr.scores`)."""
+"""What every FKR-F²E estimator shares: checks, the Nyström map, the pass, the kernel output."""
 
 from __future__ import annotations
 
@@ -39,20 +37,9 @@ from ..nystroem import LANDMARK_METHODS, NystroemMap, fit_nystroem
 from .folds import FoldPlan
 from .statistics import FoldedMoments, arrange_moments, cell_moments
 
-__all__ = [
-    "ABSENT",
-    "APPROXIMATIONS",
-    "FitInput",
-    "KernelModelMixin",
-    "binary_classes",
-    "check_choice",
-    "check_flag",
-    "check_kernel_params",
-    "check_positive_int",
-    "class_column",
-    "input_attributes",
-    "shown",
-]
+__all__ = ["ABSENT", "APPROXIMATIONS", "FitInput", "KernelModelMixin", "binary_classes",
+           "check_choice", "check_flag", "check_kernel_params", "check_positive_int",
+           "class_column", "input_attributes", "shown"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,15 +51,7 @@ ABSENT = object()
 
 @dataclass(frozen=True)
 class FitInput:
-    """Validated training data (numpy or dask arrays) and, once the first pass has listed
-    the groups and classes, its cells.
-
-    ``s`` and ``labels`` are the raw group and class columns (``labels`` is None for a
-    regressor, ``s`` None without sensitive features; several sensitive columns are combined
-    and small groups merged already); ``y`` is the numeric target (None for a classifier
-    until its classes are known, then the 0/1 coding of ``classes[1]``). ``merged`` holds
-    the groups merged by ``small_groups="merge"`` and their rows.
-    """
+    """Checked training data; ``s``, ``labels``: the raw group and class columns, ``y`` numeric."""
 
     X: Any
     y: Any
@@ -96,18 +75,14 @@ class FitInput:
 
     @property
     def cell_group(self) -> np.ndarray:
-        if self.classify:
-            return np.repeat(np.arange(self.n_groups), 2)
-        return np.arange(self.n_groups)
+        groups = np.arange(self.n_groups)
+        return np.repeat(groups, 2) if self.classify else groups
 
     @property
     def cell_label(self) -> np.ndarray:
-        if self.classify:
-            return np.tile([0, 1], self.n_groups)
-        return np.full(self.n_groups, -1)
+        return np.tile([0, 1], self.n_groups) if self.classify else np.full(self.n_groups, -1)
 
     def _one_group(self) -> Any:
-        # without sensitive features every row is in group 0
         if is_dask(self.X):
             return da.zeros(self.n, dtype=np.int64, chunks=self.X.chunks[0])
         return np.zeros(self.n, dtype=np.int64)
@@ -163,8 +138,7 @@ def binary_classes(values: Any, dtype: Any = None) -> np.ndarray:
 
 
 def _resolve(data: FitInput, values: list[Any]) -> FitInput:
-    """``data`` with its groups and classes checked and known, from their raw distinct
-    values."""
+    """``data`` with its groups and classes checked and known, from their raw values."""
     if data.known:
         return data
     groups = None if data.s is None else sorted_groups(values[0], data.s.dtype)
@@ -187,18 +161,15 @@ def _check_moments(total: Any, data: FitInput) -> None:
                 f"group {shown(data.groups[empty[0]])} has no rows with a positive weight "
                 "in the training data; every group must be present.")
     if not total.n > 0:
-        raise ValueError("every sample weight is 0: at least one row needs a positive "
-                         "weight.")
+        raise ValueError("every sample weight is 0: at least one row needs a positive weight.")
 
 
 def check_choice(name: str, value: Any, options: tuple[str, ...]) -> None:
-    """``value`` must be one of ``options``."""
     if value not in options:
         raise ValueError(f"{name} must be one of {options}, got {value!r}.")
 
 
 def check_positive_int(name: str, value: Any) -> None:
-    """``value`` must be an integer >= 1 (not a bool)."""
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
     if value < 1:
@@ -206,14 +177,12 @@ def check_positive_int(name: str, value: Any) -> None:
 
 
 def check_flag(name: str, value: Any) -> None:
-    """``value`` must be True or False."""
     if not isinstance(value, bool | np.bool_):
         raise ValueError(f"{name} must be True or False, got {value!r}.")
 
 
 def check_kernel_params(p: dict[str, Any], gamma: Any) -> dict[str, Any]:
-    """``p`` with the kernel (with ``gamma``), Nyström, seed and group-size parameters checked:
-    the parameters every FKR-F²E estimator has."""
+    """``p`` with the kernel, Nyström, seed and group-size parameters checked."""
     kernel_params(p["kernel"], 1, gamma=gamma, degree=p["degree"], coef0=p["coef0"])
     check_choice("approximation", p["approximation"], APPROXIMATIONS)
     check_positive_int("n_landmarks", p["n_landmarks"])
@@ -242,13 +211,11 @@ def input_attributes(data: FitInput, feature_map: NystroemMap | None) -> dict[st
 
 
 class KernelModelMixin:
-    """Input checks, feature map, the moments pass and the kernel output of the FKR-F²E
-    estimators; each estimator checks its parameters in ``_checked_params``."""
+    """Input checks, feature map, moments pass and kernel output of the FKR-F²E estimators."""
 
     def _fit_input(self, X: Any, y: Any, sensitive_features: Any, sample_weight: Any,
                    p: dict[str, Any], *, classify: bool) -> FitInput:
-        """Check the inputs' shapes (nothing of a dask input is read here); in-memory groups
-        and classes are checked at once, a dask input's are listed by the moments pass."""
+        """The inputs checked (a dask input's groups and classes are left to the pass)."""
         labels = None
         if classify:
             check_array(X, "X", min_samples=2)  # rows first: no class count of 0
@@ -281,8 +248,7 @@ class KernelModelMixin:
         return data
 
     def _set_fitted(self, fitted: dict[str, Any]) -> None:
-        """Every fitted attribute at once, once the whole fit has succeeded (``ABSENT``
-        removes one)."""
+        """Every fitted attribute at once (``ABSENT`` removes one)."""
         for name, value in fitted.items():
             if value is ABSENT:
                 self.__dict__.pop(name, None)
@@ -295,19 +261,20 @@ class KernelModelMixin:
         params = kernel_params(p["kernel"], data.X.shape[1], gamma=gamma, degree=p["degree"],
                                coef0=p["coef0"])
         n_landmarks = data.n if p["approximation"] == "exact" else p["n_landmarks"]
-        fmap = fit_nystroem(data.X, params, n_landmarks=n_landmarks, method=p["landmarks"],
+        fmap = fit_nystroem(data.X, params, n_landmarks=n_landmarks, landmarks=p["landmarks"],
                             rcond=p["rcond"], random_state=p["random_state"],
-                            landmarks=landmarks)
-        logger.info("feature map: %d landmarks, rank %d", len(fmap.landmarks),
-                    fmap.n_components)
+                            fixed_landmarks=landmarks)
+        logger.info("feature map: %d landmarks, rank %d", len(fmap.landmarks), fmap.n_components)
         return fmap
 
     def _moments(self, data: FitInput, fmap: NystroemMap, *, folds: FoldPlan | None = None,
                  cell_grams: bool = False) -> tuple[FoldedMoments, FitInput]:
-        """The one pass, then its values resolved and checked: moments of k(X, L) per fold
-        and cell, in the whitened basis, and ``data`` with its groups and classes known."""
-        keyed = _moments_pass(data, fmap, folds, cell_grams)
+        """The pass: moments per fold and cell (whitened), and ``data`` with its values known."""
+        folds = folds or FoldPlan(1)
         columns = data.columns()
+        keyed = cell_moments(data.X, columns, None if data.classify else data.y, data.weights,
+                             fmap.landmarks, fmap.params, folds=folds.rows(data.X),
+                             n_folds=folds.n_folds, fold_seed=folds.seed, cell_grams=cell_grams)
         data = _resolve(data, [column_values(keyed.keys, c) for c in range(len(columns))])
         groups = [0] if data.groups is None else data.groups.tolist()  # no groups: all in 0
         codes = [{v: i for i, v in enumerate(groups)}]
@@ -324,8 +291,8 @@ class KernelModelMixin:
     def _check_model(self, attribute: str) -> None:
         check_is_fitted(self, attribute)
 
-    def _check_X(self, X: Any, attribute: str = "dual_coef_") -> Any:
-        self._check_model(attribute)
+    def _check_X(self, X: Any) -> Any:
+        self._check_model("dual_coef_")
         check_feature_names(self, X)
         X = check_array(X, "X")
         if X.shape[1] != self.n_features_in_:
@@ -337,16 +304,5 @@ class KernelModelMixin:
     def _kernel_output(self, X: Any) -> Any:
         """``k(X, L) @ dual_coef_ + intercept_``: numpy in, numpy out; dask in, lazy out."""
         X = self._check_X(X)
-        out = self.feature_map_.project(X, self.dual_coef_[:, None])[:, 0]
-        return out + self.intercept_
+        return self.feature_map_.project(X, self.dual_coef_[:, None])[:, 0] + self.intercept_
 
-
-def _moments_pass(data: FitInput, fmap: NystroemMap, folds: FoldPlan | None,
-                  cell_grams: bool) -> Any:
-    """The pass itself: keyed moments per raw (group, class) value and fold, which also lists
-    the distinct groups and classes."""
-    folds = folds or FoldPlan(1)
-    return cell_moments(
-        data.X, data.columns(), data.y if not data.classify else None, data.weights,
-        fmap.landmarks, fmap.params, folds=folds.rows(data.X), n_folds=folds.n_folds,
-        fold_seed=folds.seed, cell_grams=cell_grams)

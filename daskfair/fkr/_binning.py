@@ -1,5 +1,4 @@
-"""The per-row loop of the scoring pass in numba: count every candidate's score in its bin
-(one pass over the score matrix with no temporaries, where numpy would make six)."""
+"""The scoring pass's per-row loop in numba: every candidate's score counted in its bin."""
 
 from __future__ import annotations
 
@@ -12,11 +11,7 @@ __all__ = ["bin_scores"]
 @numba.njit(nogil=True, cache=True)
 def bin_scores(scores: np.ndarray, cells: np.ndarray, weights: np.ndarray, lo: np.ndarray,
                width: np.ndarray, hist: np.ndarray) -> None:
-    """hist[k, cells[i], bin(scores[i, k])] += weights[i] for every row i and candidate k.
-
-    Bin b of candidate k holds [lo[k] + b·width[k], lo[k] + (b + 1)·width[k]); scores below
-    or above the range (and NaN) fall into the first or last bin.
-    """
+    """hist[k, cells[i], b] += weights[i], b the bin of scores[i, k] (end bins take the rest)."""
     n, K = scores.shape
     B = hist.shape[2]
     for i in range(n):

@@ -1,5 +1,4 @@
-"""How a fitted FKR-F²E estimator predicts from its score f(x) = k(x, L)·dual_coef_ +
-intercept_: the regressors return it, the classifiers threshold and calibrate it."""
+"""Predictions from the score f(x) = k(x, L)·dual_coef_ + intercept_."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ __all__ = ["CalibratedClassifierMixin", "KernelRegressionMixin", "calibration_at
 
 
 def calibration_attributes(slope: float, threshold: float) -> dict[str, Any]:
-    """``threshold_`` and ``calibration_ = (a, c)``, c = −a·threshold (a > 0: decisions keep
-    the scores' order)."""
+    """``threshold_`` and ``calibration_ = (a, c)`` with c = −a·threshold (a > 0)."""
     return {"threshold_": float(threshold),
             "calibration_": (float(slope), float(-slope * threshold))}
 
@@ -35,21 +33,13 @@ class KernelRegressionMixin:
         Returns
         -------
         ndarray or dask array of shape (n_samples,)
-            The predictions; lazy for dask input.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            Before ``fit`` (and for a CV estimator fitted with ``refit=False``).
-        ValueError
-            When X has another number of features (or other names) than in ``fit``.
+            The predictions, lazy for dask input.
         """
         return self._kernel_output(X)
 
 
 class CalibratedClassifierMixin:
-    """Decisions from the score f(x), ``threshold_`` and Platt's slope a > 0
-    (``calibration_ = (a, c)`` with c = −a·threshold_)."""
+    """Decisions from the score f(x), ``threshold_`` and ``calibration_ = (a, c)``."""
 
     def decision_function(self, X: Any) -> Any:
         """a·(f(x) − ``threshold_``), the calibrated log-odds of ``classes_[1]``.
@@ -62,13 +52,7 @@ class CalibratedClassifierMixin:
         Returns
         -------
         ndarray or dask array of shape (n_samples,)
-            The log-odds: positive means ``classes_[1]``; lazy for dask input.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError, ValueError
-            Before ``fit`` (or after a CV fit with ``refit=False``); on X with other
-            features than in ``fit``.
+            The log-odds (positive: ``classes_[1]``), lazy for dask input.
         """
         self._check_model("calibration_")
         return self.calibration_[0] * (self._kernel_output(X) - self.threshold_)
@@ -78,13 +62,12 @@ class CalibratedClassifierMixin:
 
         Parameters
         ----------
-        X : array-like, pandas or dask of shape (n_samples, n_features)
-            Rows to score (no group needed).
+        X : as in :meth:`decision_function`.
 
         Returns
         -------
         ndarray or dask array of shape (n_samples, 2)
-            The probability of each class; lazy for dask input.
+            The probability of each class, lazy for dask input.
         """
         d = self.decision_function(X)
         if is_dask(d):
@@ -98,13 +81,12 @@ class CalibratedClassifierMixin:
 
         Parameters
         ----------
-        X : array-like, pandas or dask of shape (n_samples, n_features)
-            Rows to classify (no group needed).
+        X : as in :meth:`decision_function`.
 
         Returns
         -------
         ndarray or dask array of shape (n_samples,)
-            The predicted classes; lazy for dask input.
+            The predicted classes, lazy for dask input.
         """
         positive = self.decision_function(X) >= 0
         if is_dask(positive):

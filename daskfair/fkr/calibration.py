@@ -1,6 +1,4 @@
-"""Decision threshold and probabilities of a score, from its histogram per class on
-``N_BINS`` bins over the scores' mean ± 6 standard deviations (known from the moments): Platt's
-logistic fit on the bins (docs/design.md#fkr-scores-and-histograms)."""
+"""Threshold and probabilities of a score by Platt's fit to its binned histogram per class."""
 
 from __future__ import annotations
 
@@ -17,8 +15,7 @@ N_BINS = 256
 
 def score_spread(stats: Moments, coef: np.ndarray, intercept: np.ndarray | float
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard deviation of the scores z·coef + intercept over the rows of ``stats``
-    (one column of ``coef`` per score); a zero spread becomes max(|mean|, 1)."""
+    """Mean and std (0 → max(|mean|, 1)) of the scores z·coef + intercept over ``stats``' rows."""
     mean = stats.mean @ coef + intercept
     var = ((stats.covariance() @ coef) * coef).sum(axis=0)
     std = np.sqrt(np.maximum(var, 0.0))
@@ -31,12 +28,12 @@ def score_bins(mean: np.ndarray, std: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return mean - 6 * std, 12 * std / N_BINS
 
 
-def calibrate(by_class: np.ndarray, lo: float, width: float, threshold: float | None, *,
-              default_threshold: float = 0.5) -> tuple[float, float]:
-    """Slope a > 0 and threshold t of P(y = 1 | f) = σ(a·(f − t)) from the weighted counts
-    ``by_class`` (2, N_BINS): Platt's fit places t at probability 1/2 (``threshold=None``) or
-    fits a alone at a given t. A slope that does not order the classes is replaced by
-    1/std of the scores (and a free t by ``default_threshold``)."""
+def calibrate(hist: np.ndarray, cell_label: np.ndarray, lo: float, width: float,
+              threshold: float | None, *, default_threshold: float = 0.5) -> tuple[float, float]:
+    """(a > 0, t) of P(y = 1 | f) = σ(a·(f − t)) from the per-cell counts ``hist`` (q, N_BINS): t
+    at probability 1/2 (``threshold=None``; ``default_threshold`` if a ≤ 0) or given."""
+    by_class = np.zeros((2, hist.shape[1]))
+    np.add.at(by_class, cell_label, hist)
     centers = lo + width * (np.arange(by_class.shape[1]) + 0.5)
     if threshold is None:
         a, c = platt_scaling(by_class, centers)
@@ -51,10 +48,8 @@ def calibrate(by_class: np.ndarray, lo: float, width: float, threshold: float | 
 
 def platt_scaling(hist: np.ndarray, centers: np.ndarray, *, slope_only_at: float | None = None,
                   max_iter: int = 50) -> tuple[float, float]:
-    """Fit P(y = 1 | score) = σ(a·score + c) to binned scores (Platt 1999) by Newton: ``hist``
-    (2, B) the weighted counts of class 0 and 1 per bin, ``centers`` (B,) the bins' centres;
-    with ``slope_only_at`` the slope alone, probability 1/2 fixed at that score. Returns (a, c).
-    """
+    """(a, c) of P(y = 1 | score) = σ(a·score + c) fitted by Newton (Platt 1999) to the counts
+    ``hist`` (2, B) at ``centers`` (B,); with ``slope_only_at`` a alone, σ = 1/2 there."""
     neg, pos = hist
     keep = (neg + pos) > 0
     neg, pos, x = neg[keep], pos[keep], centers[keep]
@@ -63,8 +58,7 @@ def platt_scaling(hist: np.ndarray, centers: np.ndarray, *, slope_only_at: float
     u = x - x0
     scale = max(float(np.sqrt((total * u**2).sum() / total.sum())), 1e-300)
     u = u / scale
-    # Platt's targets: (N+ + 1)/(N+ + 2) and 1/(N− + 2) instead of 1 and 0, so that separable
-    # bins do not send the slope to infinity
+    # Platt's targets (N+ + 1)/(N+ + 2) and 1/(N− + 2): separable bins keep a finite slope
     t_pos = (pos.sum() + 1) / (pos.sum() + 2)
     t_neg = 1 / (neg.sum() + 2)
     target_mass = pos * t_pos + neg * t_neg

@@ -1,7 +1,4 @@
-"""Every candidate model of a fairness/accuracy path from the moments of one fold: linear
-scores on the kernel features of two families, the reduction (the Lagrangian score
-η̂(x) − ½ Σ_c λ_c φ̂_c(x) along λ = t·λ*) and the embedding (FKR-F²E for every k, γ and α),
-each as ``basis @ mix`` (docs/design.md#fkr-reductions-on-cell-statistics)."""
+"""The CV candidates from one fold's moments (docs/design.md#fkr-reductions-on-cell-statistics)."""
 
 from __future__ import annotations
 
@@ -54,12 +51,10 @@ class Linear:
     @staticmethod
     def stack(parts: list[Linear]) -> Linear:
         """Candidates of several families side by side (block-diagonal mixing)."""
-        return Linear(
-            basis=np.hstack([p.basis for p in parts]),
-            offset=np.concatenate([p.offset for p in parts]),
-            mix=scipy.linalg.block_diag(*[p.mix for p in parts]),
-            shift=np.concatenate([p.shift for p in parts]),
-        )
+        return Linear(basis=np.hstack([p.basis for p in parts]),
+                      offset=np.concatenate([p.offset for p in parts]),
+                      mix=scipy.linalg.block_diag(*[p.mix for p in parts]),
+                      shift=np.concatenate([p.shift for p in parts]))
 
 
 def _cell_sets(stats: Moments, search: Search) -> list[list[np.ndarray]]:
@@ -79,10 +74,7 @@ def _reduction(stats: Moments, search: Search, scale: float) -> tuple[list[dict]
     p_cell = stats.counts / stats.n
     # the base score: η̂ = Σ of the positive cells' posteriors (classification), ŷ (regression)
     base = np.zeros(P)
-    if reg:
-        base[0] = 1.0
-    else:
-        base[np.flatnonzero(stats.cell_label == 1)] = 1.0
+    base[[0] if reg else np.flatnonzero(stats.cell_label == 1)] = 1.0
     # constraint features φ_c as combinations of the basis columns plus a constant
     sets = _cell_sets(stats, search)
     phi, phi0 = [], []
@@ -94,10 +86,8 @@ def _reduction(stats: Moments, search: Search, scale: float) -> tuple[list[dict]
             v[cells + reg] = 1.0 / max(p_cell[cells].sum(), 1e-300)
             if search.constraint == "equalized_odds":
                 v[union + reg] -= 1.0 / p_union
-                phi0.append(0.0)
-            else:
-                phi0.append(-1.0)
             phi.append(v)
+            phi0.append(0.0 if search.constraint == "equalized_odds" else -1.0)
     Phi, phi0 = np.array(phi).T, np.array(phi0)        # (P, C), (C,)
     rows, parts = [], []
     for alpha in search.alphas:
@@ -141,7 +131,7 @@ def _embedding(stats: Moments, search: Search, scale: float) -> tuple[list[dict]
         W, _ = mean_discrepancy_directions(stats, kmax, gamma, kpca=kpca)
         top = stats.change_basis(W)
         for k in search.components:
-            sub = _leading(top, k)
+            sub = top.change_basis(np.eye(top.sums.shape[1])[:, :k])  # the first k features
             for alpha in search.alphas:
                 beta, b = ridge_fit(sub, alpha, targets="y", scale=scale)
                 coefs.append(W[:, :k] @ beta)
@@ -151,11 +141,6 @@ def _embedding(stats: Moments, search: Search, scale: float) -> tuple[list[dict]
     K = len(coefs)
     return rows, Linear(basis=np.array(coefs).T, offset=np.array(icpts), mix=np.eye(K),
                         shift=np.zeros(K))
-
-
-def _leading(stats: Moments, k: int) -> Moments:
-    # the moments of the first k features (a sub-block: no recomputation)
-    return stats.change_basis(np.eye(stats.sums.shape[1])[:, :k])
 
 
 def embedding_components(stats: Moments, search: Search) -> tuple[int, ...]:
@@ -169,11 +154,7 @@ def embedding_components(stats: Moments, search: Search) -> tuple[int, ...]:
 
 def build_candidates(stats: Moments, search: Search, scale: float
                      ) -> tuple[list[dict[str, Any]], Linear]:
-    """Every candidate of ``search`` fitted on ``stats``: (parameters per candidate, scores).
-
-    The order of the candidates depends on ``search`` only, so the candidates of different
-    folds line up.
-    """
+    """(parameters, scores) of every candidate fitted on ``stats``, in ``search``'s order."""
     rows, parts = [], []
     for family in search.families:
         r, lin = (_reduction if family == "reduction" else _embedding)(stats, search, scale)

@@ -1,7 +1,4 @@
-"""Model selection under a disparity bound (scikit-learn's ``RidgeCV`` and
-``LogisticRegressionCV`` are the models): :class:`FairKernelClassifierCV` and
-:class:`FairKernelRegressorCV` fit every candidate on every fold from one pass, score them on
-the validation rows and keep the most accurate within the bound, refitted on all rows."""
+"""Model selection under a disparity bound: the CV estimators."""
 
 from __future__ import annotations
 
@@ -41,17 +38,13 @@ from .statistics import FoldedMoments
 
 __all__ = ["FairKernelClassifierCV", "FairKernelRegressorCV", "constraint_name"]
 
-#: The default ``relative_alphas``: 1e-7 is the smallest penalty whose solves stay accurate
-#: (docs/design.md#fkr-relative-penalties)
+#: 1e-7 is the smallest penalty whose solves stay accurate (docs/design.md#fkr-relative-penalties)
 DEFAULT_RELATIVE_ALPHAS = (1e-7, 1e-6, 1e-5, 1e-4, 1e-3)
-_FAIRLEARN_MOMENTS = {"DemographicParity": "demographic_parity",
-                      "EqualizedOdds": "equalized_odds"}
+_FAIRLEARN_MOMENTS = {"DemographicParity": "demographic_parity", "EqualizedOdds": "equalized_odds"}
 
 
 def constraint_name(constraints: Any, allowed: tuple[str, ...] = CONSTRAINTS) -> str:
-    """The constraint as daskfair's string, from a string or a fairlearn moment object
-    (``DemographicParity()``, ``EqualizedOdds()``; their bounds are not read:
-    ``disparity_bound`` is the bound)."""
+    """The constraint's name from a string, ``DemographicParity()`` or ``EqualizedOdds()``."""
     name = constraints if isinstance(constraints, str) else _FAIRLEARN_MOMENTS.get(
         type(constraints).__name__)
     if name not in allowed:
@@ -73,66 +66,35 @@ def _grid(values: Any, default: tuple | None, cast: Any = float) -> tuple | None
 
 
 class _FairKernelCV(KernelModelMixin, BaseEstimator):
-    """What both CV estimators share: parameters, the search of every kernel setting on the
-    folds, the choice under the bound and the refit. Subclasses define ``_task``,
-    ``_constraints`` (allowed), ``_default_strengths``, ``_error_name`` and ``_validate``
-    (one kernel setting's validation results)."""
+    """The CV estimators' parameters, search, choice and refit (subclasses: ``_validate``)."""
 
     _task = "classification"
     _constraints: tuple[str, ...] = CONSTRAINTS
     _default_strengths: tuple[float, ...] = ()
     _error_name = "error"
 
-    def __init__(
-        self,
-        kernel: str = "rbf",
-        *,
-        gammas: Any = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        disparity_bound: float = 0.01,
-        disparity_confidence: float | None = 0.9,
-        constraints: Any = "demographic_parity",
-        families: Any = ("reduction", "embedding"),
-        relative_alphas: Any = None,
-        strengths: Any = None,
-        fair_feature_counts: Any = None,
-        fairness_weights: Any = (None, 1.0),
-        cv: Any = 5,
-        refit: bool = True,
-        approximation: str = "nystroem",
-        n_landmarks: int = 1000,
-        landmarks: str = "uniform",
-        rcond: float = 1e-10,
-        random_state: Any = None,
-        min_group_size: int = 1,
-        small_groups: str = "raise",
-    ) -> None:
-        self.kernel = kernel
-        self.gammas = gammas
-        self.degree = degree
-        self.coef0 = coef0
-        self.disparity_bound = disparity_bound
-        self.disparity_confidence = disparity_confidence
-        self.constraints = constraints
-        self.families = families
-        self.relative_alphas = relative_alphas
-        self.strengths = strengths
-        self.fair_feature_counts = fair_feature_counts
-        self.fairness_weights = fairness_weights
-        self.cv = cv
-        self.refit = refit
-        self.approximation = approximation
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.rcond = rcond
-        self.random_state = random_state
-        self.min_group_size = min_group_size
+    def __init__(self, kernel: str = "rbf", *, gammas: Any = None, degree: int = 3,
+                 coef0: float = 1.0, disparity_bound: float = 0.01,
+                 disparity_confidence: float | None = 0.9,
+                 constraints: Any = "demographic_parity",
+                 families: Any = ("reduction", "embedding"), relative_alphas: Any = None,
+                 strengths: Any = None, fair_feature_counts: Any = None,
+                 fairness_weights: Any = (None, 1.0), cv: Any = 5, refit: bool = True,
+                 approximation: str = "nystroem", n_landmarks: int = 1000,
+                 landmarks: str = "uniform", rcond: float = 1e-10, random_state: Any = None,
+                 min_group_size: int = 1, small_groups: str = "raise") -> None:
+        self.kernel, self.gammas, self.degree, self.coef0 = kernel, gammas, degree, coef0
+        self.disparity_bound, self.disparity_confidence = disparity_bound, disparity_confidence
+        self.constraints, self.families = constraints, families
+        self.relative_alphas, self.strengths = relative_alphas, strengths
+        self.fair_feature_counts, self.fairness_weights = fair_feature_counts, fairness_weights
+        self.cv, self.refit, self.approximation = cv, refit, approximation
+        self.n_landmarks, self.landmarks, self.rcond = n_landmarks, landmarks, rcond
+        self.random_state, self.min_group_size = random_state, min_group_size
         self.small_groups = small_groups
 
     def _checked_params(self) -> dict[str, Any]:
-        """Every parameter, checked; the grids as tuples (defaults filled in) and
-        ``constraint``, the constraint's name."""
+        """Every parameter, checked: the grids as tuples with defaults, plus ``constraint``."""
         p = self.get_params()
         check_kernel_params(p, None)
         check_cv(p["cv"])
@@ -176,42 +138,28 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like, pandas or dask of shape (n_samples, n_features)
-            Training rows.
+        X, sensitive_features, sample_weight : as in :meth:`FairKernelRegressor.fit`.
         y : array-like, pandas or dask of shape (n_samples,)
-            Two classes (:class:`FairKernelClassifierCV`) or continuous targets
-            (:class:`FairKernelRegressorCV`).
-        sensitive_features : array-like of shape (n_samples,) or (n_samples, c), default=None
-            Group of every row (numpy, pandas or dask; any number of groups); several
-            columns make one group of every combination of their values.
-        sample_weight : array-like or dask of shape (n_samples,), default=None
-            Weight of every row.
+            Two classes (classifier) or targets (regressor).
 
         Returns
         -------
         self
-            The fitted estimator.
 
         Raises
         ------
         ValueError
-            On a parameter out of its range, bad inputs (as :meth:`FairKernelRegressor.fit`
-            and :meth:`FairKernelClassifier.fit`), or a fold whose training rows miss a
-            group or a class.
+            On bad parameters or input, or a fold whose training rows miss a group or class.
 
         Examples
         --------
         >>> import numpy as np
-        >>> from daskfair import FairKernelClassifierCV, FairKernelRegressorCV
-        >>> from daskfair import make_fair_regression
+        >>> from daskfair import FairKernelClassifierCV, make_fair_regression
         >>> X, y, s = (np.asarray(a) for a in make_fair_regression(600, 4, random_state=0))
         >>> clf = FairKernelClassifierCV(disparity_bound=0.05, n_landmarks=100, random_state=0)
         >>> clf = clf.fit(X, (y > 0).astype(int), sensitive_features=s)
         >>> bool(clf.best_disparity_ <= 0.05), clf.predict(X[:4]).shape
         (True, (4,))
-        >>> reg = FairKernelRegressorCV(disparity_bound=0.1, n_landmarks=100, random_state=0)
-        >>> reg.fit(X, y, sensitive_features=s).predict(X[:4]).shape
-        (4,)
         """
         with one_blas_thread():  # bits independent of the client's threads
             p = self._checked_params()
@@ -222,7 +170,7 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
                               data.labels if data.classify else data.y)
             searches, landmarks = [], None
             for gamma in p["gammas"]:
-                # one draw of landmarks for every kernel setting
+                # one landmark draw for every kernel setting
                 searches.append(self._search_kernel(data, p, gamma, folds, landmarks))
                 landmarks, data = searches[-1].feature_map.landmarks, searches[-1].data
             fitted = {**search_attributes(searches), "n_splits_": folds.n_folds}
@@ -246,30 +194,18 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
                             **results)
 
     def choose(self, disparity_bound: float, disparity_confidence: Any = "unchanged") -> Any:
-        """Choose again under another bound, from the stored validation results (no pass).
-
-        Changes the choice, ``disparity_bound_``, ``disparity_confidence_`` and (with
-        ``refit=True``) the model; the constructor's parameters are left as they are.
+        """Choose again under another bound from the stored validation results (no pass).
 
         Parameters
         ----------
         disparity_bound : float
             The new bound on the disparity.
         disparity_confidence : float, None or "unchanged", default="unchanged"
-            The new confidence of the margin (None: no margin); "unchanged" keeps
-            ``disparity_confidence_``.
+            The new confidence of the margin (None: no margin).
 
         Returns
         -------
         self
-            The estimator, with the new choice.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
-        ValueError
-            On a bound or confidence out of range (or a parameter changed to one).
         """
         check_is_fitted(self, "cv_error_")
         p = self._checked_params()
@@ -283,15 +219,12 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
 
     @property
     def frontier_(self) -> pd.DataFrame:
-        """``cv_results_`` as a table: the parameters, ``candidate``, ``threshold``,
-        validation ``disparity``, ``disparity_sem``, ``disparity_upper`` and ``error``,
-        ``pareto`` and ``selected``."""
+        """``cv_results_`` as a table (:func:`daskfair.fkr.frontier.frontier_table`)."""
         check_is_fitted(self, "cv_results_")
         return frontier_table(self.cv_results_)
 
     def plot_frontier(self, ax: Any = None) -> Any:
-        """The validation disparity and error of every candidate, the front and the choice
-        (:func:`daskfair.fkr.frontier.plot_frontier`).
+        """Plot every candidate's validation disparity and error, the front and the choice.
 
         Parameters
         ----------
@@ -323,124 +256,75 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
 class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKernelCV):
     """The most accurate fair kernel classifier within a disparity bound, chosen by CV.
 
-    Every candidate of the grids is fitted on every fold and scored on its validation rows at
-    257 thresholds; the choice is the most accurate candidate and threshold whose validation
-    disparity plus a margin for its noise is within ``disparity_bound`` (the fairest, with a
-    warning, when none is), refitted on all rows. The sensitive features are needed to fit,
-    never to predict. The kernel, Nyström and group parameters mean what they mean in
-    :class:`FairKernelRegressor`.
+    Every candidate is fitted on every fold and scored at 257 thresholds; the most accurate
+    within the bound (else the fairest, with a warning) is refitted on all rows.
 
     Parameters
     ----------
-    kernel : {"rbf", "linear", "polynomial", "sigmoid"}, default="rbf"
+    kernel, degree, coef0, n_landmarks, landmarks, rcond : as in FairKernelRegressor.
     gammas : float, None or sequence of them, default=None
-        Kernel coefficients (None: 1/n_features); each is searched with its own passes and
-        competes with the others.
-    degree : int, default=3
-    coef0 : float, default=1.0
+        Kernel coefficients (None: 1/n_features), each searched with its own passes.
     disparity_bound : float, default=0.01
-        The largest disparity accepted: the demographic parity difference (the largest gap
-        in positive rate between groups; the paper's statistical disparity) or the
-        equalized odds difference (the largest gap in true- or false-positive rate).
+        The largest disparity accepted (demographic parity or equalized odds difference).
     disparity_confidence : float in [0.5, 1) or None, default=0.9
-        Confidence that the disparity on new rows as many as one fold stays within the
-        bound: a candidate qualifies when its validation disparity d plus z·s·√(1 + F) is
-        within it, with s the standard error of d, F the number of folds and z the normal
-        quantile of this confidence (docs/design.md#fkr-selection-margin). None: d alone
-        (more accurate choices, a bound more often exceeded).
+        Confidence of the margin for the disparity's noise (docs/design.md#fkr-selection-margin).
     constraints : {"demographic_parity", "equalized_odds"}, default="demographic_parity"
-        fairlearn's ``DemographicParity()`` and ``EqualizedOdds()`` are accepted too (their
-        own bounds are not read).
+        Or fairlearn's ``DemographicParity()``, ``EqualizedOdds()`` (their bounds not read).
     families : sequence of {"reduction", "embedding"}, default=("reduction", "embedding")
-        "reduction": the decision-level reduction of the constraint (Agarwal et al. 2018) on
-        least-squares posteriors, for every ridge penalty and strength; "embedding":
-        FKR-F²E for every number of fair features, fairness weight and ridge penalty
-        (docs/design.md#fkr-reductions-on-cell-statistics).
+        The constraint's reduction (Agarwal et al. 2018) and FKR-F²E's fair features.
     relative_alphas : sequence of float, default=None
-        Ridge penalties relative to tr(K) (``relative_alpha`` of
-        :class:`FairKernelRegressor`); None means (1e-7, 1e-6, 1e-5, 1e-4, 1e-3).
+        Ridge penalties relative to tr(K); None means (1e-7, 1e-6, 1e-5, 1e-4, 1e-3).
     strengths : sequence of float, default=None
-        Reduction strengths t; None means 31 values in [0, 3]. t = 0 is unconstrained
-        kernel ridge; t = 1 equalises the groups' mean scores on the training rows.
+        Reduction strengths t; None means 31 values in [0, 3] (0: unconstrained).
     fair_feature_counts : sequence of int, default=None
-        Fair features k of the embedding family; None means r/8, r/4 and r/2 of the
-        feature map's rank r.
+        Fair features k of the embedding; None means r/8, r/4 and r/2 of the map's rank r.
     fairness_weights : sequence of (float or None), default=(None, 1.0)
-        Fairness weights of the embedding family (None: the exact mean constraint).
+        Fairness weights of the embedding (None: the exact mean constraint).
     cv : int, splitter or iterable of (train, test), default=5
-        An integer: that many folds, rows assigned by a seeded hash of their position
-        (nothing read). A scikit-learn splitter (``KFold``, ``StratifiedKFold``, …) or
-        (train, test) index pairs: every row in exactly one validation fold, trained on all
-        others (a splitter needs y in memory: for dask input it is read once).
+        Folds: a number (rows hashed by position), a KFold-like splitter or index pairs.
     refit : bool, default=True
-        Keep the chosen candidate refitted on all rows (free: the total moments). With
-        False only the search is kept and ``predict`` raises ``NotFittedError``.
-    approximation : {"nystroem", "exact"}, default="nystroem"
-    n_landmarks : int, default=1000
-    landmarks : {"uniform", "kmeans++"}, default="uniform"
-    rcond : float, default=1e-10
+        Keep the chosen candidate refitted on all rows (False: no ``predict``).
+    approximation, min_group_size, small_groups : as in FairKernelRegressor.
     random_state : int, RandomState, Generator, SeedSequence or None, default=None
         Seeds the landmarks and the folds.
-    min_group_size : int, default=1
-    small_groups : {"raise", "merge"}, default="raise"
 
     Attributes
     ----------
-    cv_results_ : dict of ndarray
-        One entry per candidate and threshold on that candidate's own disparity/error
-        front: ``param_<name>``, ``params``, ``candidate``, ``threshold``,
-        ``mean_test_score`` (accuracy on the validation rows of all folds),
-        ``mean_test_error``, ``mean_test_disparity``, ``sem_test_disparity`` (its standard
-        error), ``upper_test_disparity`` (plus the margin: what is compared with the bound),
-        ``rank_test_score``, ``pareto``, ``selected``.
-    frontier_ : pandas.DataFrame
-        ``cv_results_`` as a table.
-    best_params_ : dict
-        The chosen candidate as this estimator's grids, each holding its value alone:
-        ``set_params(**best_params_)`` searches that candidate only.
-    best_index_ : int
-        Its entry in ``cv_results_``.
+    cv_results_, frontier_ : dict of ndarray, pandas.DataFrame
+        Per candidate and threshold on its own front (and as a table): ``param_<name>``,
+        ``params``, ``candidate``, ``threshold``, ``mean_test_{score,error,disparity}``,
+        ``{sem,upper}_test_disparity``, ``rank_test_score``, ``pareto``, ``selected``.
+    best_params_, best_index_ : dict, int
+        The chosen candidate as one-value grids (for ``set_params``); its ``cv_results_`` entry.
     best_threshold_, best_score_, best_disparity_ : float
-        Its threshold on the score, validation accuracy and validation disparity.
+        Its threshold, validation accuracy and validation disparity.
     best_disparity_interval_ : tuple of float
-        (lower, upper): the disparity expected on new rows as many as one fold, at
-        ``disparity_confidence`` on each side (lower clipped at 0); upper is what was
-        compared with the bound. Both equal ``best_disparity_`` without a margin.
+        The disparity expected on new rows at ``disparity_confidence`` (lower, upper).
     cv_disparity_, cv_disparity_sem_, cv_error_, thresholds_ : ndarray of shape (K, 257)
-        Every one of the K candidates' validation disparity, its standard error and its
-        error at each of its thresholds.
+        Every candidate's validation disparity, its standard error and error per threshold.
     n_candidates_, n_splits_ : int
         K and the number of folds.
     disparity_bound_, disparity_confidence_ : float, float or None
-        The bound and confidence of the current choice (the constructor's or
-        :meth:`choose`'s).
-    dual_coef_, intercept_, threshold_ : ndarray of shape (m,), float, float
-        The refitted score ``k(x, L) @ dual_coef_ + intercept_`` and the threshold from
-        which ``classes_[1]`` is predicted.
-    calibration_ : tuple of float
-        (a, c): ``predict_proba`` is σ(a·score + c), fitted on the validation scores with
-        probability 1/2 at the threshold.
+        The bound and confidence of the current choice.
+    dual_coef_, intercept_, threshold_, calibration_ : ndarray of shape (m,), float, float, tuple
+        The refitted score ``k(x, L) @ dual_coef_ + intercept_``, its threshold, Platt's (a, c).
     candidate_dual_coef_, candidate_intercept_, candidate_kernel_ : ndarray
-        Every candidate refitted on all rows, and the kernel setting it belongs to.
+        Every candidate refitted on all rows, and its kernel setting.
     feature_maps_, moments_ : list
-        Per kernel setting: the Nyström map and the moments of all training rows, from
-        which :meth:`FairKernelRidge.fit_moments` fits with no pass.
-    classes_, feature_map_, groups_, merged_groups_, n_features_in_, feature_names_in_
-        As in :class:`FairKernelClassifier`.
+        Per kernel setting, the Nyström map and the moments (for ``fit_moments``).
+    classes_, feature_map_, groups_, merged_groups_ : as in FairKernelClassifier.
+    n_features_in_, feature_names_in_ : as in FairKernelClassifier.
 
     See Also
     --------
     FairKernelClassifier : One FKR-F²E classifier with given parameters.
     FairKernelRegressorCV : The same choice for a continuous target.
-    FairKernelRidge : The FKRR baseline, from ``moments_`` with no pass.
 
     Notes
     -----
-    ``fit`` reads X, y and the groups twice per kernel setting, whatever the numbers of
-    candidates and folds: every fold's moments, then every candidate's validation scores (a
-    dask label or group column exactly as often as X); the landmarks, one draw for every
-    setting, read 8 row blocks of X more. :meth:`choose` reads nothing. The embedding family
-    is eq. (10)–(13) of Okray, Hu & Lan (2019).
+    ``fit`` reads X, y and the groups twice per kernel setting (moments, validation scores),
+    whatever the candidates and folds (plus 8 row blocks of X for the landmarks, and a dask y
+    once for a splitter); :meth:`choose` reads nothing. The embedding family is eq. (10)–(13).
     """
 
     _task = "classification"
@@ -460,69 +344,41 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
 class FairKernelRegressorCV(KernelRegressionMixin, RegressorMixin, _FairKernelCV):
     """The most accurate fair kernel regressor within a mean-prediction gap, chosen by CV.
 
-    As :class:`FairKernelClassifierCV`, whose parameters mean the same except those described
-    here, with the label's ridge regression as the base of the reduction; the validation
-    error and gap of every candidate are functions of the folds' moments.
+    As :class:`FairKernelClassifierCV` (the reduction's base is the label's ridge regression),
+    with its attributes but ``classes_``, ``thresholds_``, ``best_threshold_``, ``threshold_``
+    and ``calibration_``.
 
     Parameters
     ----------
-    kernel : {"rbf", "linear", "polynomial", "sigmoid"}, default="rbf"
-    gammas : float, None or sequence of them, default=None
-    degree : int, default=3
-    coef0 : float, default=1.0
+    kernel, gammas, degree, coef0, families, relative_alphas : as in FairKernelClassifierCV.
     disparity_bound : float, default=0.01
         The largest accepted gap between the groups' mean predictions (in the units of y).
     disparity_confidence : float in [0.5, 1) or None, default=0.9
-        As in :class:`FairKernelClassifierCV`, with the gap's standard error from the folds'
-        spread (the standard deviation of the F folds' own gaps over √F).
+        As in FairKernelClassifierCV, with the gap's standard error from the folds' spread.
     constraints : {"demographic_parity"}, default="demographic_parity"
         The mean-prediction gap; fairlearn's ``DemographicParity()`` is accepted too.
-    families : sequence of {"reduction", "embedding"}, default=("reduction", "embedding")
-    relative_alphas : sequence of float, default=None
     strengths : sequence of float, default=None
-        Reduction strengths t; None means 25 values in [0, 1.2]. t = 1 equalises the
-        groups' mean predictions on the training rows.
-    fair_feature_counts : sequence of int, default=None
-    fairness_weights : sequence of (float or None), default=(None, 1.0)
-    cv : int, splitter or iterable of (train, test), default=5
-    refit : bool, default=True
-    approximation : {"nystroem", "exact"}, default="nystroem"
-    n_landmarks : int, default=1000
-    landmarks : {"uniform", "kmeans++"}, default="uniform"
-    rcond : float, default=1e-10
-    random_state : int, RandomState, Generator, SeedSequence or None, default=None
-    min_group_size : int, default=1
-    small_groups : {"raise", "merge"}, default="raise"
+        Reduction strengths t; None means 25 values in [0, 1.2].
+    fair_feature_counts, fairness_weights, cv, refit : as in FairKernelClassifierCV.
+    approximation, n_landmarks, landmarks, rcond, random_state : as in FairKernelClassifierCV.
+    min_group_size, small_groups : as in FairKernelClassifierCV.
 
     Attributes
     ----------
     cv_results_ : dict of ndarray
-        As in :class:`FairKernelClassifierCV` without thresholds: ``mean_test_score`` is
-        −RMSE, ``mean_test_error`` the RMSE, ``mean_test_disparity`` the mean gap.
+        As in FairKernelClassifierCV, without thresholds; ``mean_test_score`` is −RMSE.
     cv_disparity_, cv_disparity_sem_, cv_error_ : ndarray of shape (n_candidates_, 1)
         Every candidate's validation gap, its standard error and its RMSE.
-    frontier_, best_params_, best_index_, best_score_, best_disparity_
-        As in :class:`FairKernelClassifierCV`.
-    best_disparity_interval_, disparity_bound_, disparity_confidence_, n_splits_
-        As in :class:`FairKernelClassifierCV`.
-    n_candidates_, candidate_dual_coef_, candidate_intercept_, candidate_kernel_
-        As in :class:`FairKernelClassifierCV`.
-    dual_coef_, intercept_, feature_maps_, moments_, feature_map_, groups_, merged_groups_
-        As in :class:`FairKernelClassifierCV`.
-    n_features_in_, feature_names_in_
-        As in :class:`FairKernelRegressor`.
 
     See Also
     --------
     FairKernelRegressor : One FKR-F²E regressor with given parameters.
     FairKernelClassifierCV : The same choice for a binary label.
-    FairKernelRidge : The FKRR baseline, from ``moments_`` with no pass.
 
     Notes
     -----
-    ``fit`` reads X, y and the groups once per kernel setting, whatever the numbers of
-    candidates and folds (a dask label or group column exactly as often as X); the
-    landmarks, one draw for every setting, read 8 row blocks of X more. :meth:`choose`
+    ``fit`` reads X, y and the groups once per kernel setting, whatever the candidates and folds
+    (plus 8 row blocks of X for the landmarks, and a dask y once for a splitter); :meth:`choose`
     reads nothing. The embedding family is eq. (10)–(13) of Okray, Hu & Lan (2019).
     """
 

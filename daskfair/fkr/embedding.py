@@ -1,7 +1,4 @@
-"""Fair feature embedding in kernel space (FKR-F²E, Okray, Hu & Lan 2019) from moments: the
-paper's eq. (17)/(18) as a symmetric r × r eigenproblem (docs/design.md#fkr-feature-maps)
-and the literal mean discrepancy of eq. (3) for J groups
-(docs/design.md#any-number-of-groups)."""
+"""FKR-F²E's fair directions from moments (docs/design.md#any-number-of-groups)."""
 
 from __future__ import annotations
 
@@ -10,15 +7,8 @@ import scipy.linalg
 
 from .statistics import Moments
 
-__all__ = [
-    "OBJECTIVES",
-    "between_groups",
-    "constrained_rank",
-    "fair_directions",
-    "mean_discrepancy_directions",
-    "paper_directions",
-    "paper_matrix",
-]
+__all__ = ["OBJECTIVES", "between_groups", "constrained_rank", "mean_discrepancy_directions",
+           "paper_directions", "paper_matrix"]
 
 OBJECTIVES = ("mean_discrepancy", "paper")
 
@@ -38,34 +28,20 @@ def paper_matrix(stats: Moments) -> np.ndarray:
 
 
 def between_groups(stats: Moments) -> np.ndarray:
-    """D = [√p_g (z̄_g − z̄)]_g of shape (p, J): D Dᵀ is the between-group covariance.
-
-    Dᵀw = 0 exactly when every group's mean of the feature wᵀz equals the overall mean.
-    """
+    """D = [√p_g (z̄_g − z̄)]_g of shape (p, J): Dᵀw = 0 when wᵀz has equal group means."""
     p = stats.group_counts / stats.n
     return ((stats.group_means - stats.mean) * np.sqrt(p)[:, None]).T
 
 
 def _check_k(k: int, available: int, what: str) -> None:
-    if k < 1:
-        raise ValueError(f"n_fair_features must be >= 1, got {k}.")
     if k > available:
         raise ValueError(
             f"n_fair_features={k} is larger than the {what} ({available}). Use at most "
-            f"{available} fair features, or more landmarks / a kernel of higher rank."
-        )
+            f"{available} fair features, or more landmarks / a kernel of higher rank.")
 
 
 def paper_directions(stats: Moments, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k least eigenvectors of S (eq. 6 posed on the range of K).
-
-    Returns
-    -------
-    W : ndarray of shape (r, k)
-        Orthonormal directions w (η = Σ αᵢ φ(xᵢ) with w = Zᵀα, ‖η‖ = 1: eq. 5).
-    values : ndarray of shape (k,)
-        Their eigenvalues J(α), increasing.
-    """
+    """(W of shape (r, k), eigenvalues increasing): the k least eigenvectors of S (eq. 6)."""
     S = paper_matrix(stats)
     _check_k(k, S.shape[0], "rank of the kernel feature map")
     values, vectors = np.linalg.eigh(S)
@@ -78,41 +54,27 @@ def constrained_rank(stats: Moments) -> int:
 
 
 def _constraint_basis(stats: Moments) -> np.ndarray:
-    # orthonormal basis of range(D); singular values at rounding level are no constraint
+    """Orthonormal basis of range(D) (singular values at rounding level are no constraint)."""
     U, sv, _ = np.linalg.svd(between_groups(stats), full_matrices=False)
     if sv.size == 0 or sv[0] == 0:
         return U[:, :0]
     return U[:, sv > 1e-12 * max(sv[0], np.sqrt(np.trace(stats.covariance())))]
 
 
-def mean_discrepancy_directions(
-    stats: Moments, k: int, fairness: float | None = None,
-    kpca: tuple[np.ndarray, np.ndarray] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Largest-variance directions with equal group means: the literal eq. (3), J groups.
-
-    ``fairness=None`` maximises wᵀΣw over orthonormal w with Dᵀw = 0 (kernel PCA in the
-    mean-matched subspace); a number γ ≥ 0 maximises wᵀ(Σ − γ·s·D Dᵀ)w, s the scale that
-    makes γ mean the same for any data (docs/design.md#any-number-of-groups). ``kpca`` may
-    hold ``numpy.linalg.eigh`` of the covariance, computed once for several γ.
-
-    Returns
-    -------
-    W : ndarray of shape (r, k)
-    values : ndarray of shape (k,)
-        The maximised objective per direction, decreasing.
-    """
+def mean_discrepancy_directions(stats: Moments, k: int, fairness: float | None = None,
+                                kpca: tuple[np.ndarray, np.ndarray] | None = None
+                                ) -> tuple[np.ndarray, np.ndarray]:
+    """(W of shape (r, k), objective values decreasing): the largest-variance directions with
+    equal group means (``fairness=None``) or of wᵀ(Σ − γ·s·D Dᵀ)w; ``kpca``: eigh(Σ) if known."""
     cov = stats.covariance()
     r = cov.shape[0]
     if fairness is None:
         U = _constraint_basis(stats)
         _check_k(k, r - U.shape[1], "rank of the feature map minus the constrained directions")
-        # an orthonormal basis of the complement of range(D): the constraint holds exactly
+        # an orthonormal basis of the complement of range(D): Dᵀw = 0 exactly
         Q = scipy.linalg.null_space(U.T) if U.shape[1] else np.eye(r)
         values, vectors = np.linalg.eigh(Q.T @ cov @ Q)
         return Q @ vectors[:, ::-1][:, :k], values[::-1][:k]
-    if not fairness >= 0:
-        raise ValueError(f"fairness must be >= 0 or None, got {fairness}.")
     _check_k(k, r, "rank of the kernel feature map")
     D = between_groups(stats)
     B = D @ D.T
@@ -124,18 +86,3 @@ def mean_discrepancy_directions(
         values, vectors = np.linalg.eigh(0.5 * (cov + cov.T))
     return vectors[:, ::-1][:, :k], values[::-1][:k]
 
-
-def fair_directions(
-    stats: Moments, k: int, objective: str = "mean_discrepancy", fairness: float | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Dispatch to :func:`mean_discrepancy_directions` or :func:`paper_directions`."""
-    if objective == "paper":
-        if fairness is not None:
-            raise ValueError(
-                "fairness_weight applies to objective='mean_discrepancy' only; the paper "
-                "objective has no trade-off parameter (vary n_fair_features instead)."
-            )
-        return paper_directions(stats, k)
-    if objective == "mean_discrepancy":
-        return mean_discrepancy_directions(stats, k, fairness)
-    raise ValueError(f"unknown objective {objective!r}; choose one of {OBJECTIVES}.")

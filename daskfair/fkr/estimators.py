@@ -1,6 +1,4 @@
-"""FKR-F²E's estimators: fair features learned from one pass of kernel moments, then a ridge
-(:class:`FairKernelRegressor`) or a calibrated classifier (:class:`FairKernelClassifier`) on
-them."""
+"""FKR-F²E's estimators: a ridge or a calibrated classifier on fair kernel features."""
 
 from __future__ import annotations
 
@@ -28,7 +26,7 @@ from ._base import (
 )
 from ._predict import CalibratedClassifierMixin, KernelRegressionMixin, calibration_attributes
 from .calibration import N_BINS, calibrate, score_bins, score_spread
-from .embedding import OBJECTIVES, constrained_rank, fair_directions
+from .embedding import OBJECTIVES, constrained_rank, mean_discrepancy_directions, paper_directions
 from .logistic import logistic_newton
 from .ridge import penalty_scale, ridge_fit
 from .scores import ScoreModel, score_histograms
@@ -42,8 +40,7 @@ LOSSES = ("squared", "logistic")
 
 
 def _default_k(stats: Moments, objective: str, fairness: float | None) -> int:
-    # The paper's default n/250, capped at what the feature map can give (an explicit
-    # n_fair_features above the rank is an error instead).
+    # the paper's n/250, capped at the rank (an explicit n_fair_features above it is an error)
     r = (constrained_rank(stats) if objective == "mean_discrepancy" and fairness is None
          else stats.sums.shape[1])
     if r < 1:
@@ -60,8 +57,7 @@ def _default_k(stats: Moments, objective: str, fairness: float | None) -> int:
 def _training_calibration(data: FitInput, fmap: Any, stats: Moments, coef: np.ndarray,
                           dual_coef: np.ndarray, intercept: float, threshold: float | None
                           ) -> tuple[float, float]:
-    """(slope, threshold) of the classifier from its training scores binned per class (one
-    pass); ``coef`` is the score's in the whitened basis of ``stats``."""
+    """(slope, threshold) from the training scores per class (one pass; ``coef`` whitened)."""
     mean, std = score_spread(stats, coef[:, None], np.array([intercept]))
     lo, width = score_bins(mean, std)
     model = ScoreModel(basis=dual_coef[None, :, None], offset=np.zeros((1, 1)),
@@ -69,16 +65,13 @@ def _training_calibration(data: FitInput, fmap: Any, stats: Moments, coef: np.nd
                        lo=lo, width=width, n_bins=N_BINS)
     hist = score_histograms(data.X, data.cells, data.weights, fmap.landmarks, fmap.params,
                             model, n_cells=len(data.cell_group))[0]
-    by_class = np.zeros((2, N_BINS))
-    np.add.at(by_class, data.cell_label, hist)
-    return calibrate(by_class, float(lo[0]), float(width[0]), threshold)
+    return calibrate(hist, data.cell_label, float(lo[0]), float(width[0]), threshold)
 
 
 def _logistic_fit(data: FitInput, fmap: Any, stats: Moments, fitted: dict[str, Any],
                   p: dict[str, Any]) -> dict[str, Any]:
     """The logistic loss on the fair features by Newton's method (one pass per step)."""
-    # near p = 1/2, logit p ≈ 4 (p − 1/2): the least-squares fit is the start, and
-    # α·scale/4 the logistic penalty of the same strength
+    # logit p ≈ 4 (p − 1/2): start from 4 × the least-squares fit; α·scale/4 is the same penalty
     start = np.r_[4 * fitted["coef_"], 4 * (fitted["intercept_"] - 0.5)]
     theta, n_iter, converged = logistic_newton(
         data.X, data.y, data.weights, fmap.landmarks, fmap.params, fitted["projection_"],
@@ -91,44 +84,21 @@ def _logistic_fit(data: FitInput, fmap: Any, stats: Moments, fitted: dict[str, A
 
 
 class _FairFeatureModel(KernelModelMixin, BaseEstimator):
-    """What the regressor and the classifier share: parameters, the pass, the fair
-    directions W and the ridge on them."""
+    """The regressor's and the classifier's parameters, pass, fair directions W and ridge."""
 
-    def __init__(
-        self,
-        kernel: str = "rbf",
-        *,
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        n_fair_features: int | None = None,
-        relative_alpha: float = 1e-4,
-        fit_intercept: bool = True,
-        objective: str = "mean_discrepancy",
-        fairness_weight: float | None = None,
-        approximation: str = "nystroem",
-        n_landmarks: int = 1000,
-        landmarks: str = "uniform",
-        rcond: float = 1e-10,
-        random_state: Any = None,
-        min_group_size: int = 1,
-        small_groups: str = "raise",
-    ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_fair_features = n_fair_features
-        self.relative_alpha = relative_alpha
-        self.fit_intercept = fit_intercept
-        self.objective = objective
-        self.fairness_weight = fairness_weight
-        self.approximation = approximation
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.rcond = rcond
-        self.random_state = random_state
-        self.min_group_size = min_group_size
+    def __init__(self, kernel: str = "rbf", *, gamma: float | None = None, degree: int = 3,
+                 coef0: float = 1.0, n_fair_features: int | None = None,
+                 relative_alpha: float = 1e-4, fit_intercept: bool = True,
+                 objective: str = "mean_discrepancy", fairness_weight: float | None = None,
+                 approximation: str = "nystroem", n_landmarks: int = 1000,
+                 landmarks: str = "uniform", rcond: float = 1e-10, random_state: Any = None,
+                 min_group_size: int = 1, small_groups: str = "raise") -> None:
+        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
+        self.n_fair_features, self.relative_alpha = n_fair_features, relative_alpha
+        self.fit_intercept, self.objective = fit_intercept, objective
+        self.fairness_weight, self.approximation = fairness_weight, approximation
+        self.n_landmarks, self.landmarks, self.rcond = n_landmarks, landmarks, rcond
+        self.random_state, self.min_group_size = random_state, min_group_size
         self.small_groups = small_groups
 
     def _checked_params(self) -> dict[str, Any]:
@@ -152,15 +122,15 @@ class _FairFeatureModel(KernelModelMixin, BaseEstimator):
 
     def _fit_embedding(self, data: FitInput, p: dict[str, Any]
                        ) -> tuple[Moments, np.ndarray, FitInput, Any, dict[str, Any]]:
-        """The pass, the fair directions W and the ridge on them: (moments, W, data with its
-        groups and classes known, the feature map, the fitted attributes)."""
+        """(moments, W, data, feature map, fitted attributes): the pass, W and the ridge."""
         fmap = self._fit_feature_map(data, p, p["gamma"])
         folded, data = self._moments(data, fmap, cell_grams=p["objective"] == "paper")
         stats = folded.total
         k = p["n_fair_features"]
         if k is None:
             k = _default_k(stats, p["objective"], p["fairness_weight"])
-        W, values = fair_directions(stats, k, p["objective"], p["fairness_weight"])
+        W, values = (paper_directions(stats, k) if p["objective"] == "paper"
+                     else mean_discrepancy_directions(stats, k, p["fairness_weight"]))
         coef, intercept = ridge_fit(
             stats.change_basis(W), p["relative_alpha"], fit_intercept=p["fit_intercept"],
             scale=penalty_scale(stats))
@@ -172,13 +142,8 @@ class _FairFeatureModel(KernelModelMixin, BaseEstimator):
         return stats, W, data, fmap, fitted
 
 
-class FairKernelRegressor(
-    ClassNamePrefixFeaturesOutMixin,
-    RegressorMixin,
-    TransformerMixin,
-    KernelRegressionMixin,
-    _FairFeatureModel,
-):
+class FairKernelRegressor(ClassNamePrefixFeaturesOutMixin, RegressorMixin, TransformerMixin,
+                          KernelRegressionMixin, _FairFeatureModel):
     """Fair kernel regression via fair feature embedding (FKR-F²E).
 
     Learns k directions in kernel space on which every sensitive group has the same mean,
@@ -189,78 +154,50 @@ class FairKernelRegressor(
     kernel : {"rbf", "linear", "polynomial", "sigmoid"}, default="rbf"
         The kernel k.
     gamma : float, default=None
-        Kernel coefficient; None means ``1 / n_features`` (scikit-learn's convention).
+        Kernel coefficient; None means ``1 / n_features``.
     degree : int, default=3
         Degree of the polynomial kernel.
     coef0 : float, default=1.0
-        Additive constant of the polynomial and sigmoid kernels (the paper's c).
+        Constant of the polynomial and sigmoid kernels (the paper's c).
     n_fair_features : int, default=None
-        The number k of fair features; None means ``max(1, n_samples // 250)`` (the paper's)
-        capped at the rank of the feature map (minus the directions the exact constraint
-        takes). An explicit value above that rank is an error.
+        Fair features k; None: ``max(1, n_samples // 250)`` capped at the feature map's rank.
     relative_alpha : float, default=1e-4
-        Ridge penalty relative to tr(K): the paper's γ (eq. 13) is ``relative_alpha · tr(K)``,
-        so one value means the same for any number of rows and any kernel scale
-        (scikit-learn's ``KernelRidge.alpha`` is the absolute penalty, hence another name).
-        About 1e-8 is almost no penalty, 1e-1 close to the mean predictor.
+        Ridge penalty relative to tr(K) (docs/design.md#fkr-relative-penalties).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (the paper's eq. 13 has none).
     objective : {"mean_discrepancy", "paper"}, default="mean_discrepancy"
-        "mean_discrepancy": the largest-variance directions on which every sensitive group
-        has the same mean (the literal eq. 3, any number of groups). "paper": the least
-        eigenvectors of eq. (17)/(18) with the cross term symmetrised, two groups only, kept
-        to reproduce the paper (docs/design.md#fkr-mean-discrepancy).
+        Equal group means for any number of groups (eq. 3), or eq. (17)/(18) for two groups.
     fairness_weight : float, default=None
-        For ``objective="mean_discrepancy"`` only: a scale-free penalty γ ≥ 0 on the
-        group-mean gaps instead of the exact constraint (None); 0 is plain kernel PCA
-        (docs/design.md#any-number-of-groups).
+        With "mean_discrepancy": a penalty γ ≥ 0 on the group-mean gaps (None: exact means).
     approximation : {"nystroem", "exact"}, default="nystroem"
-        "exact" uses every training row as a landmark (n × n statistics: small data only).
+        "exact" makes every training row a landmark (small data only).
     n_landmarks : int, default=1000
         Landmarks m of the Nyström map.
     landmarks : {"uniform", "kmeans++"}, default="uniform"
         How the landmarks are drawn.
     rcond : float, default=1e-10
-        Eigenvalues of the landmark kernel below ``rcond`` times the largest are dropped;
-        in [1e-15, 1).
+        Landmark-kernel eigenvalues below ``rcond`` times the largest are dropped; in [1e-15, 1).
     random_state : int, RandomState, Generator, SeedSequence or None, default=None
         Seeds the landmark draw.
     min_group_size : int, default=1
-        The fewest rows a sensitive group may have (a group is one value of the sensitive
-        column, or one combination of values of several); 1 accepts every group. For dask
-        input a value above 1 costs one small reduction that reads the sensitive columns.
+        The fewest rows a sensitive group may have.
     small_groups : {"raise", "merge"}, default="raise"
-        Groups of fewer than ``min_group_size`` rows: "raise" is a ``ValueError`` naming
-        them; "merge" puts them into one group "other" ("other_1", … if that name is taken)
-        with a ``UserWarning``, every group name becoming a string; it is an error when the
-        merged group is still too small or fewer than two groups remain.
+        Smaller groups raise a ``ValueError``, or are merged into a group "other" (warning).
 
     Attributes
     ----------
     feature_map_ : NystroemMap
         The Nyström map (landmarks L, whitening, kernel parameters).
-    projection_ : ndarray of shape (m, n_fair_features_)
-        Fair features are ``k(x, L) @ projection_``.
-    eigenvalues_ : ndarray of shape (n_fair_features_,)
-        Objective value of each direction.
-    coef_ : ndarray of shape (n_fair_features_,)
-        Ridge coefficients on the fair features.
+    projection_, eigenvalues_, n_fair_features_ : ndarray of shape (m, k), ndarray, int
+        Fair features are ``k(x, L) @ projection_``; each one's objective value; their number k.
+    coef_, intercept_ : ndarray of shape (k,), float
+        The ridge on the fair features (intercept 0 with ``fit_intercept=False``).
     dual_coef_ : ndarray of shape (m,)
-        ``projection_ @ coef_``: predictions are ``k(x, L) @ dual_coef_ + intercept_``.
-    intercept_ : float
-        The intercept (0 with ``fit_intercept=False``).
-    n_fair_features_ : int
-        The number of fair features k.
-    groups_ : ndarray of shape (n_groups,) or None
-        The sensitive groups in code order (None when fitted without them); several
-        sensitive columns give combined names such as ``"black,F"`` (fairlearn's convention:
-        each value as ``str``, a comma or backslash in it escaped by a backslash).
-    merged_groups_ : dict of str to int
-        The groups merged into "other" by ``small_groups="merge"``, with their rows.
-    n_features_in_ : int
-        The number of features seen by ``fit``.
-    feature_names_in_ : ndarray of str of shape (n_features_in_,)
-        Only when X was a DataFrame with string column names.
+        Predictions are ``k(x, L) @ dual_coef_ + intercept_``.
+    groups_, merged_groups_ : ndarray of shape (n_groups,) or None, dict of str to int
+        The groups in code order (None without them); those merged into "other", with rows.
+    n_features_in_, feature_names_in_ : int, ndarray of str of shape (n_features_in_,)
+        The features seen by ``fit`` (names from a DataFrame with string column names).
 
     See Also
     --------
@@ -270,18 +207,14 @@ class FairKernelRegressor(
 
     Notes
     -----
-    Okray, Hu & Lan (2019): the mean discrepancy of eq. (3), the embedding of eq. (10)–(12),
-    the ridge of eq. (13) and the fair features of eq. (14); ``objective="paper"`` is eq.
-    (17)/(18). ``fit`` reads X, y and the groups once, block by block (a dask label or group
-    column exactly as often as X; the pass also lists the groups), plus 8 row blocks of X for
-    the landmark draw. ``predict`` and ``transform`` compute one kernel block per row block,
-    lazily for dask input.
+    Okray, Hu & Lan (2019), eq. (3) and (10)–(14); ``objective="paper"`` is eq. (17)/(18).
+    ``fit`` reads X, y and the groups once (plus 8 row blocks of X for the landmarks);
+    ``predict`` and ``transform`` compute one kernel block per row block, lazy for dask.
     """
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # Fair features are chosen for equal group means, not for fit: on data where the
-        # target follows the group, a low training score is the intended outcome.
+        # fair features are chosen for equal group means: a low score can be the intent
         tags.regressor_tags.poor_score = True
         return tags
 
@@ -296,23 +229,18 @@ class FairKernelRegressor(
         y : array-like, pandas or dask of shape (n_samples,)
             Targets.
         sensitive_features : array-like of shape (n_samples,) or (n_samples, c), default=None
-            Group of every row (numpy, pandas or dask), any number of groups (two for
-            ``objective="paper"``); several columns make one group of every combination of
-            their values. None: no fairness constraint (with a warning).
+            Group of every row (several columns: one group per combination); None: no fairness.
         sample_weight : array-like or dask of shape (n_samples,), default=None
-            Weight of every row in the moments.
+            Weight of every row.
 
         Returns
         -------
         self : FairKernelRegressor
-            The fitted estimator.
 
         Raises
         ------
         ValueError
-            On a parameter out of its range, inputs of different lengths, NaN or infinite
-            values, a group without rows of positive weight, or more fair features than the
-            feature map's rank.
+            On bad parameters or input (the message says which).
 
         Examples
         --------
@@ -320,16 +248,14 @@ class FairKernelRegressor(
         >>> from daskfair import FairKernelRegressor, make_fair_regression
         >>> X, y, s = (np.asarray(a) for a in make_fair_regression(500, 4, random_state=0))
         >>> reg = FairKernelRegressor(n_fair_features=5, n_landmarks=100, random_state=0)
-        >>> reg = reg.fit(X, y, sensitive_features=s)
-        >>> Z = reg.transform(X)
+        >>> Z = reg.fit(X, y, sensitive_features=s).transform(X)
         >>> bool(abs(Z[s == 0].mean(axis=0) - Z[s == 1].mean(axis=0)).max() < 1e-8)
         True
         """
         with one_blas_thread():  # bits independent of the client's threads
             p = self._checked_params()
             data = self._fit_input(X, y, sensitive_features, sample_weight, p, classify=False)
-            fitted = self._fit_embedding(data, p)[-1]
-            self._set_fitted(fitted)
+            self._set_fitted(self._fit_embedding(data, p)[-1])
             return self
 
     def transform(self, X: Any) -> Any:
@@ -337,14 +263,12 @@ class FairKernelRegressor(
 
         Parameters
         ----------
-        X : array-like, pandas or dask of shape (n_samples, n_features)
-            Rows to map.
+        X : as in :meth:`predict`.
 
         Returns
         -------
         ndarray or dask array of shape (n_samples, n_fair_features_)
-            The fair features (lazy for dask input); on the training rows every group has
-            the same mean.
+            The fair features, lazy for dask input.
         """
         X = self._check_X(X)
         return self.feature_map_.project(X, self.projection_)
@@ -353,92 +277,51 @@ class FairKernelRegressor(
 class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeatureModel):
     """FKR-F²E for binary classification, with a threshold and probabilities.
 
-    The fair features are learned as in :class:`FairKernelRegressor`, whose parameters mean
-    the same here. On them the classifier fits least squares on the 0/1-coded label (the
-    paper's), calibrated by Platt's logistic fit on the training scores, or logistic
-    regression.
-
     Parameters
     ----------
-    kernel : {"rbf", "linear", "polynomial", "sigmoid"}, default="rbf"
-    gamma : float, default=None
-    degree : int, default=3
-    coef0 : float, default=1.0
-    n_fair_features : int, default=None
-    relative_alpha : float, default=1e-4
-    fit_intercept : bool, default=True
-    objective : {"mean_discrepancy", "paper"}, default="mean_discrepancy"
-    fairness_weight : float, default=None
+    kernel, gamma, degree, coef0, n_fair_features : as in FairKernelRegressor.
+    relative_alpha, fit_intercept, objective, fairness_weight : as in FairKernelRegressor.
     loss : {"squared", "logistic"}, default="squared"
-        "squared": least squares, calibrated on the training scores; "logistic": penalised
-        logistic regression by Newton's method, whose score is the log-odds.
+        Least squares calibrated on the training scores, or penalised logistic regression.
     threshold : "auto" or float, default="auto"
-        For ``loss="squared"``: "auto" predicts ``classes_[1]`` where the calibrated
-        probability is at least 1/2; a number thresholds the least-squares score there
-        (0.5 is the paper's rule).
+        For "squared": "auto" is probability 1/2; a number thresholds the score (0.5: paper).
     max_iter : int, default=25
         Newton steps at most for ``loss="logistic"``.
-    approximation : {"nystroem", "exact"}, default="nystroem"
-    n_landmarks : int, default=1000
-    landmarks : {"uniform", "kmeans++"}, default="uniform"
-    rcond : float, default=1e-10
-    random_state : int, RandomState, Generator, SeedSequence or None, default=None
-    min_group_size : int, default=1
-    small_groups : {"raise", "merge"}, default="raise"
+    approximation, n_landmarks, landmarks, rcond : as in FairKernelRegressor.
+    random_state, min_group_size, small_groups : as in FairKernelRegressor.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
         ``classes_[1]`` is the positive class (coded 1).
-    calibration_ : tuple of float
-        (a, c): ``predict_proba`` is σ(a·f(x) + c) with f the score.
-    threshold_ : float
-        The decision threshold on f.
+    threshold_, calibration_ : float, tuple of float
+        The threshold on the score f, and (a, c): ``predict_proba`` is σ(a·f(x) + c).
     n_iter_ : int
         Newton steps (``loss="logistic"``), else 1.
-    feature_map_, projection_, eigenvalues_, coef_, dual_coef_, intercept_
-        As in :class:`FairKernelRegressor`; f(x) = ``k(x, L) @ dual_coef_ + intercept_``.
-    n_fair_features_, groups_, merged_groups_, n_features_in_, feature_names_in_
-        As in :class:`FairKernelRegressor`.
+    feature_map_, projection_, eigenvalues_, coef_, dual_coef_ : as in FairKernelRegressor.
+    intercept_, n_fair_features_, groups_, merged_groups_ : as in FairKernelRegressor.
+    n_features_in_, feature_names_in_ : as in FairKernelRegressor.
 
     See Also
     --------
     FairKernelRegressor : The same fair features for a continuous target.
-    FairKernelClassifierCV : Parameters and threshold chosen by cross-validation under a
-        disparity bound.
+    FairKernelClassifierCV : Parameters and threshold chosen by cross-validation.
 
     Notes
     -----
-    The fair features are the paper's eq. (10)–(14), as in :class:`FairKernelRegressor`.
-    ``fit`` reads X, y and the groups twice with ``loss="squared"``: the moments pass, then
-    the training scores for the calibration; with ``loss="logistic"`` once plus once per
-    Newton step (``n_iter_``). A dask label or group column is read exactly as often as X;
-    the landmark draw reads 8 row blocks of X more.
+    The paper's eq. (10)–(14). ``fit`` reads X, y and the groups twice with ``loss="squared"``
+    (moments, training scores), with ``loss="logistic"`` once plus once per Newton step
+    (``n_iter_``), and 8 row blocks of X for the landmarks.
     """
 
-    def __init__(
-        self,
-        kernel: str = "rbf",
-        *,
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        n_fair_features: int | None = None,
-        relative_alpha: float = 1e-4,
-        fit_intercept: bool = True,
-        objective: str = "mean_discrepancy",
-        fairness_weight: float | None = None,
-        loss: str = "squared",
-        threshold: float | str = "auto",
-        max_iter: int = 25,
-        approximation: str = "nystroem",
-        n_landmarks: int = 1000,
-        landmarks: str = "uniform",
-        rcond: float = 1e-10,
-        random_state: Any = None,
-        min_group_size: int = 1,
-        small_groups: str = "raise",
-    ) -> None:
+    def __init__(self, kernel: str = "rbf", *, gamma: float | None = None, degree: int = 3,
+                 coef0: float = 1.0, n_fair_features: int | None = None,
+                 relative_alpha: float = 1e-4, fit_intercept: bool = True,
+                 objective: str = "mean_discrepancy", fairness_weight: float | None = None,
+                 loss: str = "squared", threshold: float | str = "auto", max_iter: int = 25,
+                 approximation: str = "nystroem", n_landmarks: int = 1000,
+                 landmarks: str = "uniform", rcond: float = 1e-10, random_state: Any = None,
+                 min_group_size: int = 1, small_groups: str = "raise") -> None:
         super().__init__(
             kernel, gamma=gamma, degree=degree, coef0=coef0, n_fair_features=n_fair_features,
             relative_alpha=relative_alpha, fit_intercept=fit_intercept, objective=objective,
@@ -446,9 +329,7 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
             n_landmarks=n_landmarks, landmarks=landmarks, rcond=rcond,
             random_state=random_state, min_group_size=min_group_size,
             small_groups=small_groups)
-        self.loss = loss
-        self.threshold = threshold
-        self.max_iter = max_iter
+        self.loss, self.threshold, self.max_iter = loss, threshold, max_iter
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -457,7 +338,6 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
         return tags
 
     def _checked_params(self) -> dict[str, Any]:
-        """Every parameter, checked."""
         p = super()._checked_params()
         check_choice("loss", p["loss"], LOSSES)
         if not (p["threshold"] == "auto" or isinstance(p["threshold"], int | float)):
@@ -469,31 +349,20 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
             sample_weight: Any = None) -> FairKernelClassifier:
         """Fit on two classes; ``classes_[1]`` is coded 1.
 
-        ``sample_weight`` weighs every row in the moments, the calibration and the logistic
-        loss, so fairlearn's reductions (ExponentiatedGradient, GridSearch) can wrap the
-        classifier.
-
         Parameters
         ----------
-        X : array-like, pandas or dask of shape (n_samples, n_features)
-            Training rows.
+        X, sensitive_features, sample_weight : as in :meth:`FairKernelRegressor.fit`.
         y : array-like, pandas or dask of shape (n_samples,)
             Two classes.
-        sensitive_features : array-like of shape (n_samples,) or (n_samples, c), default=None
-            Group of every row (numpy, pandas or dask); several columns make one group of
-            every combination of their values. None: no fairness constraint (with a warning).
-        sample_weight : array-like or dask of shape (n_samples,), default=None
-            Weight of every row.
 
         Returns
         -------
         self : FairKernelClassifier
-            The fitted estimator.
 
         Raises
         ------
         ValueError
-            As :meth:`FairKernelRegressor.fit`, and when y does not hold exactly two classes.
+            On bad parameters or input, or y without exactly two classes.
 
         Examples
         --------

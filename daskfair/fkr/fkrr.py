@@ -1,5 +1,4 @@
-"""FKRR, the FKR-F²E paper's baseline: kernel ridge with a penalty on the covariance between
-the predictions and the groups (:class:`FairKernelRidge`)."""
+"""FKRR, the FKR-F²E paper's baseline: kernel ridge with a covariance penalty."""
 
 from __future__ import annotations
 
@@ -27,40 +26,20 @@ def _solution(stats: Any, fmap: Any, p: dict[str, Any]) -> dict[str, Any]:
 class FairKernelRidge(KernelRegressionMixin, KernelModelMixin, RegressorMixin, BaseEstimator):
     """FKRR: kernel ridge with a penalty on the prediction–group covariance.
 
-    The ridge penalty plus μ times the squared covariance between the predictions and each
-    group's indicator (docs/design.md#fkrr-baseline); with two groups the paper's binary
-    penalty. The parameters but ``fairness_weight`` mean what they mean in
-    :class:`FairKernelRegressor`.
-
     Parameters
     ----------
     fairness_weight : float, default=1.0
-        The relative fairness penalty μ ≥ 0, scale-free: 0 is plain (Nyström) kernel ridge,
-        μ = 1 halves the covariance's pull, μ ≥ 100 all but removes it.
-    kernel : {"rbf", "linear", "polynomial", "sigmoid"}, default="rbf"
-    gamma : float, default=None
-    degree : int, default=3
-    coef0 : float, default=1.0
-    relative_alpha : float, default=1e-4
-    fit_intercept : bool, default=True
-    approximation : {"nystroem", "exact"}, default="nystroem"
-    n_landmarks : int, default=1000
-    landmarks : {"uniform", "kmeans++"}, default="uniform"
-    rcond : float, default=1e-10
-    random_state : int, RandomState, Generator, SeedSequence or None, default=None
-    min_group_size : int, default=1
-    small_groups : {"raise", "merge"}, default="raise"
+        The scale-free fairness penalty μ ≥ 0 (0: plain Nyström kernel ridge).
+    kernel, gamma, degree, coef0, relative_alpha, fit_intercept : as in FairKernelRegressor.
+    approximation, n_landmarks, landmarks, rcond : as in FairKernelRegressor.
+    random_state, min_group_size, small_groups : as in FairKernelRegressor.
 
     Attributes
     ----------
     coef_ : ndarray of shape (r,)
         Coefficients on the r Nyström features.
-    dual_coef_ : ndarray of shape (m,)
-        Predictions are ``k(x, L) @ dual_coef_ + intercept_``.
-    intercept_ : float
-        The intercept (0 with ``fit_intercept=False``).
-    feature_map_, groups_, merged_groups_, n_features_in_, feature_names_in_
-        As in :class:`FairKernelRegressor`.
+    dual_coef_, intercept_, feature_map_, groups_, merged_groups_ : as in FairKernelRegressor.
+    n_features_in_, feature_names_in_ : as in FairKernelRegressor.
 
     See Also
     --------
@@ -69,42 +48,22 @@ class FairKernelRidge(KernelRegressionMixin, KernelModelMixin, RegressorMixin, B
 
     Notes
     -----
-    Pérez-Suay et al. (2017), as the FKR-F²E paper states it (its eq. 1). ``fit`` reads X, y
-    and the groups once (plus 8 row blocks of X for the landmark draw); :meth:`fit_moments`
+    Pérez-Suay et al. (2017), the paper's eq. (1) (docs/design.md#fkrr-baseline). ``fit`` reads
+    X, y and the groups once (plus 8 row blocks of X for the landmarks); :meth:`fit_moments`
     reads no data.
     """
 
-    def __init__(
-        self,
-        fairness_weight: float = 1.0,
-        *,
-        kernel: str = "rbf",
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        relative_alpha: float = 1e-4,
-        fit_intercept: bool = True,
-        approximation: str = "nystroem",
-        n_landmarks: int = 1000,
-        landmarks: str = "uniform",
-        rcond: float = 1e-10,
-        random_state: Any = None,
-        min_group_size: int = 1,
-        small_groups: str = "raise",
-    ) -> None:
-        self.fairness_weight = fairness_weight
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.relative_alpha = relative_alpha
-        self.fit_intercept = fit_intercept
-        self.approximation = approximation
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.rcond = rcond
-        self.random_state = random_state
-        self.min_group_size = min_group_size
+    def __init__(self, fairness_weight: float = 1.0, *, kernel: str = "rbf",
+                 gamma: float | None = None, degree: int = 3, coef0: float = 1.0,
+                 relative_alpha: float = 1e-4, fit_intercept: bool = True,
+                 approximation: str = "nystroem", n_landmarks: int = 1000,
+                 landmarks: str = "uniform", rcond: float = 1e-10, random_state: Any = None,
+                 min_group_size: int = 1, small_groups: str = "raise") -> None:
+        self.fairness_weight, self.kernel, self.gamma = fairness_weight, kernel, gamma
+        self.degree, self.coef0, self.relative_alpha = degree, coef0, relative_alpha
+        self.fit_intercept, self.approximation = fit_intercept, approximation
+        self.n_landmarks, self.landmarks, self.rcond = n_landmarks, landmarks, rcond
+        self.random_state, self.min_group_size = random_state, min_group_size
         self.small_groups = small_groups
 
     def _checked_params(self) -> dict[str, Any]:
@@ -124,26 +83,16 @@ class FairKernelRidge(KernelRegressionMixin, KernelModelMixin, RegressorMixin, B
 
         Parameters
         ----------
-        X : array-like, pandas or dask of shape (n_samples, n_features)
-            Training rows.
-        y : array-like, pandas or dask of shape (n_samples,)
-            Targets.
-        sensitive_features : array-like of shape (n_samples,) or (n_samples, c), default=None
-            Group of every row (numpy, pandas or dask); several columns make one group of
-            every combination of their values. None: no fairness penalty (with a warning).
-        sample_weight : array-like or dask of shape (n_samples,), default=None
-            Weight of every row in the moments.
+        X, y, sensitive_features, sample_weight : as in :meth:`FairKernelRegressor.fit`.
 
         Returns
         -------
         self : FairKernelRidge
-            The fitted estimator.
 
         Raises
         ------
         ValueError
-            On a parameter out of its range, inputs of different lengths, NaN or infinite
-            values, or a group without rows of positive weight.
+            On bad parameters or input (the message says which).
 
         Examples
         --------
@@ -165,16 +114,12 @@ class FairKernelRidge(KernelRegressionMixin, KernelModelMixin, RegressorMixin, B
 
     def fit_moments(self, moments: Any, feature_map: Any, *,
                     groups: Any = None) -> FairKernelRidge:
-        """Fit from moments another fit already summed, with no pass over the data.
-
-        The model equals ``fit`` on the rows of the moments with the same landmarks, up to
-        the order of the sums.
+        """Fit from another fit's moments with no pass (as ``fit`` on those rows, up to rounding).
 
         Parameters
         ----------
         moments : daskfair.fkr.statistics.Moments
-            The training rows' moments in ``feature_map``'s whitened basis, such as a CV
-            estimator's ``moments_[i]``.
+            All training rows' moments in ``feature_map``'s whitened basis (``moments_[i]``).
         feature_map : daskfair.nystroem.NystroemMap
             The map the moments were summed in (a CV estimator's ``feature_maps_[i]``).
         groups : ndarray of shape (n_groups,), default=None
@@ -183,12 +128,6 @@ class FairKernelRidge(KernelRegressionMixin, KernelModelMixin, RegressorMixin, B
         Returns
         -------
         self : FairKernelRidge
-            The fitted estimator.
-
-        Raises
-        ------
-        ValueError
-            On a parameter out of its range.
         """
         with one_blas_thread():  # bits independent of the client's threads
             p = self._checked_params()

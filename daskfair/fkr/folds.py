@@ -1,5 +1,4 @@
-"""The CV estimators' folds: rows hashed to folds by position (an integer ``cv``), or the
-validation folds of a scikit-learn splitter or of (train, test) index pairs."""
+"""The CV estimators' folds: rows hashed by position, or a splitter's validation folds."""
 
 from __future__ import annotations
 
@@ -20,11 +19,10 @@ MAX_FOLDS = 50
 
 @dataclass(frozen=True)
 class FoldPlan:
-    """How the passes split rows into folds: ``n_folds`` and either the hash seed or, with
-    ``seed=EXPLICIT_FOLDS``, every row's fold (``ids``, from a splitter)."""
+    """``n_folds`` and the hash seed, or ``seed=EXPLICIT_FOLDS`` and every row's fold ``ids``."""
 
     n_folds: int
-    seed: int = 0      # the passes' fold_seed
+    seed: int = 0
     ids: np.ndarray | None = None
 
     def rows(self, X: Any) -> Any:
@@ -39,26 +37,18 @@ class FoldPlan:
 def check_cv(cv: Any) -> None:
     """Refuse what cannot be a ``cv`` before any work."""
     if isinstance(cv, Integral) and not isinstance(cv, bool):
-        if not 2 <= cv <= MAX_FOLDS:
-            raise ValueError(f"cv must be an integer in [2, {MAX_FOLDS}], a scikit-learn "
-                             f"splitter or (train, test) index pairs; got {cv!r}.")
-        return
-    if isinstance(cv, bool | str | float) or not (hasattr(cv, "split")
-                                                  or hasattr(cv, "__iter__")):
+        bad = not 2 <= cv <= MAX_FOLDS
+    else:
+        bad = isinstance(cv, bool | str | float) or not (hasattr(cv, "split")
+                                                         or hasattr(cv, "__iter__"))
+    if bad:
         raise ValueError(f"cv must be an integer in [2, {MAX_FOLDS}], a scikit-learn splitter "
                          f"or (train, test) index pairs; got {cv!r}.")
 
 
 def fold_plan(cv: Any, n: int, seed: int, X: Any, y: Any) -> FoldPlan:
-    """The folds of ``cv`` for n rows.
-
-    An integer hashes rows to folds by position with ``seed`` (nothing is read). A splitter
-    (anything with ``split``, e.g. ``KFold``, ``StratifiedKFold``) is called with X and y as
-    scikit-learn does — for dask input with a placeholder X and y computed (n values read to
-    the client) — and an iterable is taken as its (train, test) pairs. Every row must be in
-    exactly one validation fold and every fold trains on all other rows: the moments of a
-    fold's training rows are the total minus its own.
-    """
+    """The folds of ``cv`` for n rows; a splitter or pairs must validate every row once and
+    train on all others (a splitter gets X, a placeholder for dask, and y computed)."""
     check_cv(cv)
     if isinstance(cv, Integral):
         return FoldPlan(int(cv), seed)
@@ -69,8 +59,7 @@ def fold_plan(cv: Any, n: int, seed: int, X: Any, y: Any) -> FoldPlan:
     else:
         pairs = list(cv)
     if not 2 <= len(pairs) <= MAX_FOLDS:
-        raise ValueError(f"cv gave {len(pairs)} folds; the CV estimators need 2 to "
-                         f"{MAX_FOLDS}.")
+        raise ValueError(f"cv gave {len(pairs)} folds; the CV estimators need 2 to {MAX_FOLDS}.")
     ids = np.full(n, -1, dtype=np.int64)
     for f, pair in enumerate(pairs):
         train, test = (_indices(part, n, f, name) for part, name in zip(

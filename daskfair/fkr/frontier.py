@@ -1,5 +1,4 @@
-"""The CV estimators' results: the choice under the disparity bound, ``cv_results_`` (every
-candidate at the thresholds of its own disparity/error front) and its plot."""
+"""The CV estimators' results: the choice under the bound, ``cv_results_`` and its plot."""
 
 from __future__ import annotations
 
@@ -12,17 +11,22 @@ import pandas as pd
 __all__ = ["GRID_OF", "candidate_params", "choose", "cv_results", "frontier_table",
            "pareto_mask", "plot_frontier"]
 
-#: A candidate's parameter (a column of the candidate table) and the CV estimator's grid
-#: that holds it: ``best_params_`` sets each grid to the chosen candidate's value alone.
+#: A candidate's parameter (a column of the candidate table) and the grid that holds it.
 GRID_OF = {"family": "families", "gamma": "gammas", "relative_alpha": "relative_alphas",
            "strength": "strengths", "n_fair_features": "fair_feature_counts",
            "fairness_weight": "fairness_weights"}
-
 
 #: The candidate-table columns that define a candidate of each family.
 FAMILY_PARAMS = {"reduction": ("family", "gamma", "relative_alpha", "strength"),
                  "embedding": ("family", "gamma", "relative_alpha", "n_fair_features",
                                "fairness_weight")}
+
+#: The frontier table's columns after the parameters, from the ``cv_results_`` keys.
+FRONTIER_COLUMNS = {"candidate": "candidate", "threshold_index": "threshold_index",
+                    "threshold": "threshold", "disparity": "mean_test_disparity",
+                    "disparity_sem": "sem_test_disparity",
+                    "disparity_upper": "upper_test_disparity", "error": "mean_test_error",
+                    "pareto": "pareto", "selected": "selected"}
 
 
 def pareto_mask(disparity: np.ndarray, error: np.ndarray) -> np.ndarray:
@@ -39,10 +43,7 @@ def pareto_mask(disparity: np.ndarray, error: np.ndarray) -> np.ndarray:
 
 def choose(disparity: np.ndarray, error: np.ndarray, bound: float,
            upper: np.ndarray | None = None, margin: bool = False) -> tuple[int, ...]:
-    """Index of the most accurate entry whose ``upper`` disparity (default: ``disparity``)
-    is within ``bound`` (the one with the smallest ``upper``, with a warning, when none
-    is); ties go to the fairer entry. ``margin`` says that ``upper`` holds a margin (for
-    the warning)."""
+    """Index of the most accurate entry with ``upper`` ≤ ``bound`` (else the fairest, warning)."""
     upper = disparity if upper is None else upper
     u, e = upper.ravel(), error.ravel()
     u_ok = np.where(np.isfinite(u), u, np.inf)
@@ -51,9 +52,8 @@ def choose(disparity: np.ndarray, error: np.ndarray, bound: float,
     if feasible.any():
         order = np.lexsort((np.where(feasible, u_ok, np.inf), np.where(feasible, e_ok, np.inf)))
     else:
-        what = ("validation disparity plus its margin" if margin
-                else "validation disparity")
-        hint = (" or lower disparity_confidence (None: no margin)" if margin else "")
+        what = "validation disparity plus its margin" if margin else "validation disparity"
+        hint = " or lower disparity_confidence (None: no margin)" if margin else ""
         warnings.warn(
             f"no candidate reaches a {what} of {bound:g} (the fairest reaches "
             f"{u_ok.min():.4g}); the fairest candidate is used. Widen the search (larger "
@@ -64,14 +64,13 @@ def choose(disparity: np.ndarray, error: np.ndarray, bound: float,
 
 
 def candidate_params(table: pd.DataFrame, k: int) -> dict[str, Any]:
-    """Candidate k as parameters of its CV estimator: every grid it was drawn from set to its
-    value alone (``set_params(**best_params_)`` then searches this candidate only)."""
+    """Candidate k as its CV estimator's parameters: every grid it was drawn from, one value."""
     row = table.iloc[k]
     out: dict[str, Any] = {}
     for column in FAMILY_PARAMS[row["family"]]:
         value = row[column]
         if value is None or (isinstance(value, float) and np.isnan(value)):
-            value = None  # only the embedding's fairness weight can be None: exact constraint
+            value = None  # the embedding's exact constraint
         elif column == "n_fair_features":
             value = int(value)
         elif hasattr(value, "item"):
@@ -84,19 +83,7 @@ def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndar
                error: np.ndarray, chosen: tuple[int, ...], classify: bool, bound: float,
                upper: np.ndarray | None = None, sem: np.ndarray | None = None
                ) -> dict[str, Any]:
-    """``cv_results_``: one entry per candidate and threshold on that candidate's own front.
-
-    Keys: ``param_<name>`` (a candidate's parameters: an object array, None where the
-    parameter is not its family's — and, for ``fairness_weight``, the exact constraint),
-    ``params`` (as ``best_params_``),
-    ``candidate``, ``threshold`` (classifiers), ``mean_test_score`` (accuracy, or −RMSE, on
-    the validation rows of all folds pooled), ``mean_test_error``, ``mean_test_disparity``,
-    ``sem_test_disparity`` (its standard error), ``upper_test_disparity`` (the value compared
-    with ``bound``: the disparity plus its margin),
-    ``rank_test_score`` (1 = the selected entry, then the entries whose upper disparity is
-    within ``bound`` by score, then the others by score), ``pareto``
-    (on the front of all entries) and ``selected``.
-    """
+    """``cv_results_``: one entry per candidate and threshold on that candidate's own front."""
     cand, idx = [], []
     for k in range(len(table)):
         d, e = disparity[k], error[k]
@@ -123,15 +110,12 @@ def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndar
     if edges is not None:
         out["threshold_index"] = idx
         out["threshold"] = edges[cand, idx]
-    # scikit-learn's convention, larger is better: accuracy, or −RMSE for a regressor
     out["mean_test_score"] = 1.0 - e if classify else -e
     out["mean_test_error"] = e
     out["mean_test_disparity"] = d
-    out["sem_test_disparity"] = (np.full(len(d), np.nan) if sem is None
-                                 else sem[cand, idx])
+    out["sem_test_disparity"] = np.full(len(d), np.nan) if sem is None else sem[cand, idx]
     out["upper_test_disparity"] = u
-    # rank: the selected entry first, then the feasible ones by score, then the others
-    # (fairer first on ties)
+    # the selected entry first, then the feasible ones by score, then the others
     order = np.lexsort((u, -out["mean_test_score"], ~(u <= bound + 1e-12), ~selected))
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(1, len(order) + 1)
@@ -142,19 +126,9 @@ def cv_results(table: pd.DataFrame, edges: np.ndarray | None, disparity: np.ndar
 
 
 def frontier_table(results: dict[str, Any]) -> pd.DataFrame:
-    """``cv_results_`` as the frontier table: parameters, threshold, ``disparity``,
-    ``disparity_sem``, ``disparity_upper``, ``error``, ``pareto``, ``selected``."""
+    """``cv_results_`` as a table: parameters, threshold, disparity (sem, upper), error, …"""
     columns = {k[len("param_"):]: v for k, v in results.items() if k.startswith("param_")}
-    columns["candidate"] = results["candidate"]
-    if "threshold" in results:
-        columns["threshold_index"] = results["threshold_index"]
-        columns["threshold"] = results["threshold"]
-    columns["disparity"] = results["mean_test_disparity"]
-    columns["disparity_sem"] = results["sem_test_disparity"]
-    columns["disparity_upper"] = results["upper_test_disparity"]
-    columns["error"] = results["mean_test_error"]
-    columns["pareto"] = results["pareto"]
-    columns["selected"] = results["selected"]
+    columns.update({k: results[v] for k, v in FRONTIER_COLUMNS.items() if v in results})
     return pd.DataFrame(columns)
 
 
@@ -166,20 +140,15 @@ def plot_frontier(frontier: Any, *, bound: float, chosen: tuple[float, float],
     Parameters
     ----------
     frontier : pandas.DataFrame or mapping of str to array-like
-        One row per entry, as a CV estimator's ``frontier_`` or a run store's
-        ``frontier/`` arrays: ``disparity``, ``error`` and ``pareto`` (bool or 0/1); with a
-        ``family`` column each family is drawn in its own colour.
+        ``disparity``, ``error``, ``pareto`` and optionally ``family``, as ``frontier_``.
     bound : float
         The disparity bound (a dashed vertical line).
     chosen : tuple of float
         (disparity, error) of the chosen entry (a star).
-    interval : tuple of float, default=None
-        (lower, upper): the chosen entry's disparity expected on new rows, drawn when
-        ``confidence`` is not None.
-    confidence : float, default=None
-        The confidence of ``interval`` on each side (None: the choice kept no margin).
+    interval, confidence : tuple of float, float, default=None
+        The chosen entry's disparity on new rows (lower, upper) at that confidence each side.
     error_name : str, default="error"
-        The error's name on the axis ("RMSE" for a regressor).
+        The error's name on the axis.
     ax : matplotlib.axes.Axes, default=None
         Where to draw (None: a new figure).
 
@@ -190,7 +159,6 @@ def plot_frontier(frontier: Any, *, bound: float, chosen: tuple[float, float],
     """
     if ax is None:
         import matplotlib.pyplot as plt
-
         _, ax = plt.subplots(figsize=(5, 4))
     fr = pd.DataFrame({name: np.asarray(frontier[name]) for name in
                        ("disparity", "error", "pareto", "family") if name in frontier})
@@ -198,15 +166,12 @@ def plot_frontier(frontier: Any, *, bound: float, chosen: tuple[float, float],
         for family, part in fr.groupby("family"):
             ax.scatter(part["disparity"], part["error"], s=6, alpha=0.35, label=family)
     else:
-        ax.scatter(fr["disparity"], fr["error"], s=6, alpha=0.35, color="grey",
-                   label="candidates")
+        ax.scatter(fr["disparity"], fr["error"], s=6, alpha=0.35, color="grey", label="candidates")
     front = fr[fr["pareto"].astype(bool)].sort_values("disparity")
-    ax.step(front["disparity"], front["error"], where="post", color="black", lw=1,
-            label="front")
+    ax.step(front["disparity"], front["error"], where="post", color="black", lw=1, label="front")
     ax.scatter([chosen[0]], [chosen[1]], marker="*", s=140, color="crimson", zorder=3,
                label="selected")
     if confidence is not None and interval is not None:
-        # the disparity expected on new rows: its upper end was compared with the bound
         ax.plot(list(interval), [chosen[1]] * 2, "-|", color="crimson", lw=1.5,
                 label=f"on new rows ({confidence:.0%} each side)")
     ax.axvline(bound, color="grey", ls="--", lw=1, label=f"bound {bound:g}")

@@ -1,5 +1,4 @@
-"""Logistic loss on the fair features by Newton's method (IRLS), one pass per step
-(docs/design.md#fkr-logistic-loss)."""
+"""Logistic loss on the fair features by Newton's method (docs/design.md#fkr-logistic-loss)."""
 
 from __future__ import annotations
 
@@ -18,17 +17,10 @@ __all__ = ["logistic_newton"]
 logger = logging.getLogger(__name__)
 
 
-def _block_newton(
-    X: np.ndarray,
-    y: np.ndarray,
-    w: np.ndarray | None,
-    *,
-    landmarks: np.ndarray,
-    params: dict[str, Any],
-    projection: np.ndarray,
-    theta: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    # Pure block function: gradient, Hessian and loss of the weighted log-likelihood.
+def _block_newton(X: np.ndarray, y: np.ndarray, w: np.ndarray | None, *, landmarks: np.ndarray,
+                  params: dict[str, Any], projection: np.ndarray, theta: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Block function: Hessian, gradient and loss of the weighted log-likelihood."""
     F = kernel_block(X, landmarks, params) @ projection
     F = np.column_stack([F, np.ones(len(F))])
     eta = F @ theta
@@ -41,46 +33,10 @@ def _block_newton(
     return hess, grad, np.array([loss])
 
 
-def logistic_newton(
-    X: Any,
-    y: Any,
-    weights: Any,
-    landmarks: np.ndarray,
-    params: dict[str, Any],
-    projection: np.ndarray,
-    start: np.ndarray,
-    *,
-    penalty: float,
-    max_iter: int = 25,
-    tol: float = 1e-8,
-) -> tuple[np.ndarray, int, bool]:
-    """Penalised logistic regression on ``k(X, L) @ projection`` by Newton's method.
-
-    Minimises Σ w·logloss + (penalty/2)·‖β‖² (the intercept is not penalised).
-
-    Parameters
-    ----------
-    X, y, weights : numpy or dask arrays
-        Rows, 0/1 labels and sample weights (or None).
-    landmarks, params
-        The kernel's landmarks and resolved parameters.
-    projection : ndarray of shape (m, k)
-    start : ndarray of shape (k + 1,)
-        Initial (β, b).
-    penalty : float
-        Ridge penalty on β.
-    max_iter : int, default=25
-        Newton steps at most (one pass each).
-    tol : float, default=1e-8
-        Stop when the loss decreases by less than ``tol`` times the loss.
-
-    Returns
-    -------
-    theta : ndarray of shape (k + 1,)
-    n_iter : int
-        Passes made.
-    converged : bool
-    """
+def logistic_newton(X: Any, y: Any, weights: Any, landmarks: np.ndarray, params: dict[str, Any],
+                    projection: np.ndarray, start: np.ndarray, *, penalty: float,
+                    max_iter: int = 25, tol: float = 1e-8) -> tuple[np.ndarray, int, bool]:
+    """(θ = (β, b), passes, converged): Newton on Σ w·logloss + (penalty/2)·‖β‖², one pass each."""
     theta = np.asarray(start, dtype=np.float64).copy()
     k = len(theta) - 1
     reg = np.diag(np.r_[np.full(k, penalty), 0.0])

@@ -1,5 +1,4 @@
-"""Ridge regressions solved on the client from moments: FKR-F²E's eq. (13), FKRR and the
-cell regressions, with scale-free penalties (docs/design.md#fkr-relative-penalties)."""
+"""Ridge regressions solved from moments (docs/design.md#fkr-relative-penalties)."""
 
 from __future__ import annotations
 
@@ -8,18 +7,11 @@ import scipy.linalg
 
 from .statistics import Moments
 
-__all__ = [
-    "cell_weighted_fit",
-    "fkrr_penalty",
-    "penalty_scale",
-    "ridge_fit",
-    "solve_spd",
-]
+__all__ = ["cell_weighted_fit", "fkrr_penalty", "penalty_scale", "ridge_fit", "solve_spd"]
 
 
 def penalty_scale(stats: Moments) -> float:
-    """tr(ZᵀZ) ≈ tr(K), n times the mean of k(x, x) (not centred: see
-    docs/design.md#fkr-relative-penalties)."""
+    """tr(ZᵀZ) ≈ tr(K), uncentred (docs/design.md#fkr-relative-penalties)."""
     scale = float(np.trace(stats.gram))
     return scale if scale > 0 else 1.0
 
@@ -34,52 +26,24 @@ def solve_spd(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 
 def _normal_equations(stats: Moments, fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
-    # the Gram matrix and the mean, centred when an intercept is fitted (H = I − 11ᵀ/n)
+    """(ZᵀHZ, mean) with H = I − 11ᵀ/n when an intercept is fitted, else (ZᵀZ, 0)."""
     gram, mean = stats.gram, stats.mean
     if fit_intercept:
         return gram - stats.n * np.outer(mean, mean), mean
     return gram, np.zeros_like(mean)
 
 
-def ridge_fit(
-    stats: Moments,
-    alpha: float,
-    *,
-    targets: str = "y",
-    fit_intercept: bool = True,
-    penalty: np.ndarray | None = None,
-    scale: float | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Ridge coefficients β = (ZᵀHZ + α·scale·I + penalty)⁻¹ ZᵀH t for one or more targets t.
-
-    Parameters
-    ----------
-    stats : Moments
-    alpha : float
-        Relative ridge penalty.
-    targets : {"y", "cells"}, default="y"
-        "y": the label; "cells": one column per cell, the cell's indicator
-        (docs/design.md#fkr-reductions-on-cell-statistics).
-    fit_intercept : bool, default=True
-    penalty : ndarray of shape (p, p), default=None
-        Added to the normal equations (FKRR's fairness penalty).
-    scale : float, default=None
-        The penalty scale; None: :func:`penalty_scale` of ``stats`` (pass the full feature
-        space's when ``stats`` are of a subspace).
-
-    Returns
-    -------
-    coef : ndarray of shape (p,) for "y", (p, q) for "cells"
-    intercept : float for "y", ndarray of shape (q,) for "cells"
-    """
+def ridge_fit(stats: Moments, alpha: float, *, targets: str = "y", fit_intercept: bool = True,
+              penalty: np.ndarray | None = None, scale: float | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """(β, b): β = (ZᵀHZ + α·scale·I + penalty)⁻¹ ZᵀH t for the label (``targets="y"``) or
+    every cell's indicator ("cells": β of shape (p, q)); ``scale`` defaults to tr(ZᵀZ)."""
     A, mean = _normal_equations(stats, fit_intercept)
     n = stats.n
     if targets == "y":
         rhs, t_mean = stats.total_fy, stats.total_y / n
-    elif targets == "cells":
-        rhs, t_mean = stats.sums.T, stats.counts / n
     else:
-        raise ValueError(f"targets must be 'y' or 'cells', got {targets!r}.")
+        rhs, t_mean = stats.sums.T, stats.counts / n
     if not fit_intercept:
         t_mean = np.zeros_like(t_mean) if targets == "cells" else 0.0
     rhs = rhs - n * (np.multiply.outer(mean, t_mean) if targets == "cells" else mean * t_mean)
@@ -92,10 +56,7 @@ def ridge_fit(
 
 
 def fkrr_penalty(stats: Moments, mu: float) -> np.ndarray:
-    """FKRR's penalty μ_eff Σ_g v_g v_gᵀ, v_g = ZᵀH 1_g, with the relative μ_eff =
-    μ·tr(VᵀAV)/‖V‖⁴ (docs/design.md#fkrr-baseline, docs/design.md#fkr-relative-penalties)."""
-    if mu < 0:
-        raise ValueError(f"mu must be >= 0, got {mu}.")
+    """FKRR's penalty μ_eff Σ_g v_g v_gᵀ, v_g = ZᵀH 1_g (docs/design.md#fkrr-baseline)."""
     V = (stats.group_sums - np.outer(stats.group_counts, stats.mean)).T  # (p, J)
     size = float((V * V).sum())
     if mu == 0 or size == 0:
@@ -104,17 +65,9 @@ def fkrr_penalty(stats: Moments, mu: float) -> np.ndarray:
     return mu * float(np.trace(V.T @ A @ V)) / size**2 * (V @ V.T)
 
 
-def cell_weighted_fit(
-    stats: Moments,
-    weights: np.ndarray,
-    targets: np.ndarray,
-    alpha: float,
-    *,
-    scale: float | None = None,
-) -> tuple[np.ndarray, float]:
-    """Minimise Σ_i w(cell_i) (t(cell_i) − zᵢᵀβ − b)² + α·scale·‖β‖² from per-cell moments
-    (``cell_grams=True``): a reductions oracle's step with no pass
-    (docs/design.md#fkr-reductions-on-cell-statistics)."""
+def cell_weighted_fit(stats: Moments, weights: np.ndarray, targets: np.ndarray, alpha: float, *,
+                      scale: float | None = None) -> tuple[np.ndarray, float]:
+    """(β, b) minimising Σ_i w(cell_i) (t(cell_i) − zᵢᵀβ − b)² + α·scale·‖β‖², no pass."""
     if not stats.has_cell_grams:
         raise ValueError("cell-weighted fits need the moments of every cell (cell_grams=True).")
     weights, targets = np.asarray(weights, float), np.asarray(targets, float)

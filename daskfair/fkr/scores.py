@@ -1,7 +1,4 @@
-"""Decision-level quantities of many linear score functions: one pass counts every
-candidate's scores S = (C Θ_f + b_f) M_f + c_f per cell in histograms, from which every
-threshold's error and disparity follow (docs/design.md#fkr-scores-and-histograms); a
-regressor's validation needs no pass (:func:`regression_validation`)."""
+"""Error and disparity of many linear scores, from one pass of score histograms per cell."""
 
 from __future__ import annotations
 
@@ -18,40 +15,20 @@ from .statistics import FoldedMoments, block_folds, row_index
 if TYPE_CHECKING:
     from .candidates import Linear
 
-__all__ = [
-    "ScoreModel",
-    "ThresholdTable",
-    "pair_sem",
-    "regression_validation",
-    "score_histograms",
-    "threshold_table",
-]
+__all__ = ["ScoreModel", "ThresholdTable", "pair_sem", "regression_validation",
+           "score_histograms", "threshold_table"]
 
 
 @dataclass(frozen=True)
 class ScoreModel:
-    """K linear score functions per fold, and the bins their scores are counted in.
+    """K scores per fold f, (C Θ_f + b_f) M_f + c_f, and the bins they are counted in."""
 
-    Attributes
-    ----------
-    basis : ndarray of shape (F, m, P)
-        Θ_f, the dual coefficients of P basis scores per fold.
-    offset : ndarray of shape (F, P)
-    mix : ndarray of shape (F, P, K)
-        M_f: each candidate's score as a combination of the basis scores.
-    shift : ndarray of shape (F, K)
-    lo, width : ndarray of shape (K,)
-        Bin b of candidate k holds scores in [lo + b·width, lo + (b+1)·width); scores below
-        or above the range fall into the first or last bin.
-    n_bins : int
-    """
-
-    basis: np.ndarray
-    offset: np.ndarray
-    mix: np.ndarray
-    shift: np.ndarray
-    lo: np.ndarray
-    width: np.ndarray
+    basis: np.ndarray   # (F, m, P): Θ_f, dual coefficients of P basis scores
+    offset: np.ndarray  # (F, P): b_f
+    mix: np.ndarray     # (F, P, K): M_f, each candidate from the basis scores
+    shift: np.ndarray   # (F, K): c_f
+    lo: np.ndarray      # (K,): bin b holds [lo + b·width, lo + (b+1)·width)
+    width: np.ndarray   # (K,)
     n_bins: int
 
     @property
@@ -67,21 +44,10 @@ class ScoreModel:
         return self.lo[:, None] + self.width[:, None] * np.arange(self.n_bins + 1)
 
 
-def _block_histograms(
-    X: np.ndarray,
-    cells: np.ndarray,
-    w: np.ndarray | None,
-    rows: np.ndarray | None,
-    *,
-    landmarks: np.ndarray,
-    params: dict[str, Any],
-    model: ScoreModel,
-    n_cells: int,
-    fold_seed: int,
-) -> np.ndarray:
-    # Pure block function: the kernel block once, then each fold's rows scored by that
-    # fold's candidates (two small products) and counted per (candidate, cell, bin) in one
-    # numba loop over the score matrix.
+def _block_histograms(X: np.ndarray, cells: np.ndarray, w: np.ndarray | None,
+                      rows: np.ndarray | None, *, landmarks: np.ndarray, params: dict[str, Any],
+                      model: ScoreModel, n_cells: int, fold_seed: int) -> np.ndarray:
+    """Block function: (K, cells, B) histograms of each row's scores under its fold's model."""
     K, B = model.n_candidates, model.n_bins
     n_folds = model.basis.shape[0]
     folds = (block_folds(rows, n_folds, fold_seed) if n_folds > 1
@@ -98,21 +64,10 @@ def _block_histograms(
     return hist
 
 
-def score_histograms(
-    X: Any,
-    cells: Any,
-    weights: Any,
-    landmarks: np.ndarray,
-    params: dict[str, Any],
-    model: ScoreModel,
-    *,
-    n_cells: int,
-    fold_seed: int = 0,
-    folds: Any = None,
-) -> np.ndarray:
-    """One pass: histograms of every candidate's scores per cell, shape (K, q, n_bins); each
-    row scored by its own fold's model (hashed with ``fold_seed``, or ``folds``), so with
-    F > 1 these are validation scores."""
+def score_histograms(X: Any, cells: Any, weights: Any, landmarks: np.ndarray,
+                     params: dict[str, Any], model: ScoreModel, *, n_cells: int,
+                     fold_seed: int = 0, folds: Any = None) -> np.ndarray:
+    """One pass: histograms (K, q, n_bins) of every candidate's scores, by its fold's model."""
     rows = ((folds if folds is not None else row_index(X)) if model.basis.shape[0] > 1
             else None)
     return block_sum(_block_histograms, X, cells, weights, rows, landmarks=landmarks,
@@ -122,25 +77,17 @@ def score_histograms(
 
 @dataclass(frozen=True)
 class ThresholdTable:
-    """Error and disparity of every candidate at every threshold (arrays of shape (K, B+1)).
-
-    Threshold j predicts positive for scores in bins j, j+1, …: j = 0 predicts every row
-    positive, j = B none. ``*_sem`` are the standard errors of the disparities
-    (:func:`pair_sem`).
-    """
+    """Error, disparities and their sems, (K, B + 1): threshold j is positive from bin j on."""
 
     error: np.ndarray
     demographic_parity: np.ndarray
     equalized_odds: np.ndarray | None
-    positive_rate: np.ndarray
     demographic_parity_sem: np.ndarray
     equalized_odds_sem: np.ndarray | None = None
 
 
 def pair_sem(rate: np.ndarray, total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The largest gap between the J groups' positive rates ``rate`` (K, J, T), from
-    ``total`` (K, J, 1) rows each, and its binomial standard error
-    √(p_a(1−p_a)/n_a + p_b(1−p_b)/n_b) (docs/design.md#fkr-selection-margin)."""
+    """The largest gap between the groups' rates (K, J, T) and its binomial standard error."""
     filled_hi = np.where(np.isnan(rate), -np.inf, rate)
     filled_lo = np.where(np.isnan(rate), np.inf, rate)
     hi, lo = filled_hi.argmax(axis=1), filled_lo.argmin(axis=1)
@@ -157,17 +104,7 @@ def pair_sem(rate: np.ndarray, total: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.ndarray,
                     rows_per_weight: float = 1.0) -> ThresholdTable:
-    """Score every threshold of every candidate from its per-cell histograms.
-
-    Parameters
-    ----------
-    hist : ndarray of shape (K, q, B)
-    cell_group, cell_label : ndarray of int, shape (q,)
-        Cells are (group, class) pairs; classes 0/1.
-    rows_per_weight : float
-        Rows over Σ w: the standard errors count a group's rows as its weight times this
-        (weights as relative frequencies; a common factor of every weight changes nothing).
-    """
+    """Every threshold of every candidate scored from its per-cell histograms (K, q, B)."""
     # positives[k, q, j] = rows of cell q with a score in bin j or above
     positives = np.concatenate(
         [np.cumsum(hist[:, :, ::-1], axis=2)[:, :, ::-1], np.zeros((*hist.shape[:2], 1))],
@@ -184,7 +121,6 @@ def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.nda
         return out
 
     def rates(index: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """Positive rates of the cells summed by ``index``, and their rows."""
         tot = summed(totals, index, size)
         with np.errstate(invalid="ignore", divide="ignore"):
             return summed(positives, index, size) / tot, tot * rows_per_weight
@@ -202,14 +138,12 @@ def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.nda
         eo = np.where(worse, gaps[1][0], gaps[0][0])
         eo_sem = np.where(worse, gaps[1][1], gaps[0][1])
     return ThresholdTable(error=wrong / n, demographic_parity=dp, equalized_odds=eo,
-                          positive_rate=positives.sum(axis=1) / n,
                           demographic_parity_sem=dp_sem, equalized_odds_sem=eo_sem)
 
 
 def regression_validation(folded: FoldedMoments, per_fold: list[Linear]
                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validation RMSE, gap between the groups' mean predictions and the gap's standard error
-    std_f(gap_f)/√F of every candidate, from the folds' moments alone (polynomials in them)."""
+    """Every candidate's validation RMSE, mean-prediction gap and its sem, from the moments."""
     total = folded.total
     K = per_fold[0].mix.shape[1]
     sse = np.zeros(K)
@@ -230,7 +164,6 @@ def regression_validation(folded: FoldedMoments, per_fold: list[Linear]
         fold_gaps.append(np.nanmax(fold_means, axis=0) - np.nanmin(fold_means, axis=0))
     means = group_sum / total.group_counts[:, None]
     F = len(per_fold)
-    sem = (np.std(fold_gaps, axis=0, ddof=1) / np.sqrt(F) if F > 1
-           else np.full(K, np.nan))
+    sem = np.std(fold_gaps, axis=0, ddof=1) / np.sqrt(F) if F > 1 else np.full(K, np.nan)
     return (np.sqrt(np.maximum(sse, 0.0) / total.n), means.max(axis=0) - means.min(axis=0),
             sem)

@@ -1,6 +1,4 @@
-"""The CV estimators' search: the grid of one kernel setting, every candidate on every fold,
-the candidates' validation errors and disparities (:class:`KernelSearch`), and the fitted
-attributes of all settings side by side."""
+"""The CV estimators' search of one kernel setting: every candidate on every fold."""
 
 from __future__ import annotations
 
@@ -27,8 +25,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class KernelSearch:
-    """Every candidate of one kernel setting, refitted on all rows, with its validation
-    results (K candidates; T thresholds per candidate, 1 for a regressor)."""
+    """One kernel setting's K candidates refitted on all rows, and their validation results."""
 
     feature_map: NystroemMap
     data: FitInput                   # groups and classes known
@@ -61,16 +58,11 @@ def fold_candidates(folded: FoldedMoments, search: Search
 def validate_scores(data: FitInput, fmap: NystroemMap, total: Moments, per_fold: list[Linear],
                     refit: Linear, folds: Any, constraint: str
                     ) -> dict[str, np.ndarray]:
-    """The classifier's second pass: every row's validation score under every candidate of
-    its fold, binned per cell; the error and disparity of every threshold follow."""
+    """The classifier's second pass: error and disparity of every candidate and threshold."""
     lo, width = score_bins(*score_spread(total, refit.coef, refit.intercept))
-    T = fmap.whitening
-    model = ScoreModel(
-        basis=np.stack([T @ lin.basis for lin in per_fold]),
-        offset=np.stack([lin.offset for lin in per_fold]),
-        mix=np.stack([lin.mix for lin in per_fold]),
-        shift=np.stack([lin.shift for lin in per_fold]),
-        lo=lo, width=width, n_bins=N_BINS)
+    parts = zip(*[(fmap.whitening @ f.basis, f.offset, f.mix, f.shift) for f in per_fold],
+                strict=True)
+    model = ScoreModel(*(np.stack(p) for p in parts), lo=lo, width=width, n_bins=N_BINS)
     hist = score_histograms(data.X, data.cells, data.weights, fmap.landmarks, fmap.params,
                             model, n_cells=len(data.cell_group), fold_seed=folds.seed,
                             folds=folds.rows(data.X))
@@ -83,8 +75,7 @@ def validate_scores(data: FitInput, fmap: NystroemMap, total: Moments, per_fold:
 
 
 def search_grid(total: Moments, p: dict[str, Any], task: str) -> Search:
-    """What to search on one kernel setting: a CV estimator's checked grids, with the fair
-    feature counts (default r/8, r/4, r/2) capped at what the feature map's rank r leaves."""
+    """One kernel setting's Search; the fair feature counts (r/8, r/4, r/2) capped by rank."""
     r = total.sums.shape[1]
     counts = p["fair_feature_counts"]
     if counts is None:

@@ -1,6 +1,4 @@
-"""The CV estimators' choice under the disparity bound: the margin for the noise of the
-validation disparity, the chosen candidate and threshold, and the fitted attributes of the
-choice (the refitted model with them)."""
+"""The CV estimators' choice under the disparity bound (docs/design.md#fkr-selection-margin)."""
 
 from __future__ import annotations
 
@@ -38,9 +36,7 @@ def check_confidence(confidence: Any) -> Any:
 
 
 def margin(state: Mapping[str, Any], confidence: Any) -> np.ndarray:
-    """z·s·√(1 + F) of every candidate and threshold (0 without a confidence): the noise
-    allowed for when a validation disparity is compared with the bound
-    (docs/design.md#fkr-selection-margin)."""
+    """z·s·√(1 + F) of every candidate and threshold (0 without a confidence)."""
     if confidence is None:
         return np.zeros_like(state["cv_disparity_"])
     z = float(norm.ppf(confidence))
@@ -49,9 +45,7 @@ def margin(state: Mapping[str, Any], confidence: Any) -> np.ndarray:
 
 def select(state: Mapping[str, Any], bound: float, confidence: Any, *, classify: bool,
            refit: bool) -> dict[str, Any]:
-    """The fitted attributes of the choice under ``bound`` from the search's attributes
-    ``state``: ``cv_results_``, ``best_*`` and, with ``refit``, the chosen model (without
-    it, no model: not even an earlier fit's)."""
+    """The fitted attributes of the choice under ``bound`` from the search's ``state``."""
     disparity, error = state["cv_disparity_"], state["cv_error_"]
     allowed = margin(state, confidence)
     upper = disparity + allowed
@@ -77,8 +71,6 @@ def select(state: Mapping[str, Any], bound: float, confidence: Any, *, classify:
                intercept_=float(state["candidate_intercept_"][k]))
     if classify:  # probability 1/2 at the chosen threshold, from the validation scores
         lo, width = state["_bins"]
-        hist = state["_hist"]
-        by_class = np.zeros((2, hist.shape[2]))
-        np.add.at(by_class, state["_cell_label"], hist[k])
-        out.update(calibration_attributes(*calibrate(by_class, lo[k], width[k], edges[k, j])))
+        out.update(calibration_attributes(*calibrate(state["_hist"][k], state["_cell_label"],
+                                                     lo[k], width[k], edges[k, j])))
     return out

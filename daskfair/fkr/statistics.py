@@ -1,7 +1,4 @@
-"""The one pass of FKR-F²E: moments of the kernel block C = k(X, L) per fold and per cell (a
-group, or a group × class pair), rows hashed to folds by position
-(docs/design.md#fkr-one-pass-of-moments,
-docs/design.md#fkr-model-selection-from-block-statistics)."""
+"""The one pass: moments of k(X, L) per fold and cell (docs/design.md#fkr-one-pass-of-moments)."""
 
 from __future__ import annotations
 
@@ -21,8 +18,7 @@ __all__ = ["EXPLICIT_FOLDS", "FoldedMoments", "Moments", "arrange_moments", "blo
 
 
 def fold_of(rows: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
-    """Fold of each global row index: splitmix64(seed, row) mod ``n_folds`` (the same for any
-    chunking and any number of workers)."""
+    """Fold of each global row index: splitmix64(seed, row) mod ``n_folds``."""
     if n_folds == 1:
         return np.zeros(len(rows), dtype=np.int64)
     z = rows.astype(np.uint64) + np.uint64((int(seed) * 0x9E3779B97F4A7C15) % 2**64)
@@ -37,8 +33,7 @@ EXPLICIT_FOLDS = -1
 
 
 def block_folds(rows: np.ndarray | None, n_folds: int, fold_seed: int) -> np.ndarray | int:
-    """Fold of every row of a block: its position hashed by :func:`fold_of`, or, with
-    ``fold_seed=EXPLICIT_FOLDS``, ``rows`` itself (fold numbers from a splitter)."""
+    """Fold of every row of a block: ``rows`` hashed, or ``rows`` itself with EXPLICIT_FOLDS."""
     if n_folds == 1:
         return 0
     if fold_seed == EXPLICIT_FOLDS:
@@ -54,25 +49,8 @@ def row_index(X: Any) -> Any:
 
 @dataclass(frozen=True)
 class Moments:
-    """Weighted moments of features z per cell (one fold, or a sum of folds).
-
-    Attributes
-    ----------
-    counts : ndarray of shape (q,)
-        Σ w per cell (the row count without weights).
-    sums : ndarray of shape (q, p)
-        Σ w z per cell.
-    grams : ndarray of shape (q, p, p) or (1, p, p)
-        Σ w z zᵀ per cell, or over all cells.
-    fy : ndarray of shape (q, p)
-        Σ w y z per cell.
-    sum_y, sum_yy : ndarray of shape (q,)
-        Σ w y and Σ w y² per cell.
-    cell_group : ndarray of int, shape (q,)
-        The sensitive group of each cell (codes 0..J-1).
-    cell_label : ndarray of int, shape (q,)
-        The class (0/1) of each cell, or -1 when cells are groups only.
-    """
+    """Moments of features z per cell: Σ w, Σ w z, Σ w z zᵀ (per cell, or one (1, p, p)),
+    Σ w y z, Σ w y, Σ w y²; each cell's group 0..J-1 and class (0/1, or -1)."""
 
     counts: np.ndarray
     sums: np.ndarray
@@ -83,17 +61,9 @@ class Moments:
     cell_group: np.ndarray
     cell_label: np.ndarray
 
-    # -- arithmetic ----------------------------------------------------------------------
     def _combine(self, other: Moments, sign: float) -> Moments:
-        return replace(
-            self,
-            counts=self.counts + sign * other.counts,
-            sums=self.sums + sign * other.sums,
-            grams=self.grams + sign * other.grams,
-            fy=self.fy + sign * other.fy,
-            sum_y=self.sum_y + sign * other.sum_y,
-            sum_yy=self.sum_yy + sign * other.sum_yy,
-        )
+        names = ("counts", "sums", "grams", "fy", "sum_y", "sum_yy")
+        return replace(self, **{k: getattr(self, k) + sign * getattr(other, k) for k in names})
 
     def __add__(self, other: Moments) -> Moments:
         return self._combine(other, 1.0)
@@ -103,14 +73,9 @@ class Moments:
 
     def change_basis(self, T: np.ndarray) -> Moments:
         """The same moments for the features ``z T`` (T of shape (p, p'))."""
-        return replace(
-            self,
-            sums=self.sums @ T,
-            grams=np.einsum("pi,gpq,qj->gij", T, self.grams, T, optimize=True),
-            fy=self.fy @ T,
-        )
+        return replace(self, sums=self.sums @ T, fy=self.fy @ T,
+                       grams=np.einsum("pi,gpq,qj->gij", T, self.grams, T, optimize=True))
 
-    # -- totals --------------------------------------------------------------------------
     @property
     def n(self) -> float:
         """Σ w over all rows."""
@@ -160,7 +125,7 @@ class Moments:
 
     @property
     def group_grams(self) -> np.ndarray:
-        """Σ w z zᵀ per sensitive group, shape (J, p, p); needs per-cell Gram matrices."""
+        """Σ w z zᵀ per sensitive group, shape (J, p, p) (needs per-cell Gram matrices)."""
         if not self.has_cell_grams:
             raise ValueError("these moments hold one Gram matrix, not one per cell.")
         return self._by_group(self.grams)
@@ -196,8 +161,7 @@ class FoldedMoments:
         return self.total - self.folds[f]
 
     def with_binary_targets(self) -> FoldedMoments:
-        """The y moments of the 0/1 target that is the cell's class (``cell_label``): a pass
-        over a classifier's cells needs no y column."""
+        """These moments with y the cell's class (0/1): a classifier's pass reads no y."""
         def targets(m: Moments) -> Moments:
             one = (m.cell_label == 1).astype(np.float64)
             return replace(m, fy=m.sums * one[:, None], sum_y=m.counts * one,
@@ -205,21 +169,12 @@ class FoldedMoments:
         return FoldedMoments(tuple(targets(m) for m in self.folds))
 
 
-def _block_moments(
-    X: np.ndarray,
-    y: np.ndarray | None,
-    w: np.ndarray | None,
-    rows: np.ndarray | None,
-    *columns: np.ndarray,
-    landmarks: np.ndarray,
-    params: dict[str, Any],
-    n_folds: int,
-    fold_seed: int,
-    cell_grams: bool,
-) -> Keyed:
-    # Pure block function: statistics per raw cell value (Keyed), so the pass lists the
-    # groups. Rows sorted by (fold, cell) make each segment of C a contiguous view and each
-    # Gram matrix one AᵀA (numpy's syrk, half the flops of a product).
+def _block_moments(X: np.ndarray, y: np.ndarray | None, w: np.ndarray | None,
+                   rows: np.ndarray | None, *columns: np.ndarray, landmarks: np.ndarray,
+                   params: dict[str, Any], n_folds: int, fold_seed: int, cell_grams: bool
+                   ) -> Keyed:
+    """Block function: moments per (fold, raw cell value), keyed so the pass lists the cells."""
+    # rows sorted by (fold, cell): each segment of C is a view, each Gram matrix one AᵀA (syrk)
     cells, keys = local_codes(*columns)
     folds = block_folds(rows, n_folds, fold_seed)
     F, Q = n_folds, len(keys)
@@ -236,8 +191,7 @@ def _block_moments(
         A = C[lo:hi] if ww is None else C[lo:hi] * np.sqrt(ww[lo:hi])[:, None]
         return A.T @ A
 
-    # Σ w c and Σ w y c of every (fold, cell) segment in one product Aᵀ C, A holding w and
-    # w·y in the segment's two columns: C is read once, not twice per segment
+    # Σ w c and Σ w y c of every segment in one product Aᵀ C (A: w and w·y in its columns)
     wts = np.ones(len(key)) if ww is None else ww
     seg = np.repeat(np.arange(F * Q), np.diff(bounds))
     A = np.zeros((len(key), 2 * F * Q))
@@ -263,41 +217,19 @@ def _block_moments(
     return Keyed(keys, tuple(per_cell), (grams,))
 
 
-def cell_moments(
-    X: Any,
-    columns: list[Any],
-    y: Any,
-    weights: Any,
-    landmarks: np.ndarray,
-    params: dict[str, Any],
-    *,
-    n_folds: int = 1,
-    fold_seed: int = 0,
-    cell_grams: bool = False,
-    folds: Any = None,
-) -> Keyed:
-    """The one pass: :class:`~daskfair._keyed.Keyed` moments of C = k(X, L) per fold and per
-    distinct row of the raw ``columns`` (groups, classes), for :func:`arrange_moments`.
-    ``folds`` holds every row's fold (with ``fold_seed=EXPLICIT_FOLDS``), else rows are
-    hashed to folds."""
+def cell_moments(X: Any, columns: list[Any], y: Any, weights: Any, landmarks: np.ndarray,
+                 params: dict[str, Any], *, n_folds: int = 1, fold_seed: int = 0,
+                 cell_grams: bool = False, folds: Any = None) -> Keyed:
+    """The one pass: Keyed moments of k(X, L) per fold and distinct row of the raw ``columns``."""
     rows = (folds if folds is not None else row_index(X)) if n_folds > 1 else None
-    return block_sum(
-        _block_moments, X, y, weights, rows, *columns, landmarks=landmarks, params=params,
-        n_folds=n_folds, fold_seed=fold_seed, cell_grams=cell_grams, combine=merge,
-        row_width=len(landmarks),
-    )
+    return block_sum(_block_moments, X, y, weights, rows, *columns, landmarks=landmarks,
+                     params=params, n_folds=n_folds, fold_seed=fold_seed, cell_grams=cell_grams,
+                     combine=merge, row_width=len(landmarks))
 
 
-def arrange_moments(
-    keyed: Keyed,
-    codes: list[dict[Any, int]],
-    sizes: tuple[int, ...],
-    *,
-    cell_group: np.ndarray,
-    cell_label: np.ndarray,
-) -> FoldedMoments:
-    """:class:`FoldedMoments` from :func:`cell_moments` on the cell grid ``sizes``: ``codes[c]``
-    codes column c's raw values; cell (i, j, ...) is the row-major position."""
+def arrange_moments(keyed: Keyed, codes: list[dict[Any, int]], sizes: tuple[int, ...], *,
+                    cell_group: np.ndarray, cell_label: np.ndarray) -> FoldedMoments:
+    """:class:`FoldedMoments` on the cell grid ``sizes`` (``codes[c]`` codes column c)."""
     counts, sums, fy, sum_y, sum_yy, *grams = (
         np.moveaxis(v.reshape(-1, *v.shape[len(sizes):]), 0, 1)
         for v in arrange(keyed, codes, sizes))
@@ -306,48 +238,14 @@ def arrange_moments(
         Moments(counts=counts[f], sums=sums[f], grams=grams[f], fy=fy[f], sum_y=sum_y[f],
                 sum_yy=sum_yy[f], cell_group=np.asarray(cell_group),
                 cell_label=np.asarray(cell_label))
-        for f in range(counts.shape[0])
-    ))
+        for f in range(counts.shape[0])))
 
 
-def kernel_moments(
-    X: Any,
-    cells: Any,
-    y: Any,
-    weights: Any,
-    landmarks: np.ndarray,
-    params: dict[str, Any],
-    *,
-    cell_group: np.ndarray,
-    cell_label: np.ndarray,
-    n_folds: int = 1,
-    fold_seed: int = 0,
-    cell_grams: bool = False,
-) -> FoldedMoments:
-    """One pass over the row blocks of ``X`` (numpy or dask): moments of C = k(X, L).
-
-    Parameters
-    ----------
-    X : ndarray or dask array of shape (n_samples, n_features)
-    cells : ndarray or dask array of int of shape (n_samples,)
-        Cell code of every row, 0..q-1.
-    y, weights : ndarray or dask array of shape (n_samples,), or None
-        Targets and non-negative sample weights.
-    landmarks : ndarray of shape (m, n_features)
-    params : dict
-        Resolved kernel parameters.
-    cell_group, cell_label : ndarray of int of shape (q,)
-        Group and class of each cell (see :class:`Moments`).
-    n_folds : int, default=1
-        Folds drawn by :func:`fold_of` with ``fold_seed``.
-    fold_seed : int, default=0
-    cell_grams : bool, default=False
-        One Gram matrix per cell (the paper objective, cell-weighted fits), not per fold.
-
-    Returns
-    -------
-    FoldedMoments
-    """
+def kernel_moments(X: Any, cells: Any, y: Any, weights: Any, landmarks: np.ndarray,
+                   params: dict[str, Any], *, cell_group: np.ndarray, cell_label: np.ndarray,
+                   n_folds: int = 1, fold_seed: int = 0, cell_grams: bool = False
+                   ) -> FoldedMoments:
+    """One pass: :class:`FoldedMoments` of C = k(X, L) for ``cells`` coded 0..q-1."""
     keyed = cell_moments(X, [cells], y, weights, landmarks, params, n_folds=n_folds,
                          fold_seed=fold_seed, cell_grams=cell_grams)
     n_cells = len(cell_group)

@@ -1,9 +1,4 @@
-"""Fairness and clustering metrics of the three papers, for numpy, pandas or dask inputs.
-
-Every metric reads its inputs once: a block function counts (a contingency table, per-cluster
-sums), the counts are tree-summed over the row blocks, and the metric is a formula on the
-small table. Dask inputs never leave the workers; the result is a Python float.
-"""
+"""Fairness and clustering metrics for numpy, pandas or dask inputs, each in one pass."""
 
 from .clustering import (
     REPORT_COLUMNS,
@@ -31,26 +26,8 @@ from .fairness import (
     regression_report,
 )
 
-__all__ = [
-    "GROUP_REPORT_COLUMNS",
-    "REPORT_COLUMNS",
-    "GroupReport",
-    "WorstPair",
-    "balance",
-    "cce",
-    "clustering_accuracy",
-    "clustering_report",
-    "contingency",
-    "demographic_parity_difference",
-    "equalized_odds_difference",
-    "error_rate",
-    "fairness_cce",
-    "group_report",
-    "hypervolume_2d",
-    "kmeans_cost",
-    "mean_prediction_gap",
-    "mnce",
-    "nmi",
-    "normalized_entropy",
-    "regression_report",
-]
+__all__ = ["GROUP_REPORT_COLUMNS", "REPORT_COLUMNS", "GroupReport", "WorstPair", "balance", "cce",
+           "clustering_accuracy", "clustering_report", "contingency",
+           "demographic_parity_difference", "equalized_odds_difference", "error_rate",
+           "fairness_cce", "group_report", "hypervolume_2d", "kmeans_cost", "mean_prediction_gap",
+           "mnce", "nmi", "normalized_entropy", "regression_report"]

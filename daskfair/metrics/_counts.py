@@ -1,11 +1,4 @@
-"""The count tables every metric is computed from, in one pass over the row blocks.
-
-A pass counts the distinct raw (label, group, ...) tuples of every row block
-(:mod:`daskfair._keyed`) and tree-sums them (:func:`daskfair._blocks.block_sum`); the value
-checks (missing values, negative or fractional labels, ranges, the number of groups) then run
-on the distinct values, and the counts are put on the grid of codes. Only shapes and dtypes
-are checked before the pass.
-"""
+"""The count tables every metric is computed from (docs/design.md#metrics-in-one-pass)."""
 
 from __future__ import annotations
 
@@ -66,21 +59,15 @@ def _count_block(*columns: np.ndarray) -> Keyed:
 
 @dataclass(frozen=True)
 class SizeOf:
-    """A label column's number of labels taken from an earlier column's (the FCE paper's c:
-    the number of true classes)."""
+    """A label column's number of labels taken from an earlier column's (the FCE paper's c)."""
 
     column: int
 
 
 def count_table(*columns: tuple[str, Any, Any]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """One pass: the joint count table of ``(name, column, kind)`` triples.
-
-    ``kind`` is ``"groups"`` (sorted distinct values, at least two), ``"binary"`` (0/1), the
-    number of labels of an integer label column (``None``: its largest label + 1), or
-    ``SizeOf(j)``: as many labels as column j (an earlier one) has. Returns the table (one
-    axis per column, in the given order) and each column's values (the groups' sorted values;
-    ``arange`` for the others). Value checks run column by column, in the given order.
-    """
+    """One pass: the joint count table of ``(name, column, kind)`` triples and each column's
+    values; ``kind`` is "groups" (sorted, at least two), "binary", a number of labels (None: the
+    largest + 1) or ``SizeOf(j)``. Values are checked column by column, in order."""
     n = columns[0][1].shape[0]
     for _, _, kind in columns:
         if kind not in ("groups", "binary", None) and not isinstance(kind, SizeOf):

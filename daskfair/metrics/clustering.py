@@ -1,9 +1,4 @@
-"""Clustering metrics: the k-means cost, balance, the FCE paper's seven columns, and the
-hypervolume of a cost–balance front.
-
-Each metric is one pass over the rows (:mod:`._counts`); dask inputs stay on the workers.
-Notation: ``D_tk = |G_t ∩ π_k|`` (groups × clusters), ``|π_k|`` cluster sizes, n rows.
-"""
+"""Clustering metrics; notation: ``D_tk = |G_t ∩ π_k|`` (groups × clusters)."""
 
 from __future__ import annotations
 
@@ -20,55 +15,38 @@ from .._keyed import Keyed, arrange, column_values, local_codes, merge
 from .._validation import check_array, is_dask
 from ._counts import SizeOf, count_table, group_cluster, label_codes, nonempty_labels
 
-__all__ = [
-    "REPORT_COLUMNS",
-    "balance",
-    "cce",
-    "clustering_accuracy",
-    "clustering_report",
-    "contingency",
-    "fairness_cce",
-    "hypervolume_2d",
-    "kmeans_cost",
-    "mnce",
-    "nmi",
-    "normalized_entropy",
-]
+__all__ = ["REPORT_COLUMNS", "balance", "cce", "clustering_accuracy", "clustering_report",
+           "contingency", "fairness_cce", "hypervolume_2d", "kmeans_cost", "mnce", "nmi",
+           "normalized_entropy"]
 
 #: Columns of :func:`clustering_report`, in the FCE paper's order.
 REPORT_COLUMNS = ("ACC", "NMI", "Bal", "MNCE", "CCE", "NE", "f_CCE")
 
 
-def contingency(a: Any, b: Any, *, n_a: int | None = None, n_b: int | None = None) -> np.ndarray:
+def contingency(a: Any, b: Any, *, n_labels_a: int | None = None,
+                n_labels_b: int | None = None) -> np.ndarray:
     """Counts table ``T[i, j] = |{rows: a = i, b = j}|`` of two label vectors (one pass).
 
     Parameters
     ----------
     a, b : array-like or dask array of shape (n_samples,)
-        Non-negative integer labels.
-    n_a, n_b : int, default=None
-        Number of categories (None: the largest label + 1, found by the same pass).
+        Labels 0, 1, 2, ...
+    n_labels_a, n_labels_b : int, default=None
+        Number of labels of ``a`` and ``b`` (None: the largest label + 1).
 
     Returns
     -------
-    ndarray of shape (n_a, n_b), int64
-        The counts.
-
-    Raises
-    ------
-    ValueError
-        Labels empty, of different lengths, or not 0, 1, 2, ... below ``n_a``, ``n_b``.
+    ndarray of shape (n_labels_a, n_labels_b), int64
 
     Examples
     --------
-    >>> from daskfair.metrics import contingency
     >>> contingency([0, 0, 1, 1], [0, 1, 1, 1])
     array([[1, 1],
            [0, 2]])
     """
     a = nonempty_labels(a, "a")
     b = nonempty_labels(b, "b", a.shape[0])
-    return count_table(("a", a, n_a), ("b", b, n_b))[0]
+    return count_table(("a", a, n_labels_a), ("b", b, n_labels_b))[0]
 
 
 def _cost_block(X: np.ndarray, labels: np.ndarray, shift: np.ndarray) -> Keyed:
@@ -86,34 +64,21 @@ def _cost_block(X: np.ndarray, labels: np.ndarray, shift: np.ndarray) -> Keyed:
 def kmeans_cost(X: Any, labels: Any) -> float:
     """k-means cost with exact cluster means (the SAfairKM paper's f1, eq. 2).
 
-    ``f1 = (1/N) Σ_k Σ_{p ∈ C_k} ‖x_p − c̄_k‖²``, ``c̄_k`` the mean of the points assigned to
-    k. One pass over X and the labels, and X's first row read once more
-    (docs/design.md#safairkm-objectives).
+    ``f1 = (1/N) Σ_k Σ_{p ∈ C_k} ‖x_p − c̄_k‖²``, ``c̄_k`` the mean of cluster k's points.
 
     Parameters
     ----------
     X : array-like or dask array of shape (n_samples, n_features)
-        The points.
+        The points, finite.
     labels : array-like or dask array of shape (n_samples,)
-        Cluster of every point.
+        Cluster of every point, 0, 1, 2, ...
 
     Returns
     -------
     float
-        The mean squared distance of a point to its cluster's mean.
-
-    Raises
-    ------
-    ValueError
-        X not a finite 2-D array, labels of another length or not 0, 1, 2, ...
-
-    See Also
-    --------
-    balance : The SAfairKM paper's other objective.
 
     Examples
     --------
-    >>> from daskfair.metrics import kmeans_cost
     >>> kmeans_cost([[0.0], [2.0], [10.0], [12.0]], [0, 0, 1, 1])
     1.0
     """
@@ -130,39 +95,23 @@ def kmeans_cost(X: Any, labels: Any) -> float:
 
 
 def balance(labels: Any, *, sensitive_features: Any, n_clusters: int | None = None) -> float:
-    """Balance (the SAfairKM paper's f2; the FCE paper's "Bal").
-
-    ``Bal = min_k min_{j ≠ j'} |C_k ∩ V_j| / |C_k ∩ V_j'| = min_k (min_j D_jk / max_j D_jk)``,
-    over the clusters that have points (an empty cluster constrains nothing). A cluster that
-    misses a group gives 0; perfectly proportional clusters with equal groups give 1.
+    """Balance ``min_k min_t D_tk / max_t D_tk`` over non-empty clusters (SAfairKM f2, FCE Bal).
 
     Parameters
     ----------
     labels : array-like or dask array of shape (n_samples,)
-        Cluster of every row.
+        Cluster of every row, 0, 1, 2, ...
     sensitive_features : array-like or dask array of shape (n_samples,)
-        Group of every row.
+        Group of every row (at least two groups).
     n_clusters : int, default=None
         Number of clusters (None: the largest label + 1).
 
     Returns
     -------
     float
-        The balance, in [0, 1].
-
-    Raises
-    ------
-    ValueError
-        Inputs empty or unequal, fewer than two groups, or labels not 0, 1, 2, ...
-
-    See Also
-    --------
-    kmeans_cost : The SAfairKM paper's other objective.
-    clustering_report : Balance and the FCE paper's other columns, from one pass.
 
     Examples
     --------
-    >>> from daskfair.metrics import balance
     >>> balance([0, 0, 0, 1, 1, 1], sensitive_features=[0, 1, 1, 0, 1, 1])
     0.5
     """
@@ -188,8 +137,7 @@ def _entropy(p: np.ndarray) -> float:
 
 def _nmi(C: np.ndarray) -> float:
     """NMI of a classes × clusters count table."""
-    # scikit-learn's mutual information takes the contingency table itself, so the table
-    # stays the one pass's count table
+    # mutual_info_score takes the count table itself: no second pass over the labels
     h_true, h_pred = _entropy(C.sum(axis=1)), _entropy(C.sum(axis=0))
     if h_true == 0 and h_pred == 0:
         return 1.0  # both constant: identical partitions (scikit-learn's convention)
@@ -226,34 +174,17 @@ def _fairness_cce(D: np.ndarray) -> float:
 def clustering_accuracy(y_true: Any, labels: Any) -> float:
     """ACC: accuracy after the best one-to-one matching of clusters to classes (Hungarian).
 
-    ``ACC = max over matchings m of Σ_k |π_k ∩ class m(k)| / n``; with more clusters than
-    classes (or the reverse) the unmatched ones count as errors.
-
     Parameters
     ----------
-    y_true : array-like or dask array of shape (n_samples,)
-        True classes.
-    labels : array-like or dask array of shape (n_samples,)
-        Cluster of every row.
+    y_true, labels : array-like or dask array of shape (n_samples,)
+        True classes and clusters, 0, 1, 2, ...
 
     Returns
     -------
     float
-        The accuracy, in [0, 1].
-
-    Raises
-    ------
-    ValueError
-        Inputs empty or of different lengths, or labels not 0, 1, 2, ...
-
-    See Also
-    --------
-    nmi : Normalised mutual information of the same table.
-    clustering_report : ACC and the FCE paper's other columns, from one pass.
 
     Examples
     --------
-    >>> from daskfair.metrics import clustering_accuracy
     >>> clustering_accuracy([0, 0, 1, 1], [1, 1, 0, 1])
     0.75
     """
@@ -261,108 +192,48 @@ def clustering_accuracy(y_true: Any, labels: Any) -> float:
 
 
 def nmi(y_true: Any, labels: Any) -> float:
-    """NMI = I(Y; Ŷ) / max(H(Y), H(Ŷ)) (natural log; the FCE paper's normalisation).
-
-    Equals ``sklearn.metrics.normalized_mutual_info_score(..., average_method="max")``.
+    """NMI = I(Y; Ŷ) / max(H(Y), H(Ŷ)), scikit-learn's with ``average_method="max"`` (FCE's).
 
     Parameters
     ----------
-    y_true : array-like or dask array of shape (n_samples,)
-        True classes.
-    labels : array-like or dask array of shape (n_samples,)
-        Cluster of every row.
+    y_true, labels : as in :func:`clustering_accuracy`.
 
     Returns
     -------
     float
-        The normalised mutual information, in [0, 1].
-
-    Raises
-    ------
-    ValueError
-        Inputs empty or of different lengths, or labels not 0, 1, 2, ...
-
-    See Also
-    --------
-    clustering_accuracy : Accuracy after matching clusters to classes.
-    clustering_report : NMI and the FCE paper's other columns, from one pass.
-
-    Examples
-    --------
-    >>> from daskfair.metrics import nmi
-    >>> nmi([0, 0, 1, 1], [1, 1, 0, 0])
-    1.0
     """
     return _nmi(contingency(y_true, labels))
 
 
 def mnce(labels: Any, *, sensitive_features: Any) -> float:
-    """MNCE = min_k H(G | π_k) / H(G) (FCE paper): the least mixed cluster's group entropy.
-
-    Entropies in natural log over the group proportions inside cluster k and in the whole
-    data; empty clusters are skipped. Always in [0, 1]; 1 when every cluster has the groups in
-    the data's proportions.
+    """MNCE = ``min_k H(G | π_k) / H(G)`` over non-empty clusters, in [0, 1] (FCE paper).
 
     Parameters
     ----------
-    labels : array-like or dask array of shape (n_samples,)
-        Cluster of every row.
-    sensitive_features : array-like or dask array of shape (n_samples,)
-        Group of every row.
+    labels, sensitive_features : as in :func:`balance`.
 
     Returns
     -------
     float
-        The least mixed cluster's normalised group entropy, in [0, 1].
-
-    Raises
-    ------
-    ValueError
-        Inputs empty or unequal, fewer than two groups, or labels not 0, 1, 2, ...
-
-    See Also
-    --------
-    balance, fairness_cce : Other measures of the groups' mix in the clusters.
-
-    Examples
-    --------
-    >>> from daskfair.metrics import mnce
-    >>> mnce([0, 0, 1, 1], sensitive_features=[0, 1, 0, 1])
-    1.0
     """
     return _mnce(group_cluster(labels, sensitive_features, None))
 
 
 def cce(labels: Any, *, n_clusters: int | None = None) -> float:
-    """CCE = ``min_k |π_k| / max_k |π_k|`` (cluster capacity equality, FCE paper, Definition 2).
-
-    With ``n_clusters`` given, a label that never occurs is an empty cluster and gives 0.
+    """CCE = ``min_k |π_k| / max_k |π_k|``, in [0, 1] (FCE paper, Definition 2).
 
     Parameters
     ----------
-    labels : array-like or dask array of shape (n_samples,)
-        Cluster of every row.
+    labels : as in :func:`balance`.
     n_clusters : int, default=None
-        Number of clusters (None: the largest label + 1).
+        Number of clusters (None: the largest label + 1); a label never seen gives 0.
 
     Returns
     -------
     float
-        The smallest cluster's size over the largest's, in [0, 1].
-
-    Raises
-    ------
-    ValueError
-        No labels, or labels not 0, 1, 2, ... below ``n_clusters``.
-
-    See Also
-    --------
-    normalized_entropy : Another measure of equal cluster sizes.
-    fairness_cce : Equal sizes and fairness together.
 
     Examples
     --------
-    >>> from daskfair.metrics import cce
     >>> cce([0, 0, 0, 1])
     0.3333333333333333
     """
@@ -371,37 +242,17 @@ def cce(labels: Any, *, n_clusters: int | None = None) -> float:
 
 
 def normalized_entropy(labels: Any, *, n_clusters: int | None = None) -> float:
-    """NE = ``−(1/log c) Σ_k p_k log p_k``, ``p_k = |π_k| / n`` (FCE paper).
-
-    c is ``n_clusters`` if given (the FCE paper uses the number of true classes), else the
-    number of distinct labels. 1 for equal cluster sizes.
+    """NE = ``−(1/log c) Σ_k p_k log p_k``, ``p_k = |π_k| / n`` (FCE paper); 1 for equal sizes.
 
     Parameters
     ----------
-    labels : array-like or dask array of shape (n_samples,)
-        Cluster of every row.
+    labels : as in :func:`balance`.
     n_clusters : int, default=None
-        The c of the normalisation (None: the number of distinct labels).
+        c (None: the number of distinct labels; the FCE paper uses the number of classes).
 
     Returns
     -------
     float
-        The normalised entropy of the cluster sizes.
-
-    Raises
-    ------
-    ValueError
-        No labels, or labels not 0, 1, 2, ... below ``n_clusters``.
-
-    See Also
-    --------
-    cce : The smallest cluster's size over the largest's.
-
-    Examples
-    --------
-    >>> from daskfair.metrics import normalized_entropy
-    >>> normalized_entropy([0, 1, 0, 1])
-    1.0
     """
     labels = nonempty_labels(labels, "labels")
     sizes = count_table(("labels", labels, n_clusters))[0]
@@ -409,85 +260,38 @@ def normalized_entropy(labels: Any, *, n_clusters: int | None = None) -> float:
     return _ne(sizes, c)
 
 
-def fairness_cce(
-    labels: Any, *, sensitive_features: Any, n_clusters: int | None = None
-) -> float:
-    """fairness_CCE (FCE paper, Definition 3): how evenly every group is spread over the clusters.
-
-    ``fairness_CCE = min_{t,k} min(c γ_tk, 1 / (c γ_tk))``, ``γ_tk = D_tk / |G_t|``. 1 when every
-    group is spread evenly over the c clusters (``|π_k ∩ G_t| = |G_t| / c``), which implies both
-    fairness and equal capacity; a cluster missing a group gives 0.
+def fairness_cce(labels: Any, *, sensitive_features: Any,
+                 n_clusters: int | None = None) -> float:
+    """fairness_CCE = ``min_tk min(c γ_tk, 1 / (c γ_tk))``, ``γ_tk = D_tk / |G_t|`` (FCE Def. 3).
 
     Parameters
     ----------
-    labels : array-like or dask array of shape (n_samples,)
-        Cluster of every row.
-    sensitive_features : array-like or dask array of shape (n_samples,)
-        Group of every row.
-    n_clusters : int, default=None
-        c (None: the largest label + 1).
+    labels, sensitive_features, n_clusters : as in :func:`balance` (``n_clusters`` is c).
 
     Returns
     -------
     float
-        The value, in [0, 1].
-
-    Raises
-    ------
-    ValueError
-        Inputs empty or unequal, fewer than two groups, or labels not 0, 1, 2, ...
-
-    See Also
-    --------
-    cce : Equal cluster sizes alone.
-    balance, mnce : Fairness alone.
-
-    Examples
-    --------
-    >>> from daskfair.metrics import fairness_cce
-    >>> fairness_cce([0, 1, 0, 1], sensitive_features=[0, 0, 1, 1])
-    1.0
     """
     return _fairness_cce(group_cluster(labels, sensitive_features, n_clusters))
 
 
-def clustering_report(
-    y_true: Any, labels: Any, *, sensitive_features: Any, n_clusters: int | None = None
-) -> dict[str, float]:
-    """All seven FCE columns (ACC, NMI, Bal, MNCE, CCE, NE, f_CCE) from one count table.
-
-    One classes × clusters × groups count table is built in one pass over the rows; every
-    metric and every value check is computed from it.
+def clustering_report(y_true: Any, labels: Any, *, sensitive_features: Any,
+                      n_clusters: int | None = None) -> dict[str, float]:
+    """The FCE paper's seven columns (ACC, NMI, Bal, MNCE, CCE, NE, f_CCE), from one pass.
 
     Parameters
     ----------
-    y_true : array-like or dask array of shape (n_samples,)
-        True classes (non-negative integers).
-    labels : array-like or dask array of shape (n_samples,)
-        Cluster labels (non-negative integers).
-    sensitive_features : array-like or dask array of shape (n_samples,)
-        Protected group of every row.
+    y_true, labels, sensitive_features : as in :func:`clustering_accuracy` and :func:`balance`.
     n_clusters : int, default=None
-        c of CCE, NE and f_CCE (None: the number of true classes, as in the FCE paper;
-        labels ≥ c are an error then).
+        c of CCE, NE and f_CCE (None: the number of classes, as in the FCE paper).
 
     Returns
     -------
-    dict
-        The seven metrics by their column names, :data:`REPORT_COLUMNS`, as floats.
-
-    Raises
-    ------
-    ValueError
-        Inputs empty or unequal, fewer than two groups, or labels not 0, 1, 2, ...
-
-    See Also
-    --------
-    clustering_accuracy, nmi, balance, mnce, cce, normalized_entropy, fairness_cce : One each.
+    dict of str to float
+        The metrics by :data:`REPORT_COLUMNS`.
 
     Examples
     --------
-    >>> from daskfair import clustering_report
     >>> report = clustering_report([0, 0, 1, 1], [0, 0, 1, 1], sensitive_features=[0, 1, 0, 1])
     >>> {name: round(value, 3) for name, value in report.items()}
     {'ACC': 1.0, 'NMI': 1.0, 'Bal': 1.0, 'MNCE': 1.0, 'CCE': 1.0, 'NE': 1.0, 'f_CCE': 1.0}
@@ -503,44 +307,26 @@ def clustering_report(
     C = table.sum(axis=2)  # classes × clusters
     D = table.sum(axis=0).T  # groups × clusters
     sizes = C.sum(axis=0)
-    return {
-        "ACC": _accuracy(C),
-        "NMI": _nmi(C),
-        "Bal": _balance(D),
-        "MNCE": _mnce(D),
-        "CCE": _cce(sizes),
-        "NE": _ne(sizes, c),
-        "f_CCE": _fairness_cce(D),
-    }
+    return {"ACC": _accuracy(C), "NMI": _nmi(C), "Bal": _balance(D), "MNCE": _mnce(D),
+            "CCE": _cce(sizes), "NE": _ne(sizes, c), "f_CCE": _fairness_cce(D)}
 
 
 def hypervolume_2d(cost: Any, balance: Any, reference: tuple[float, float]) -> float:
-    """Area dominated by a front when minimising cost and maximising balance.
-
-    The region ``{(f1, f2): some point has cost ≤ f1 and balance ≥ f2, f1 ≤ r_cost,
-    f2 ≥ r_balance}``; points outside the reference box add nothing. O(L log L) for L
-    points.
+    """Area dominated by a front (cost minimised, balance maximised) inside the reference box.
 
     Parameters
     ----------
     cost, balance : array-like of shape (n_points,)
-        The points' cost and balance.
-    reference : (r_cost, r_balance)
-        A cost no point should exceed and a balance no point should fall below.
+        The points' cost and balance, finite.
+    reference : (float, float)
+        ``(r_cost, r_balance)``: the box's largest cost and smallest balance.
 
     Returns
     -------
     float
-        The dominated area.
-
-    Raises
-    ------
-    ValueError
-        ``cost`` and ``balance`` of different lengths, or not finite.
 
     Examples
     --------
-    >>> from daskfair.metrics import hypervolume_2d
     >>> hypervolume_2d([1.0, 2.0], [0.5, 1.0], reference=(3.0, 0.0))
     1.5
     """

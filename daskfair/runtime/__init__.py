@@ -1,13 +1,7 @@
-"""Where the work runs: Dask clients and SLURM/PBS clusters.
+"""Where the work runs: Dask clients (:mod:`.clients`) and SLURM/PBS clusters (:mod:`.jobqueue`).
 
-The names exported here are the public API. :func:`get_client`, :func:`client_context`,
-:func:`close_client` and :func:`task_client` choose and start clients (:mod:`.clients`);
-:func:`jobqueue_cluster` runs workers in batch jobs (:mod:`.jobqueue`, the ``hpc`` extra).
-The other modules serve the methods: :mod:`.batch_jobs` watches the batch jobs,
-:mod:`.inprocess` runs tasks on this process's threads, :mod:`.recovery` and
-:mod:`.iterative` let an iterative method outlive a lost worker and checkpoint into a store,
-:mod:`.threads` pins the client's BLAS threads.
-"""
+The other modules serve the methods: batch jobs, in-process tasks, recovery from lost workers,
+iterative runs in a store, BLAS threads."""
 
 from .clients import (
     VersionMismatchError,
@@ -31,22 +25,8 @@ from .jobqueue import (
     worker_lifetime,
 )
 
-__all__ = [
-    "JOBQUEUE_SYSTEMS",
-    "VersionMismatchError",
-    "check_versions",
-    "client_context",
-    "close_client",
-    "dashboard_link",
-    "format_walltime",
-    "get_client",
-    "jobqueue_cluster",
-    "load_jobqueue_config",
-    "local_cluster_size",
-    "parse_walltime",
-    "scheduler_from_environment",
-    "task_client",
-    "tls_security",
-    "worker_lifetime",
-    "worker_memory_limits",
-]
+__all__ = ["JOBQUEUE_SYSTEMS", "VersionMismatchError", "check_versions", "client_context",
+           "close_client", "dashboard_link", "format_walltime", "get_client", "jobqueue_cluster",
+           "load_jobqueue_config", "local_cluster_size", "parse_walltime",
+           "scheduler_from_environment", "task_client", "tls_security", "worker_lifetime",
+           "worker_memory_limits"]

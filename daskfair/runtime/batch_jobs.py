@@ -1,10 +1,5 @@
-"""What the batch system says about a jobqueue cluster's jobs, for waiting and for errors.
-
-The client waits for the first worker of the jobs it submitted. When none arrives — the jobs
-fail at once (a wrong Python path, a missing module), wait in a queue, or their workers cannot
-reach the scheduler — the error shows what a user would otherwise look up by hand: the job
-script, the jobs' states in the queue and the end of their logs.
-"""
+"""What the batch system says about a jobqueue cluster's jobs: waiting for the first worker,
+errors that show the job script, the queue and the end of the logs, replacing ended jobs."""
 
 from __future__ import annotations
 
@@ -18,19 +13,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+import dask
+from dask.utils import parse_timedelta
+from distributed.core import Status
+
 logger = logging.getLogger(__name__)
 
-#: SLURM states of a job that will start no worker any more (not PREEMPTED: SLURM may
-#: requeue such a job)
+# SLURM states of a job that will start no worker any more (not PREEMPTED: it may requeue)
 ENDED = {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
          "OUT_OF_MEMORY", "TIMEOUT"}
 GONE = "gone from the queue"
 
-#: queue listing of one user's jobs, by batch system
-_QUEUE_COMMANDS = {
-    "slurm": ["squeue", "--noheader", "--states=all", "--format=%i %T %r"],
-    "pbs": ["qstat"],
-}
+_QUEUE_COMMANDS = {"slurm": ["squeue", "--noheader", "--states=all", "--format=%i %T %r"],
+                   "pbs": ["qstat"]}
 
 
 def job_ids(cluster: Any) -> list[str]:
@@ -40,8 +35,7 @@ def job_ids(cluster: Any) -> list[str]:
 
 
 def queue_listing(system: str) -> tuple[bool, str]:
-    """This user's jobs as the batch system lists them: ``(ok, text)``, ``ok`` False when the
-    command is missing or failed (``text`` then says why)."""
+    """``(ok, text)``: this user's jobs as the batch system lists them, or why not."""
     command = list(_QUEUE_COMMANDS[system])
     if shutil.which(command[0]) is None:
         return False, f"({command[0]} not found)"
@@ -54,22 +48,13 @@ def queue_listing(system: str) -> tuple[bool, str]:
 
 
 def ended_jobs(system: str, ids: list[str], seen: set[str]) -> dict[str, str]:
-    """Those of ``ids`` that ended, with their state (SLURM only; empty elsewhere, and when
-    the queue cannot be read).
-
-    A job the queue no longer lists has ended too if an earlier listing showed it: ``seen``
-    collects the ids listed so far (docs/design.md#platform-notes).
-    """
+    """Those of ``ids`` that ended, with their state (SLURM only; ``seen``: ids listed so far)."""
     if system != "slurm" or not ids:
         return {}
     ok, listing = queue_listing(system)
     if not ok:
         return {}
-    states = {}
-    for line in listing.splitlines():
-        parts = line.split()
-        if len(parts) >= 2:
-            states[parts[0]] = parts[1]
+    states = {p[0]: p[1] for p in map(str.split, listing.splitlines()) if len(p) >= 2}
     seen.update(i for i in ids if i in states)
     ended = {i: states[i] for i in ids if states.get(i) in ENDED}
     ended.update({i: GONE for i in ids if i in seen and i not in states})
@@ -93,9 +78,8 @@ def _log_tails(cluster: Any, ids: list[str], lines: int = 15) -> list[str]:
     return out or [f"(no log file of these jobs in {folder}: they have not started)"]
 
 
-def describe(cluster: Any, system: str, ids: list[str] | None = None) -> str:
+def describe(cluster: Any, system: str, ids: list[str]) -> str:
     """The job script, the queue and the end of the jobs' logs, as one text."""
-    ids = job_ids(cluster) if ids is None else ids
     parts = ["job script:", *(f"  {line}" for line in cluster.job_script().splitlines())]
     _, listing = queue_listing(system)
     command = _QUEUE_COMMANDS[system][0]
@@ -108,18 +92,14 @@ def describe(cluster: Any, system: str, ids: list[str] | None = None) -> str:
 
 def wait_for_jobs(client: Any, cluster: Any, system: str, timeout: float,
                   poll: float = 1.0) -> None:
-    """Return once a worker of ``cluster`` joined; raise ``ConnectionError`` with what the
-    batch system says when none did within ``timeout`` seconds, or as soon as a job ended
-    without one (SLURM: its states tell) — a job that ends before its worker joined has
-    failed, and a new one would fail the same way."""
+    """Return once a worker joined; raise ConnectionError on ``timeout`` or an ended job."""
     deadline = time.monotonic() + timeout
     submitted: set[str] = set()
     listed: set[str] = set()
     while True:
         if client.scheduler_info().get("workers"):
             return
-        ids = job_ids(cluster)
-        submitted.update(ids)
+        submitted.update(job_ids(cluster))
         ended = ended_jobs(system, sorted(submitted), listed)
         if ended:
             states = ", ".join(f"{i} {s}" for i, s in sorted(ended.items()))
@@ -139,18 +119,7 @@ def wait_for_jobs(client: Any, cluster: Any, system: str, timeout: float,
 
 
 async def keep_jobs(cluster: Any, system: str, interval: float = 2.0) -> None:
-    """Drop from ``cluster`` the jobs that ended, so that its adaptive loop submits new ones.
-
-    A job counts as ended when every worker it had left more than
-    ``distributed.deploy.lost-worker-timeout`` ago (a nanny restarting a worker is back
-    sooner), when it has no id (refused), or when SLURM lists it as ended; distributed alone
-    keeps counting such jobs (docs/design.md#platform-notes). Runs on the cluster's event loop
-    until the cluster closes.
-    """
-    import dask
-    from dask.utils import parse_timedelta
-    from distributed.core import Status
-
+    """Drop the jobs that ended from ``cluster``, so that its adaptive loop replaces them."""
     grace = parse_timedelta(dask.config.get("distributed.deploy.lost-worker-timeout"))
     joined: set[str] = set()
     absent: dict[str, float] = {}
@@ -200,10 +169,7 @@ async def keep_jobs(cluster: Any, system: str, interval: float = 2.0) -> None:
 
 
 async def _close_quietly(job: Any) -> None:
-    # cancelling a job that already ended can fail; it is gone either way. dask-jobqueue's
-    # Job.close leaves the status as it was, and the cluster's own close insists on closed.
-    from distributed.core import Status
-
+    # cancelling an ended job can fail; Job.close leaves the status the cluster's close checks
     try:
         await job.close()
     except Exception as exc:

@@ -1,5 +1,4 @@
-"""Where daskfair's work runs: the one place that decides the Dask client
-(:func:`get_client`, :func:`task_client`; docs/design.md#where-the-work-runs)."""
+"""The one place that decides the Dask client (docs/design.md#where-the-work-runs)."""
 
 from __future__ import annotations
 
@@ -11,6 +10,11 @@ from typing import Any
 
 import dask
 import distributed
+from distributed.security import Security
+
+from .batch_jobs import wait_for_jobs
+from .inprocess import InProcessClient
+from .jobqueue import jobqueue_cluster
 
 __all__ = ["VersionMismatchError", "check_versions", "client_context", "close_client",
            "dashboard_link", "get_client", "local_cluster_size", "scheduler_from_environment",
@@ -18,56 +22,46 @@ __all__ = ["VersionMismatchError", "check_versions", "client_context", "close_cl
 
 logger = logging.getLogger(__name__)
 
-# Clusters this module started, keyed by the id of the client that owns them.
-_OWNED: dict[int, Any] = {}
+_OWNED: dict[int, Any] = {}  # clusters started here, by the id of their client
 
 
 def local_cluster_size(n_workers: int | None = None) -> dict[str, Any]:
     """Worker layout for a LocalCluster on this machine: one single-threaded process per core.
 
-    Processes, not threads: pandas and Python-level loops hold the GIL
-    (docs/design.md#where-the-work-runs). Memory is split evenly between the workers.
-
     Parameters
     ----------
     n_workers : int, default=None
-        Worker processes; None: one per core this process may run on. The cores are shared
-        out between them (``threads_per_worker``).
+        Worker processes; None: one per core this process may run on.
 
     Returns
     -------
     dict
-        ``n_workers``, ``threads_per_worker`` and ``memory_limit`` for
-        :class:`distributed.LocalCluster`.
+        ``n_workers``, ``threads_per_worker`` and ``memory_limit`` for ``LocalCluster``.
 
     Raises
     ------
     ValueError
-        ``n_workers`` below 1.
+        If ``n_workers`` is below 1.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cores = max(1, cores or 1)
-    if n_workers is None:
-        n_workers = cores
+    n_workers = cores if n_workers is None else n_workers
     if n_workers < 1:
         raise ValueError(f"n_workers must be >= 1, got {n_workers}.")
-    threads = max(1, cores // n_workers)
-    return {"n_workers": n_workers, "threads_per_worker": threads, "memory_limit": "auto"}
+    return {"n_workers": n_workers, "threads_per_worker": max(1, cores // n_workers),
+            "memory_limit": "auto"}
 
 
 def worker_memory_limits(client: Any) -> list[int]:
-    """The memory limits of ``client``'s workers in bytes (workers without one left out).
+    """The memory limits in bytes of ``client``'s workers that have one.
 
     Parameters
     ----------
     client : distributed.Client or InProcessClient
-        The client whose workers are asked.
 
     Returns
     -------
     list of int
-        One per worker with a limit; empty for an
-        :class:`~daskfair.runtime.inprocess.InProcessClient`.
     """
     workers = client.scheduler_info().get("workers", {}).values()
     return [v for v in (w.get("memory_limit") or 0 for w in workers) if v > 0]
@@ -85,12 +79,11 @@ _IN_PROCESS: list[Any] = []
 
 
 def scheduler_from_environment() -> str | None:
-    """``DASK_SCHEDULER_ADDRESS``, else dask's ``scheduler-address`` configuration key.
+    """``DASK_SCHEDULER_ADDRESS``, else dask's ``scheduler-address`` config key.
 
     Returns
     -------
     str or None
-        The address, or None when neither is set.
     """
     return os.environ.get("DASK_SCHEDULER_ADDRESS") or dask.config.get("scheduler-address",
                                                                        None)
@@ -99,11 +92,8 @@ def scheduler_from_environment() -> str | None:
 def task_client(client: Any = None) -> Any:
     """The client for methods whose every task holds all rows (SAfairKM, VfairKM, SA2GD).
 
-    ``client`` if given, else the running client, else the client of
-    ``DASK_SCHEDULER_ADDRESS`` (:func:`get_client`), else this process's
-    :class:`~daskfair.runtime.inprocess.InProcessClient` (a thread pool, created once): such
-    data fits in one process, and the same tasks give the same results there without
-    starting a cluster (docs/design.md#safairkm-execution).
+    ``client``, else the running client, else that of ``DASK_SCHEDULER_ADDRESS``, else this
+    process's one :class:`~daskfair.runtime.inprocess.InProcessClient` (a thread pool).
 
     Parameters
     ----------
@@ -113,10 +103,6 @@ def task_client(client: Any = None) -> Any:
     Returns
     -------
     distributed.Client or InProcessClient
-
-    See Also
-    --------
-    get_client : The client of every other method.
     """
     if client is not None:
         return client
@@ -126,8 +112,6 @@ def task_client(client: Any = None) -> Any:
     if scheduler_from_environment():
         return get_client()
     if not _IN_PROCESS:
-        from .inprocess import InProcessClient
-
         _IN_PROCESS.append(InProcessClient())
     return _IN_PROCESS[0]
 
@@ -139,78 +123,56 @@ def _scheduler_address(client: distributed.Client) -> str | None:
         return None
 
 
-def get_client(
-    address: str | None = None,
-    *,
-    n_workers: int | None = None,
-    processes: bool = True,
-    dashboard_address: str | None = "127.0.0.1:8787",
-    timeout: str = "30s",
-    jobqueue: str | None = None,
-    jobs: int | None = 1,
-    jobqueue_config: str | os.PathLike[str] | None = None,
-    jobqueue_wait: float = 600.0,
-    jobqueue_options: dict[str, Any] | None = None,
-    security: Any = None,
-    **cluster_kwargs: Any,
-) -> distributed.Client:
+def get_client(address: str | None = None, *, n_workers: int | None = None,
+               processes: bool = True, dashboard_address: str | None = "127.0.0.1:8787",
+               timeout: str = "30s", jobqueue: str | None = None, jobs: int | None = 1,
+               jobqueue_config: str | os.PathLike[str] | None = None,
+               jobqueue_wait: float = 600.0, jobqueue_options: dict[str, Any] | None = None,
+               security: Any = None, **cluster_kwargs: Any) -> distributed.Client:
     """Return the Dask client daskfair should use, starting a LocalCluster if there is none.
 
-    In order: ``address``; the client already running in this process;
-    ``DASK_SCHEDULER_ADDRESS`` (:func:`scheduler_from_environment`); a new LocalCluster
-    (:func:`local_cluster_size`). With ``jobqueue``, a new dask-jobqueue cluster instead.
+    In order: ``address``; the client running in this process; ``DASK_SCHEDULER_ADDRESS``;
+    a new LocalCluster. With ``jobqueue``, a new dask-jobqueue cluster instead.
 
     Parameters
     ----------
     address : str, default=None
-        Scheduler address (``tcp://host:8786``) or a scheduler file path (``*.json``). Wins
-        over everything else.
+        Scheduler address (``tcp://host:8786``) or scheduler file (``*.json``).
     n_workers : int, default=None
-        Workers of a LocalCluster started here; None: one per core. Ignored when joining an
-        existing scheduler.
+        Workers of a LocalCluster started here; None: one per core.
     processes : bool, default=True
         Start the LocalCluster with worker processes, or (False) threads in this process.
     dashboard_address : str or None, default="127.0.0.1:8787"
-        Where a LocalCluster started here serves its dashboard (needs ``bokeh``): loopback,
-        since the dashboard has no authentication (``":8787"`` means every interface);
-        None: no dashboard. If the port is taken, a free one is chosen.
+        Where a LocalCluster started here serves its dashboard; None: no dashboard.
     timeout : str, default="30s"
         How long to try reaching ``address`` (a Dask time).
     jobqueue : {"slurm", "pbs"}, default=None
-        Start a dask-jobqueue cluster instead
-        (:func:`~daskfair.runtime.jobqueue.jobqueue_cluster`), configured by dask's
-        ``jobqueue`` configuration or the file ``jobqueue_config``.
+        Start a :func:`~daskfair.runtime.jobqueue.jobqueue_cluster` of this batch system.
     jobs : int or None, default=1
-        Batch jobs to keep running with ``jobqueue`` (None with ``adapt`` in
-        ``jobqueue_options``).
+        Batch jobs to keep running with ``jobqueue`` (None with ``adapt``).
     jobqueue_config : path-like, default=None
         A dask-jobqueue YAML file merged over dask's configuration.
     jobqueue_wait : float, default=600.0
-        Seconds to wait for the first worker of the jobs; a job that ends before one joined
-        fails at once, showing its script, state and log.
+        Seconds to wait for the first worker of the jobs.
     jobqueue_options : dict, default=None
-        More keyword arguments of :func:`~daskfair.runtime.jobqueue.jobqueue_cluster`
-        (``walltime``, ``adapt``, ``job_script_prologue``, ``job_directives_skip``).
+        More keyword arguments of :func:`~daskfair.runtime.jobqueue.jobqueue_cluster`.
     security : distributed.security.Security, default=None
-        TLS credentials for joining ``address`` (:func:`tls_security`); None: dask's
-        ``distributed.comm.tls`` configuration.
+        TLS credentials for ``address`` (:func:`tls_security`); None: dask's configuration.
     **cluster_kwargs
         Passed on to :class:`distributed.LocalCluster`.
 
     Returns
     -------
     distributed.Client
-        It is also the process's default client, so ``dask.compute`` runs on it.
+        Also the process's default client.
 
     Raises
     ------
     ValueError
-        Both ``address`` and ``jobqueue``; a bad jobqueue argument (see
-        :func:`~daskfair.runtime.jobqueue.jobqueue_cluster`).
+        On bad arguments (the message says which).
     ConnectionError
-        The scheduler cannot be reached or speaks TLS without credentials; no jobqueue
-        worker joined within ``jobqueue_wait``; the client, scheduler and workers run
-        different versions (:class:`VersionMismatchError`).
+        If the scheduler cannot be reached, no jobqueue worker joined in time, or the
+        versions differ (:class:`VersionMismatchError`).
 
     See Also
     --------
@@ -230,15 +192,11 @@ def get_client(
         return _connect(address, timeout, security)
     if current is not None:
         return current
-    env = scheduler_from_environment()
-    if env:
+    if env := scheduler_from_environment():
         return _connect(env, timeout, security)
     layout = local_cluster_size(n_workers)
     layout.update(cluster_kwargs)
-    if dashboard_address is None:
-        layout["dashboard_address"] = None
-    else:
-        layout["dashboard_address"] = dashboard_address
+    layout["dashboard_address"] = dashboard_address
     cluster = distributed.LocalCluster(processes=processes, **layout)
     client = distributed.Client(cluster)
     _OWNED[id(client)] = cluster
@@ -248,9 +206,6 @@ def get_client(
 
 def _jobqueue_client(system: str, jobs: int | None, config: Any, wait: float,
                      options: dict[str, Any]) -> distributed.Client:
-    from .batch_jobs import wait_for_jobs
-    from .jobqueue import jobqueue_cluster
-
     cluster = jobqueue_cluster(system, jobs, config=config, **options)
     client = distributed.Client(cluster)
     _OWNED[id(client)] = cluster
@@ -283,17 +238,15 @@ def tls_security(tls_ca_file: str | None = None, tls_cert: str | None = None,
     Returns
     -------
     distributed.security.Security or None
-        None when no file is given: dask's ``distributed.comm.tls`` configuration applies.
+        None when no file is given (dask's configuration applies).
 
     Raises
     ------
     ValueError
-        Some files are given but not both ``tls_ca_file`` and ``tls_cert``.
+        If some files are given but not both ``tls_ca_file`` and ``tls_cert``.
     FileNotFoundError
-        A given file does not exist.
+        If a given file does not exist.
     """
-    from distributed.security import Security
-
     if tls_ca_file is None and tls_cert is None and tls_key is None:
         return None
     if tls_ca_file is None or tls_cert is None:
@@ -308,20 +261,15 @@ def tls_security(tls_ca_file: str | None = None, tls_cert: str | None = None,
 
 
 class VersionMismatchError(ConnectionError):
-    """The client, the scheduler and the workers run different versions of what must match:
-    the cluster it connected to cannot run this client's tasks."""
+    """The client, the scheduler and the workers run different versions of what must match."""
 
 
-#: packages that must be the same on the client, the scheduler and every worker: tasks are
-#: pickled functions of this daskfair, run by this dask
+# the same on client, scheduler and workers: tasks are pickled functions of this daskfair
 SAME_VERSIONS = ("dask", "distributed", "daskfair", "cloudpickle", "msgpack")
 
 
 def check_versions(client: distributed.Client) -> None:
     """Check that the client, the scheduler and the workers run the same versions.
-
-    Python (major.minor) and the packages of :data:`SAME_VERSIONS` must match (distributed's
-    own check leaves daskfair out and only warns about some).
 
     Parameters
     ----------
@@ -331,7 +279,8 @@ def check_versions(client: distributed.Client) -> None:
     Raises
     ------
     VersionMismatchError
-        Naming each package that differs and where.
+        Naming each of Python (major.minor), dask, distributed, daskfair, cloudpickle and
+        msgpack that differs, and where.
     """
     versions = client.get_versions(packages=["daskfair"])
     where = {"this client": versions["client"]["packages"],
@@ -366,17 +315,14 @@ def _connect(address: str, timeout: str, security: Any = None) -> distributed.Cl
     kw: dict[str, Any] = {"timeout": timeout}
     if security is not None:
         kw["security"] = security
+    where = {"scheduler_file": address} if address.endswith(".json") else {"address": address}
     try:
-        if address.endswith(".json"):
-            client = distributed.Client(scheduler_file=address, **kw)
-        else:
-            client = distributed.Client(address, **kw)
+        client = distributed.Client(**where, **kw)
     except (OSError, TimeoutError) as exc:
         raise ConnectionError(
             f"Could not reach a Dask scheduler at {address!r} ({exc}). Check that the scheduler "
             "is running and the address is right (and, for TLS, the credentials), or leave "
-            "the address out to start a local cluster."
-        ) from exc
+            "the address out to start a local cluster.") from exc
     logger.info("connected to the Dask scheduler at %s", address)
     try:
         check_versions(client)
@@ -392,11 +338,6 @@ def close_client(client: distributed.Client) -> None:
     Parameters
     ----------
     client : distributed.Client
-        A client from :func:`get_client`.
-
-    See Also
-    --------
-    client_context : Closes what it started on leaving the block.
     """
     cluster = _OWNED.pop(id(client), None)
     client.close()
@@ -408,22 +349,11 @@ def close_client(client: distributed.Client) -> None:
 def client_context(address: str | None = None, **kwargs: Any) -> Iterator[distributed.Client]:
     """``with client_context() as client:`` — :func:`get_client`, closed afterwards if new.
 
-    A client that already existed (yours, or the process's default) is left open.
-
     Parameters
     ----------
     address : str, default=None
-        As for :func:`get_client`.
     **kwargs
         Passed to :func:`get_client`.
-
-    Yields
-    ------
-    distributed.Client
-
-    See Also
-    --------
-    get_client, close_client
     """
     existing = _current_client()
     client = get_client(address, **kwargs)
@@ -435,15 +365,11 @@ def client_context(address: str | None = None, **kwargs: Any) -> Iterator[distri
 
 
 def dashboard_link(client: distributed.Client) -> str | None:
-    """The dashboard URL of ``client``'s scheduler, or None when it serves none (no bokeh).
-
-    A jobqueue cluster's dashboard is served on the login node's loopback only: its link is
-    ``http://127.0.0.1:PORT/status``, to be reached there or through an ssh tunnel.
+    """The dashboard URL of ``client``'s scheduler, or None when it serves none.
 
     Parameters
     ----------
     client : distributed.Client
-        The client whose scheduler is asked.
 
     Returns
     -------
@@ -462,8 +388,7 @@ def dashboard_link(client: distributed.Client) -> str | None:
 
 
 def _dashboard_on_loopback(cluster: Any) -> bool:
-    # a jobqueue scheduler listens on the network, its dashboard on loopback: the link
-    # distributed makes from the scheduler's address does not lead there
+    # a jobqueue dashboard is on loopback, not at the scheduler's address distributed uses
     if cluster is None or isinstance(cluster, distributed.LocalCluster):
         return False
     options = (getattr(cluster, "scheduler_spec", None) or {}).get("options", {})

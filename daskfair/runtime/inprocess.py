@@ -1,9 +1,5 @@
-"""Tasks run in this process: the part of ``distributed.Client`` that SAfairKM, VfairKM and
-SA2GD use, on a thread pool.
-
-The same task functions on the same inputs as on a cluster, so the same results bit for bit
-(docs/design.md#safairkm-execution); :func:`daskfair.runtime.task_client` chooses it.
-"""
+"""The part of ``distributed.Client`` that SAfairKM, VfairKM and SA2GD use, on a thread pool
+of this process: the same tasks, the same bits (docs/design.md#safairkm-execution)."""
 
 from __future__ import annotations
 
@@ -36,8 +32,7 @@ class Task:
 
 
 def _resolve(value: Any) -> Any:
-    # tasks nested in lists, tuples and dicts are replaced by their results, as distributed
-    # does for futures in a task's arguments
+    # tasks nested in lists, tuples and dicts become their results, as futures in distributed
     if isinstance(value, Task):
         return value.result()
     if isinstance(value, list | tuple):
@@ -48,17 +43,7 @@ def _resolve(value: Any) -> Any:
 
 
 class InProcessClient:
-    """Run submitted tasks on ``n_threads`` threads of this process.
-
-    Parameters
-    ----------
-    n_threads : int, default=None
-        Threads of the pool; None: the machine's cores.
-
-    See Also
-    --------
-    daskfair.runtime.task_client : Returns this process's one instance.
-    """
+    """Run submitted tasks on ``n_threads`` threads of this process (None: one per core)."""
 
     def __init__(self, n_threads: int | None = None) -> None:
         self.n_threads = max(1, n_threads or os.cpu_count() or 1)
@@ -79,13 +64,10 @@ class InProcessClient:
         return Task.done(data)
 
     def submit(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Task:
-        """Run ``func(*args, **kwargs)`` on the pool, tasks among the arguments replaced by
-        their results."""
+        """Run ``func(*args, **kwargs)`` on the pool, tasks in the arguments resolved here."""
         # placement and key arguments of distributed.Client.submit mean nothing here
         for name in ("key", "pure", "workers", "allow_other_workers", "retries", "priority"):
             kwargs.pop(name, None)
-        # dependencies are waited for here, in the submitting thread, so a task never
-        # blocks a pool thread on another task
         return Task(self._pool.submit(func, *_resolve(args), **_resolve(kwargs)))
 
     def gather(self, futures: Any) -> Any:

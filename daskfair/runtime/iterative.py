@@ -1,13 +1,5 @@
-"""The stored run of an iterative method (SAfairKM's front, FCE's consensus), in one place.
-
-Both methods take the same execution arguments (``store``, ``resume``, ``checkpoint_every``)
-and do the same with them: open a new run or resume one at ``store`` (its stored parameters
-must equal the call's), or write into an open :class:`~daskfair.store.Run` that a job handed
-over and completes itself; checkpoint every ``checkpoint_every`` iterations (and at the end);
-without a store, keep a copy on the client as the point to recover from; restart from the
-recovery point when the cluster loses work; complete the run they own and release its lease
-whatever happens. What a checkpoint holds stays the method's own.
-"""
+"""The stored run of an iterative method (SAfairKM's front, FCE's consensus): ``store``,
+``resume`` and ``checkpoint_every`` handled once, a recovery point kept without a store."""
 
 from __future__ import annotations
 
@@ -29,14 +21,12 @@ def check_resume(store: Any, resume: bool, what: str = "run") -> None:
 
 
 def crossed(t: int, step: int, every: int) -> bool:
-    """Whether a round that ended at iteration ``t`` after ``step`` iterations passed a
-    multiple of ``every``."""
+    """Whether the round of ``step`` iterations ending at ``t`` passed a multiple of ``every``."""
     return t // every > (t - step) // every
 
 
 class Recoveries:
-    """Counts the cluster's losses of work in one run and waits for workers after each
-    (at most ``daskfair.max-recoveries`` of them, see :mod:`daskfair.runtime.recovery`)."""
+    """Counts the cluster's losses of work in one run (at most ``daskfair.max-recoveries``)."""
 
     def __init__(self, where: str) -> None:
         self.where = where
@@ -49,24 +39,8 @@ class Recoveries:
 
 
 class IterativeRun:
-    """Where an iterative method keeps its checkpoints and result, and who completes it.
-
-    Use :meth:`open`, as a context manager: leaving it releases the lease of a run this call
-    owns (a run that stopped writes nothing more), done or not.
-
-    Attributes
-    ----------
-    run : Run or None
-        None without a store.
-    owns : bool
-        The run was opened here (from a path): :meth:`finish` marks it complete. A handed
-        :class:`~daskfair.store.Run` only gets attributes; its owner completes it.
-    resume : bool
-        The call asked to continue the stored run.
-    checkpoint_every : int
-    recovery_point : tuple or None
-        Without a store: ``(iteration, copy)``, the last copy kept by :meth:`save`.
-    """
+    """An iterative method's checkpoints and result (``run``: None without a store); use
+    :meth:`open` as a context manager."""
 
     def __init__(self, run: Run | None, *, owns: bool = False, resume: bool = False,
                  checkpoint_every: int = 1) -> None:
@@ -77,18 +51,9 @@ class IterativeRun:
         self.recovery_point: tuple[int, Any] | None = None
 
     @classmethod
-    def open(
-        cls,
-        store: str | os.PathLike[str] | Run | None,
-        *,
-        resume: bool,
-        kind: str,
-        params: Mapping[str, Any],
-        checkpoint_every: int = 1,
-    ) -> IterativeRun:
-        """A new run of ``kind`` at the path ``store``, the interrupted one there
-        (``resume``; its stored parameters must equal ``params``), the handed open run, or
-        none (``store=None``)."""
+    def open(cls, store: str | os.PathLike[str] | Run | None, *, resume: bool, kind: str,
+             params: Mapping[str, Any], checkpoint_every: int = 1) -> IterativeRun:
+        """A new run of ``kind`` at ``store``, the one to ``resume``, a handed one, or none."""
         if isinstance(store, Run):
             return cls(store, resume=resume, checkpoint_every=checkpoint_every)
         if store is None:
@@ -105,10 +70,7 @@ class IterativeRun:
 
     def save(self, t: int, step: int, done: bool, *, checkpoint: Callable[[Run], None],
              copy: Callable[[], Any] | None = None) -> None:
-        """After the round that ended at iteration ``t`` (``step`` iterations): with a
-        store, ``checkpoint(run)`` when it passed a multiple of ``checkpoint_every`` or is
-        the last (``done``); without one, keep ``copy()`` as the recovery point when it
-        passed a multiple."""
+        """``checkpoint(run)`` (or keep ``copy()``) when the round ending at ``t`` is due."""
         due = crossed(t, step, self.checkpoint_every)
         if self.run is not None:
             if done or due:
@@ -126,8 +88,7 @@ class IterativeRun:
             self.run.set_attrs(**summary)
 
     def close(self) -> None:
-        """Release the lease of an owned run (idempotent; an unfinished run stays
-        resumable)."""
+        """Release the lease of an owned run (idempotent; an unfinished run stays resumable)."""
         if self.owns and self.run is not None:
             self.run.close()
 

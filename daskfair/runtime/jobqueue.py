@@ -1,11 +1,5 @@
-"""SLURM and PBS clusters through dask-jobqueue (the ``hpc`` extra).
-
-:func:`jobqueue_cluster` starts a ``SLURMCluster``/``PBSCluster`` from dask's ``jobqueue``
-configuration (``~/.config/dask/jobqueue.yaml``, or a file such as ``cluster/jobqueue.yaml``)
-and keeps its batch jobs running; their workers connect back to the scheduler in this process.
-The scheduler speaks TLS with credentials made for this cluster alone, its dashboard listens
-on loopback, and the workers retire before the walltime (docs/guide/cluster.md).
-"""
+"""SLURM and PBS clusters through dask-jobqueue (the ``hpc`` extra): TLS, a loopback
+dashboard, workers that retire before the walltime (docs/design.md#where-the-work-runs)."""
 
 from __future__ import annotations
 
@@ -20,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import dask
+from dask.utils import parse_timedelta
 from distributed.diagnostics.plugin import SchedulerPlugin
 
 from .batch_jobs import keep_jobs
@@ -27,11 +22,8 @@ from .batch_jobs import keep_jobs
 __all__ = ["JOBQUEUE_SYSTEMS", "MIN_WALLTIME", "format_walltime", "jobqueue_cluster",
            "load_jobqueue_config", "parse_walltime", "worker_lifetime"]
 
-#: The batch systems and the dask-jobqueue cluster class of each.
 JOBQUEUE_SYSTEMS = {"slurm": "SLURMCluster", "pbs": "PBSCluster"}
-
-#: The shortest walltime (seconds) whose workers still live long enough to retire before it.
-MIN_WALLTIME = 30
+MIN_WALLTIME = 30  # seconds: the shortest walltime whose workers can retire before it
 
 
 def load_jobqueue_config(path: str | os.PathLike[str]) -> None:
@@ -45,9 +37,9 @@ def load_jobqueue_config(path: str | os.PathLike[str]) -> None:
     Raises
     ------
     FileNotFoundError
-        No file at ``path``.
+        If there is no file at ``path``.
     ValueError
-        The file has no top-level ``jobqueue`` key.
+        If the file has no top-level ``jobqueue`` key.
     """
     import yaml
 
@@ -65,16 +57,12 @@ def load_jobqueue_config(path: str | os.PathLike[str]) -> None:
 def parse_walltime(text: str | int, system: str = "slurm") -> int:
     """Seconds of a batch-system time limit.
 
-    Accepts SLURM's forms — ``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM``,
-    ``D-HH:MM:SS`` — which include PBS's ``HH:MM:SS``. A bare number is minutes for SLURM
-    and seconds for PBS, as each batch system reads it.
-
     Parameters
     ----------
     text : str or int
-        The time limit.
+        ``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM`` or ``D-HH:MM:SS``.
     system : {"slurm", "pbs"}, default="slurm"
-        Whose reading of a bare number applies.
+        A bare number is minutes for SLURM, seconds for PBS.
 
     Returns
     -------
@@ -84,17 +72,7 @@ def parse_walltime(text: str | int, system: str = "slurm") -> int:
     Raises
     ------
     ValueError
-        ``text`` is not one of the forms above, or is zero.
-
-    See Also
-    --------
-    format_walltime : The inverse, as ``HH:MM:SS``.
-
-    Examples
-    --------
-    >>> from daskfair.runtime.jobqueue import parse_walltime
-    >>> parse_walltime("01:30:00"), parse_walltime("2-00"), parse_walltime(90)
-    (5400, 172800, 5400)
+        If ``text`` is no such time limit, or is zero.
     """
     unit = 1 if system == "pbs" else 60
     if isinstance(text, int) and not isinstance(text, bool):
@@ -122,52 +100,37 @@ def _positive(seconds: int, text: Any) -> int:
 
 
 def format_walltime(seconds: int) -> str:
-    """``HH:MM:SS``, the form SLURM and PBS both read.
+    """``seconds`` as ``HH:MM:SS``, the form SLURM and PBS both read.
 
     Parameters
     ----------
     seconds : int
-        The time limit in seconds.
 
     Returns
     -------
     str
-
-    See Also
-    --------
-    parse_walltime : The inverse.
     """
     hours, rest = divmod(int(seconds), 3600)
     return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
 
 
 def worker_lifetime(walltime: int) -> tuple[int, int]:
-    """``(lifetime, stagger)`` in seconds for the workers of a job of ``walltime`` seconds.
-
-    Each worker retires at ``lifetime`` ± a random part of ``stagger``, leaving time to start
-    and to hand its results over: the margin below the walltime is a sixth of it, between 15 s
-    and 5 minutes, and the stagger a third of the margin.
+    """Dask's worker ``--lifetime`` and ``--lifetime-stagger`` for a job of ``walltime``.
 
     Parameters
     ----------
     walltime : int
-        Seconds, at least :data:`MIN_WALLTIME`.
+        Seconds, at least 30.
 
     Returns
     -------
     (int, int)
-        Dask's worker ``--lifetime`` and ``--lifetime-stagger`` in seconds.
+        Seconds: the walltime less a sixth of it (15 s to 5 min), and a third of that margin.
 
     Raises
     ------
     ValueError
-        ``walltime`` is shorter than :data:`MIN_WALLTIME`.
-
-    Examples
-    --------
-    >>> from daskfair.runtime.jobqueue import worker_lifetime
-    >>> worker_lifetime(3600)
-    (3300, 100)
+        If ``walltime`` is shorter than 30 s.
     """
     if walltime < MIN_WALLTIME:
         raise ValueError(f"walltime {walltime} s is too short: a worker needs time to start "
@@ -177,48 +140,29 @@ def worker_lifetime(walltime: int) -> tuple[int, int]:
     return walltime - margin, stagger
 
 
-def jobqueue_cluster(
-    system: str,
-    jobs: int | None = 1,
-    *,
-    config: str | os.PathLike[str] | None = None,
-    walltime: str | int | None = None,
-    adapt: tuple[int, int] | None = None,
-    job_script_prologue: list[str] | None = None,
-    job_directives_skip: list[str] | None = None,
-    **kwargs: Any,
-) -> Any:
+def jobqueue_cluster(system: str, jobs: int | None = 1, *,
+                     config: str | os.PathLike[str] | None = None,
+                     walltime: str | int | None = None, adapt: tuple[int, int] | None = None,
+                     job_script_prologue: list[str] | None = None,
+                     job_directives_skip: list[str] | None = None, **kwargs: Any) -> Any:
     """Start a dask-jobqueue cluster of ``system`` and keep ``jobs`` batch jobs running.
-
-    The scheduler runs here and speaks TLS, with credentials made for it unless ``security``
-    or dask's configuration give some (the workers' copies in a folder of mode 0700 in the
-    jobs' shared temporary directory, by default the working directory); its dashboard
-    listens on loopback (docs/design.md#where-the-work-runs).
 
     Parameters
     ----------
     system : {"slurm", "pbs"}
         The batch system.
     jobs : int or None, default=1
-        Batch jobs to keep running (each runs the configured worker processes); a job that
-        ends — at its walltime, cancelled, its node lost — is replaced by a new one. None
-        with ``adapt``.
+        Batch jobs to keep running (an ended one is replaced); None with ``adapt``.
     config : path-like, default=None
-        A jobqueue YAML file merged over dask's configuration first
-        (:func:`load_jobqueue_config`).
+        A jobqueue YAML file merged over dask's configuration first.
     walltime : str or int, default=None
-        Each job's time limit (:func:`parse_walltime`); None: the configuration's. The
-        workers retire a margin before it (:func:`worker_lifetime`) unless the
-        configuration's ``worker-extra-args`` already give a ``--lifetime``.
+        Each job's time limit (:func:`parse_walltime`); None: the configuration's.
     adapt : (int, int), default=None
-        ``(minimum, maximum)``: scale between this many jobs with the work (dask's adaptive
-        scaling) instead of a fixed ``jobs``; ``1 <= minimum <= maximum``.
+        ``(minimum, maximum)`` jobs for adaptive scaling, ``1 <= minimum <= maximum``.
     job_script_prologue : list of str, default=None
-        Shell lines run in each job before its workers start (``module load ...``, the
-        activation of an environment), after the configuration's own.
+        Shell lines run in each job before its workers start, after the configuration's.
     job_directives_skip : list of str, default=None
-        Drop the generated ``#SBATCH``/``#PBS`` lines that contain one of these strings,
-        besides the configuration's.
+        Drop the generated ``#SBATCH``/``#PBS`` lines containing one of these strings.
     **kwargs
         Passed to the cluster class (they win over the configuration).
 
@@ -230,20 +174,11 @@ def jobqueue_cluster(
     Raises
     ------
     ValueError
-        An unknown ``system``; ``jobs`` below 1; both ``jobs`` and ``adapt``; bounds of
-        ``adapt`` out of order; a ``walltime`` that is no time limit or too short for the
-        workers to retire before it.
-    ImportError
-        dask-jobqueue is not installed.
+        On bad arguments (the message says which).
     FileNotFoundError
-        ``config`` does not exist.
+        If ``config`` does not exist.
     ConnectionError
-        The batch system refused the first job (the message and the job script say why).
-
-    See Also
-    --------
-    daskfair.runtime.get_client : Starts this cluster with ``jobqueue=`` and waits for its
-        first worker.
+        If the batch system refused the first job (the message and the job script say why).
     """
     lo, hi = _job_bounds(system, jobs, adapt)
     try:
@@ -251,7 +186,7 @@ def jobqueue_cluster(
     except ImportError as exc:
         raise ImportError("a jobqueue cluster needs dask-jobqueue: pip install "
                           "'daskfair[hpc]'.") from exc
-    # after the import: dask-jobqueue loads its own defaults, which the file must override
+    # after the import: the file must override dask-jobqueue's own defaults
     if config is not None:
         load_jobqueue_config(config)
     kwargs.update(_job_options(system, walltime, job_script_prologue, job_directives_skip,
@@ -279,17 +214,14 @@ def _job_bounds(system: str, jobs: int | None, adapt: tuple[int, int] | None
     if jobs is not None:
         raise ValueError("give either jobs= or adapt=, not both.")
     lo, hi = adapt
-    # a minimum of 0 would let the adaptive loop cancel the first job (no work yet) before
-    # its worker arrives
+    # with a minimum of 0 the adaptive loop would cancel the first job before its worker
     if not 1 <= lo <= hi:
         raise ValueError(f"adapt= needs (MIN, MAX) with 1 <= MIN <= MAX, got ({lo}, {hi}).")
     return lo, hi
 
 
 class _Credentials(SchedulerPlugin):
-    """The workers' copies of a cluster's TLS credentials, in a private folder that goes
-    with the scheduler they admit to: removed when it closes, else when the cluster is
-    collected or the interpreter exits."""
+    """The workers' TLS credentials in a private folder, removed when the scheduler closes."""
 
     name = "daskfair-credentials"
 
@@ -323,8 +255,7 @@ def _remove_credentials(handles: list[Any], folder: Path) -> None:
 
 def _start_cluster(cluster_class: type, system: str, kwargs: dict[str, Any]
                    ) -> tuple[Any, _Credentials | None]:
-    """The cluster, with credentials of its own unless the user gave some, and its dashboard
-    on loopback unless the scheduler options say otherwise."""
+    """The cluster, with its own TLS credentials unless given, its dashboard on loopback."""
     credentials = None
     if "security" not in kwargs and not _own_tls():
         credentials = _Credentials(_private_folder(system, kwargs))
@@ -346,8 +277,7 @@ def _start_cluster(cluster_class: type, system: str, kwargs: dict[str, Any]
 
 def _keep_jobs_running(cluster: Any, system: str, lo: int, hi: int) -> None:
     """Submit ``lo`` jobs and keep between ``lo`` and ``hi`` running."""
-    # adaptive scaling, also between equal bounds: a fixed scale() never replaces a job that
-    # ended, the adaptive loop resubmits it (dask-jobqueue's answer to walltimes)
+    # adaptive also between equal bounds: a fixed scale() never replaces a job that ended
     cluster.scale(jobs=lo)
     _submitted(cluster, system)
     cluster.adapt(minimum_jobs=lo, maximum_jobs=hi)
@@ -355,12 +285,7 @@ def _keep_jobs_running(cluster: Any, system: str, lo: int, hi: int) -> None:
 
 
 def _submitted(cluster: Any, system: str) -> None:
-    """Wait for the first submission; on failure close the cluster and raise one error with
-    the batch system's message and the job script.
-
-    ``scale`` only schedules the submission (distributed's ``SpecCluster._correct_state``);
-    once a round of it has run, a job without an id was refused.
-    """
+    """Wait for the first submission; if it was refused, close the cluster and raise why."""
     correct = getattr(cluster, "_correct_state", None)
     if correct is None:  # pragma: no cover - a distributed without it: the wait reports
         return
@@ -384,8 +309,7 @@ def _submitted(cluster: Any, system: str) -> None:
 
 
 def _refusal(cluster: Any, system: str) -> str:
-    """What the batch system says about the job script: SLURM checks it without submitting
-    (``sbatch --test-only``); PBS has no such check."""
+    """What the batch system says about the job script (SLURM: ``sbatch --test-only``)."""
     if system != "slurm":
         return "qsub refused the job (its message is in the log above)."
     with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as f:
@@ -401,10 +325,7 @@ def _refusal(cluster: Any, system: str) -> str:
 
 
 def _check_own_lifetime(args: list[Any], walltime: int) -> None:
-    """A worker ``--lifetime`` of the user's must end before the walltime, or the workers
-    are killed instead of retiring."""
-    from dask.utils import parse_timedelta
-
+    """A worker ``--lifetime`` of the user's must end before the walltime."""
     words = [str(a) for a in args]
     for i, word in enumerate(words):
         value = (word.split("=", 1)[1] if word.startswith("--lifetime=")
@@ -418,8 +339,7 @@ def _check_own_lifetime(args: list[Any], walltime: int) -> None:
 
 def _job_options(system: str, walltime: str | int | None, prologue: list[str] | None,
                  skip: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Cluster arguments for the walltime, the workers' lifetime and the job script's extra
-    lines, merged with the configuration's values (which these add to)."""
+    """Cluster arguments for the walltime, workers' lifetime and job script, added to config's."""
     section = f"jobqueue.{system}"
     out: dict[str, Any] = {}
     if walltime is not None:
@@ -434,14 +354,10 @@ def _job_options(system: str, walltime: str | int | None, prologue: list[str] | 
         out["worker_extra_args"] = args
     elif limit:
         _check_own_lifetime(args, parse_walltime(limit, system))
-    if prologue:
-        out["job_script_prologue"] = [
-            *(kwargs.get("job_script_prologue")
-              or dask.config.get(f"{section}.job-script-prologue", None) or []), *prologue]
-    if skip:
-        out["job_directives_skip"] = [
-            *(kwargs.get("job_directives_skip")
-              or dask.config.get(f"{section}.job-directives-skip", None) or []), *skip]
+    for key, extra in (("job_script_prologue", prologue), ("job_directives_skip", skip)):
+        if extra:  # after the configuration's own lines
+            out[key] = [*(kwargs.get(key) or dask.config.get(
+                f"{section}.{key.replace('_', '-')}", None) or []), *extra]
     return out
 
 
@@ -452,8 +368,7 @@ def _own_tls() -> bool:
 
 
 def _private_folder(system: str, kwargs: dict[str, Any]) -> Path:
-    """A folder only this user can read, where the jobs can see it: inside the configured
-    shared temporary directory, else the working directory (dask-jobqueue's default)."""
+    """A folder of mode 0700 in the shared temporary directory (default: the working one)."""
     base = kwargs.pop("shared_temp_directory", None) or dask.config.get(
         f"jobqueue.{system}.shared-temp-directory", None) or os.getcwd()
     base = Path(os.path.expandvars(os.path.expanduser(str(base))))

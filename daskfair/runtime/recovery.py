@@ -1,11 +1,5 @@
-"""Recovering from lost workers: what counts as lost work, and a bounded number of retries.
-
-Dask recomputes a lost task from its inputs; it cannot when those inputs were released or
-scattered (an iterative method keeps only its latest state). The iterative methods therefore
-keep a recovery point (a checkpoint in their store, or a copy on the client) and, when work is
-lost, restart from it; their randomness is keyed by iteration and member, so the result is the
-one an undisturbed run gives.
-"""
+"""Recovering from lost workers: what counts as lost work, and a bounded number of retries
+(docs/design.md#fce-recovery)."""
 
 from __future__ import annotations
 
@@ -19,14 +13,12 @@ __all__ = ["LOST_WORK", "count_recovery", "wait_for_workers"]
 
 logger = logging.getLogger(__name__)
 
-#: Exceptions that mean the cluster lost work (a worker died): FutureCancelledError ("lost
-#: dependencies") is a CancelledError; KilledWorker ends a task that kept killing workers.
+# a worker died: FutureCancelledError ("lost dependencies") is a CancelledError
 LOST_WORK = (concurrent.futures.CancelledError, distributed.KilledWorker)
 
 
 def count_recovery(done: int, exc: BaseException, where: str) -> int:
-    """Log a recovery and return the new count; raise once ``daskfair.max-recoveries``
-    (default 5) recoveries have been made in one run."""
+    """Log a recovery; return the new count, or raise after ``daskfair.max-recoveries`` (5)."""
     limit = int(dask.config.get("daskfair.max-recoveries", 5))
     if done >= limit:
         raise RuntimeError(
@@ -39,6 +31,5 @@ def count_recovery(done: int, exc: BaseException, where: str) -> int:
 
 
 def wait_for_workers(client: distributed.Client) -> None:
-    """After a loss the nannies restart their workers: wait (``daskfair.recovery-wait``
-    seconds, default 120) until one is back."""
+    """Wait until a worker is back (``daskfair.recovery-wait`` seconds, default 120)."""
     client.wait_for_workers(1, timeout=float(dask.config.get("daskfair.recovery-wait", 120)))

@@ -1,10 +1,5 @@
-"""One BLAS thread for the dense algebra daskfair does in the client process.
-
-LAPACK splits its work by the number of BLAS threads, which changes the last bits of a
-result: on one thread, a fit does not depend on where its client runs
-(docs/design.md#determinism). threadpoolctl's limit holds for the whole process, so fits in
-several threads take turns (a lock).
-"""
+"""One BLAS thread for the client's dense algebra: LAPACK's bits depend on the thread count
+(docs/design.md#determinism); fits in several threads take turns (a lock)."""
 
 from __future__ import annotations
 

@@ -1,44 +1,24 @@
-"""Numba block functions of SAfairKM, one label vector at a time (the paper's Algorithm 2).
-
-A label vector carries per-cluster feature sums ``sums`` (K × d) and cluster × group counts
-``counts`` (K × J), from which f1 = (T − Σ_k ‖sums_k‖² / n_k) / N with T = Σ_p ‖x_p‖² and
-f2 = min_k min_j counts[k, j] / max_j counts[k, j] (eq. 2) cost O(K·d + K·J) after a move
-(docs/design.md#safairkm-incremental-state). Randomness is a splitmix64 stream per (seed,
-iteration, member, pair). ``grp_idx[grp_ptr[j]:grp_ptr[j + 1]]`` lists the rows of group j in
-a fixed random order, which the swap step samples from.
-"""
+"""Numba block functions of SAfairKM on one label vector (docs/design.md#safairkm-swap-step)."""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-__all__ = [
-    "balance_of",
-    "cost_of",
-    "expand_batch",
-    "init_state",
-    "plan_take",
-    "run_member",
-    "select_nondominated",
-    "take_members",
-]
+__all__ = ["balance_of", "cost_of", "expand_batch", "init_state", "plan_take", "run_member",
+           "select_nondominated", "take_members"]
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
-_S11 = np.uint64(11)
 _TWO53 = 1.0 / 9007199254740992.0
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def _mix(z: np.uint64) -> np.uint64:
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
 
 
 @numba.njit(nogil=True, cache=True)
@@ -51,20 +31,14 @@ def stream_seed(base: np.uint64, t: np.int64, member: np.int64, pair: np.int64) 
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _uniform(state: np.ndarray) -> float:
-    state[0] += _GAMMA
-    return float(_mix(state[0]) >> _S11) * _TWO53
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
 def _randint(state: np.ndarray, n: int) -> int:
-    return min(int(_uniform(state) * n), n - 1)
+    state[0] += _GAMMA
+    return min(int(float(_mix(state[0]) >> np.uint64(11)) * _TWO53 * n), n - 1)
 
 
 @numba.njit(nogil=True, cache=True)
-def init_state(
-    X: np.ndarray, groups: np.ndarray, labels: np.ndarray, n_clusters: int, n_groups: int
-) -> tuple[np.ndarray, np.ndarray]:
+def init_state(X: np.ndarray, groups: np.ndarray, labels: np.ndarray, n_clusters: int,
+               n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-cluster sums (K × d) and cluster × group counts (K × J) of one label vector."""
     n, d = X.shape
     sums = np.zeros((n_clusters, d))
@@ -92,17 +66,10 @@ def cost_of(sums: np.ndarray, counts: np.ndarray, total_sq: float, n: int) -> fl
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _cluster_balance(row: np.ndarray) -> float:
-    lo = row.min()
-    hi = row.max()
-    return lo / hi if hi > 0 else 1.0
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
 def _key(row: np.ndarray, out: np.ndarray) -> None:
-    # a cluster's counts as sorted ratios to its largest group: out[0] is its balance.
-    # (Equal rationals give equal doubles: division is correctly rounded.) Insertion sort in
-    # place: J is small and this runs for every cluster in every swap, so no allocation.
+    # a cluster's counts as sorted ratios to its largest group (out[0] its balance), sorted in
+    # place without allocation: this runs for every cluster in every swap. Equal rationals
+    # give equal doubles (division is correctly rounded).
     J = row.shape[0]
     hi = row.max()
     for i in range(J):
@@ -127,32 +94,22 @@ def balance_of(counts: np.ndarray) -> float:
     """f2 from the cluster × group counts (an empty cluster constrains nothing)."""
     best = 1.0
     for k in range(counts.shape[0]):
-        b = _cluster_balance(counts[k])
-        if b < best:
-            best = b
+        hi = counts[k].max()
+        if hi > 0:
+            best = min(best, counts[k].min() / hi)
     return best
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _record(log: np.ndarray, p: int, old: int) -> None:
-    # a move log: log[0] counts the moves, then (position, previous label) pairs while
-    # there is room (a log of one entry only counts; the caller checks the count)
+def _move(X: np.ndarray, p: int, g: int, src: int, dst: int, labels: np.ndarray,
+          sums: np.ndarray, counts: np.ndarray, sizes: np.ndarray, centers: np.ndarray,
+          log: np.ndarray) -> None:
+    # log[0] counts the moves, then (position, previous label) pairs while there is room
     m = log[0]
     if 2 * m + 2 < log.shape[0]:
-        log[2 * m + 1] = p
-        log[2 * m + 2] = old
+        log[2 * m + 1], log[2 * m + 2] = p, src
     log[0] = m + 1
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _move(
-    X: np.ndarray, p: int, g: int, src: int, dst: int, labels: np.ndarray,
-    sums: np.ndarray, counts: np.ndarray, sizes: np.ndarray, centers: np.ndarray,
-    log: np.ndarray,
-) -> None:
-    # the paper's c_k ← c_k + (x_p − c_k)/N_k (Algorithm 2, line 8), N_k the cluster's size,
-    # together with the reverse step for the cluster the point leaves: centers stay exact means
-    _record(log, p, src)
+    # the paper's c_k ← c_k + (x_p − c_k)/N_k (Algorithm 2, line 8) and its reverse for src
     labels[p] = dst
     sizes[src] -= 1
     sizes[dst] += 1
@@ -176,17 +133,13 @@ def _sqdist(X: np.ndarray, p: int, centers: np.ndarray, k: int) -> float:
 
 
 @numba.njit(nogil=True, cache=True)
-def _kmeans_updates(
-    X: np.ndarray, groups: np.ndarray, labels: np.ndarray, sums: np.ndarray,
-    counts: np.ndarray, sizes: np.ndarray, centers: np.ndarray, n_a: int, state: np.ndarray,
-    log: np.ndarray,
-) -> None:
-    # Algorithm 2, lines 5-8: draw n_a points; each goes to its closest center. A cluster's
-    # last point is never moved out, so no cluster becomes empty.
-    n = X.shape[0]
+def _kmeans_updates(X: np.ndarray, groups: np.ndarray, labels: np.ndarray, sums: np.ndarray,
+                    counts: np.ndarray, sizes: np.ndarray, centers: np.ndarray, n_a: int,
+                    state: np.ndarray, log: np.ndarray) -> None:
+    # Algorithm 2, lines 5-8; a cluster's last point never leaves
     K = centers.shape[0]
     for _ in range(n_a):
-        p = _randint(state, n)
+        p = _randint(state, X.shape[0])
         best, best_d = 0, np.inf
         for k in range(K):
             dist = _sqdist(X, p, centers, k)
@@ -198,16 +151,11 @@ def _kmeans_updates(
 
 
 @numba.njit(nogil=True, cache=True)
-def _pick(
-    X: np.ndarray, labels: np.ndarray, grp_idx: np.ndarray, start: int, stop: int,
-    cluster: int, in_cluster: int, centers: np.ndarray, towards: int, n_candidates: int,
-    state: np.ndarray,
-) -> int:
-    # the paper's "increasingly accurate" swap (docs/design.md#safairkm-swap-step): among
-    # n_candidates random points of C_cluster ∩ V_group take the one closest to the receiving
-    # center. The group's rows are in a fixed random order, so reading them circularly from
-    # a random offset is a random sample: about n_candidates · |V_group| / |C_cluster ∩
-    # V_group| reads, never more than |V_group|.
+def _pick(X: np.ndarray, labels: np.ndarray, grp_idx: np.ndarray, start: int, stop: int,
+          cluster: int, in_cluster: int, centers: np.ndarray, towards: int, n_candidates: int,
+          state: np.ndarray) -> int:
+    # of n_candidates points of C_cluster ∩ V_group, read circularly from a random offset in
+    # the group's fixed random order, the closest to center ``towards``
     size = stop - start
     best, best_d = -1, np.inf
     offset = _randint(state, size)
@@ -228,18 +176,13 @@ def _pick(
 
 
 @numba.njit(nogil=True, cache=True)
-def _swap_update(
-    X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
-    labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, sizes: np.ndarray,
-    centers: np.ndarray, global_target: bool, n_candidates: int, state: np.ndarray,
-    log: np.ndarray,
-) -> bool:
+def _swap_update(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
+                 labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, sizes: np.ndarray,
+                 centers: np.ndarray, global_target: bool, n_candidates: int,
+                 state: np.ndarray, log: np.ndarray) -> bool:
     """One swap (Algorithm 2, lines 10-14); False when no swap can raise the balance."""
     K, J = counts.shape
-    # least balanced cluster C_l and its critical pair: V1 the scarcest, V2 the most
-    # frequent group in C_l, so b_l = |C_l ∩ V1| / |C_l ∩ V2| (eq. 3). Ties in b_l (several
-    # clusters at 0, say) go to the cluster whose next-scarcest group is scarcer: clusters
-    # are ordered by their sorted count ratios ("keys"), b_k being the first.
+    # C_l, the least by sorted count ratios; V1 its scarcest, V2 its most frequent group (eq. 3)
     key = np.empty((K, J))
     for k in range(K):
         _key(counts[k], key[k])
@@ -251,11 +194,8 @@ def _swap_update(
     v2 = np.argmax(counts[low])
     if counts[low, v2] - counts[low, v1] < 2:
         return False  # a swap would overshoot: C_l is as balanced as its size allows
-    # target C_h: needs a V1 point to give, and its key after giving it must stay above C_l's
-    # key now. C_l's own key rises with the swap, so the smallest key rises or fewer
-    # clusters share it: f2 never falls and no later swap can undo this one (with the plain
-    # balance as key, two clusters at balance 0 can trade the same points forever, and with
-    # J ≥ 3 a cluster missing two groups could never be helped)
+    # target C_h: has a V1 point, and its key after giving it stays above C_l's key now, so
+    # f2 never falls and no later swap undoes this one (docs/design.md#safairkm-swap-step)
     high, score_best = -1, np.inf
     after = np.empty(J, dtype=np.int64)
     after_key = np.empty(J)
@@ -289,27 +229,12 @@ def _swap_update(
     return True
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
-def n_candidates_at(t: int, max_swap_candidates: int) -> int:
-    """Swap candidates sampled at iteration t: 1 + ⌊√t⌋, capped (the paper's growing batch,
-    docs/design.md#safairkm-swap-step)."""
-    return min(max_swap_candidates, 1 + int(np.sqrt(t)))
-
-
 @numba.njit(nogil=True, cache=True)
-def run_member(
-    X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
-    labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, n_a: int, n_b: int,
-    n_iter: int, t0: int, global_target: bool, max_swap_candidates: int, seed: np.uint64,
-    total_sq: float, history: np.ndarray, log: np.ndarray,
-) -> None:
-    """``n_iter`` iterations of Algorithm 2 on one label vector, in place.
-
-    ``history`` (n_iter × 2, or 0 rows to skip) receives (f1, f2) after every iteration.
-    ``log`` (int64) counts the moves in ``log[0]`` and, while it has room, records each as
-    (position, previous label) after it: at most ``n_iter · (n_a + 2 n_b)`` moves (a log of
-    one entry only counts).
-    """
+def run_member(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
+               labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, n_a: int, n_b: int,
+               n_iter: int, t0: int, global_target: bool, max_swap_candidates: int,
+               seed: np.uint64, total_sq: float, history: np.ndarray, log: np.ndarray) -> None:
+    """``n_iter`` iterations of Algorithm 2 in place; (f1, f2) into ``history`` unless 0 rows."""
     K, d = sums.shape
     sizes = counts.sum(axis=1)
     centers = np.zeros_like(sums)
@@ -322,7 +247,7 @@ def run_member(
     n = X.shape[0]
     for i in range(n_iter):
         _kmeans_updates(X, groups, labels, sums, counts, sizes, centers, n_a, state, log)
-        m = n_candidates_at(t0 + i, max_swap_candidates)
+        m = min(max_swap_candidates, 1 + int(np.sqrt(t0 + i)))  # the paper's growing batch
         for _ in range(n_b):
             if not _swap_update(X, groups, grp_idx, grp_ptr, labels, sums, counts, sizes,
                                 centers, global_target, m, state, log):
@@ -350,7 +275,7 @@ def _delta_room(dlo: np.ndarray, dhi: np.ndarray, update_pairs: np.ndarray,
 @numba.njit(nogil=True, cache=True)
 def _copy_state(sums: np.ndarray, counts: np.ndarray, b: int, out_sums: np.ndarray,
                 out_counts: np.ndarray, c: int) -> None:
-    """Member b's state into output row c (explicit loops: numba's slice copies are slower)."""
+    """Member b's state into output row c (loops: numba's slice copies are slower)."""
     for k in range(sums.shape[1]):
         for f in range(sums.shape[2]):
             out_sums[c, k, f] = sums[b, k, f]
@@ -361,9 +286,7 @@ def _copy_state(sums: np.ndarray, counts: np.ndarray, b: int, out_sums: np.ndarr
 @numba.njit(nogil=True, cache=True)
 def _write_delta(scratch: np.ndarray, dpos: np.ndarray, lo: int, hi: int, log: np.ndarray,
                  pos: np.ndarray, val: np.ndarray, filled: int) -> int:
-    """A child's delta from ``filled`` on: its parent's positions and its own moves, each
-    with its label now (a position listed twice holds the same label twice); then its moves
-    are undone, last first. Returns the new end of the deltas."""
+    """Writes a child's delta (its parent's, then its moves) from ``filled`` on; the new end."""
     for i in range(lo, hi):
         pos[filled] = dpos[i]
         val[filled] = scratch[dpos[i]]
@@ -372,29 +295,20 @@ def _write_delta(scratch: np.ndarray, dpos: np.ndarray, lo: int, hi: int, log: n
         pos[filled] = log[2 * m + 1]
         val[filled] = scratch[log[2 * m + 1]]
         filled += 1
-    for m in range(log[0] - 1, -1, -1):
+    for m in range(log[0] - 1, -1, -1):  # the child's moves undone in scratch, last first
         scratch[log[2 * m + 1]] = log[2 * m + 2]
     return filled
 
 
 @numba.njit(nogil=True, cache=True)
-def expand_batch(
-    X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
-    pool: np.ndarray, base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray, dpos: np.ndarray,
-    dval: np.ndarray,
-    sums: np.ndarray, counts: np.ndarray, f1: np.ndarray, f2: np.ndarray, ranks: np.ndarray,
-    update_pairs: np.ndarray, q: int, t: int, global_target: bool, max_swap_candidates: int,
-    base_seed: np.uint64, total_sq: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-           np.ndarray, np.ndarray, np.ndarray]:
-    """One iteration of Algorithm 3 for a batch: every member and its children, as deltas.
-
-    Member b's labels are ``pool[base[b]]`` with positions ``dpos[dlo[b]:dhi[b]]`` set to
-    ``dval[...]``. Output row b·(P+1) is member b, row b·(P+1) + 1 + w its child by pair w
-    (q iterations of Algorithm 2, randomness keyed by (t, ranks[b], w)), stored as its
-    parent's pool row and delta plus the positions its moves changed. Returns (base, dlo,
-    dhi, dpos, dval, sums, counts, f1, f2) of the output rows against the same pool.
-    """
+def expand_batch(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
+                 pool: np.ndarray, base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray,
+                 dpos: np.ndarray, dval: np.ndarray, sums: np.ndarray, counts: np.ndarray,
+                 f1: np.ndarray, f2: np.ndarray, ranks: np.ndarray, update_pairs: np.ndarray,
+                 q: int, t: int, global_target: bool, max_swap_candidates: int,
+                 base_seed: np.uint64, total_sq: float) -> tuple[np.ndarray, ...]:
+    """One iteration of Algorithm 3 on a batch: row b·(P+1) is member b, row b·(P+1) + 1 + w
+    its child by pair w; returns (base, dlo, dhi, dpos, dval, sums, counts, f1, f2) of them."""
     n = pool.shape[1]
     P = update_pairs.shape[0]
     R = base.shape[0] * (P + 1)
@@ -410,8 +324,7 @@ def expand_batch(
     log = np.zeros(1 + 2 * most, dtype=np.int64)
     scratch = np.empty(n, dtype=pool.dtype)
     current, filled = -1, 0
-    # members sharing a pool row run one after the other: the row is copied into the
-    # scratch vector once for all of them
+    # members sharing a pool row run one after the other: one copy into scratch for all
     for b in np.argsort(base, kind="mergesort"):
         row = base[b]
         if row != current:
@@ -448,12 +361,10 @@ def expand_batch(
 @numba.njit(nogil=True, cache=True)
 def plan_take(base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray, idx: np.ndarray,
               limit: int, n_rows: int) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """For :func:`take_members`: which of members ``idx`` get a pool row of their own (delta
-    longer than ``limit``) and the new row of every old pool row still used (-1: dropped)."""
+    """Which of members ``idx`` get a pool row of their own, and each old row's new row (or -1)."""
     own = np.empty(idx.shape[0], dtype=np.bool_)
     row = np.full(n_rows, -1, dtype=np.int64)
-    n_used = 0
-    n_own = 0
+    n_used = n_own = 0
     for i in range(idx.shape[0]):
         b = idx[i]
         own[i] = dhi[b] - dlo[b] > limit
@@ -466,16 +377,11 @@ def plan_take(base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray, idx: np.ndarra
 
 
 @numba.njit(nogil=True, cache=True)
-def take_members(
-    pool: np.ndarray, base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray, dpos: np.ndarray,
-    dval: np.ndarray, idx: np.ndarray, own: np.ndarray, row: np.ndarray, out_pool: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Members ``idx`` as (base, dlo, dhi, dpos, dval) with compact deltas.
-
-    With an empty ``out_pool`` the pool is shared (``own`` must be all False); otherwise
-    ``out_pool`` receives the used old rows at ``row`` and, after them, the label vectors
-    of the ``own`` members in full (their deltas become empty).
-    """
+def take_members(pool: np.ndarray, base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray,
+                 dpos: np.ndarray, dval: np.ndarray, idx: np.ndarray, own: np.ndarray,
+                 row: np.ndarray, out_pool: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Members ``idx`` as (base, dlo, dhi, dpos, dval); an empty ``out_pool`` shares the pool,
+    else it gets the used rows at ``row``, then the ``own`` members in full."""
     B = idx.shape[0]
     n = pool.shape[1]
     share = out_pool.shape[0] == 0
@@ -517,13 +423,10 @@ def take_members(
 
 def select_nondominated(f1: np.ndarray, f2: np.ndarray, key: np.ndarray,
                         strict: bool = False) -> np.ndarray:
-    """Indices of the non-dominated points (minimise f1, maximise f2) by increasing cost, in
-    O(L log L); of equal points the smallest ``key`` stays, whatever the input order.
-
-    Sorted by (f1 ↑, f2 ↓, key ↑), weak dominance keeps each point whose f2 beats every f2
-    before it; ``strict=True`` (the paper's Algorithm 3, line 8) keeps each point whose f2 is
-    at least the best f2 of the points of strictly smaller f1.
-    """
+    """Indices of the non-dominated points (min f1, max f2) by increasing f1, of equal points
+    the smallest ``key``; ``strict``: the paper's Algorithm 3, line 8 (keeps ties)."""
+    # by (f1 ↑, f2 ↓, key ↑): weak keeps an f2 above every f2 before it, strict one at least
+    # the best f2 of a smaller f1
     order = np.lexsort((key, -f2, f1))
     g = f2[order]
     if not strict or len(g) == 0:

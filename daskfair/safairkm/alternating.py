@@ -1,11 +1,4 @@
-"""SA2GD: stochastic alternating bi-objective gradient descent (the SAfairKM paper, Algorithm 4).
-
-Every iteration t takes n_a stochastic gradient steps on f_a, then n_b on f_b, all with the
-step α_t; by the paper's Theorem 5.1 the iterates approach the minimiser of the weighted sum
-λ f_a + (1 − λ) f_b, λ = n_a / (n_a + n_b) (docs/design.md#sa2gd). Gradients are callables
-``(x, rng) -> g`` with g of x's shape; x may carry leading axes (say replicates, shape
-(R, d)) as long as the gradients broadcast over them.
-"""
+"""SA2GD, the SAfairKM paper's Algorithm 4 (docs/design.md#sa2gd)."""
 
 from __future__ import annotations
 
@@ -18,6 +11,7 @@ import numpy as np
 
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_int
+from ..runtime.clients import task_client
 
 __all__ = ["SA2GDResult", "sa2gd", "sa2gd_front", "theorem_step"]
 
@@ -32,16 +26,10 @@ class SA2GDResult:
     ----------
     x : ndarray
         The last iterate x_T, of the shape of x0.
-    history : ndarray of shape (n_recorded, *x.shape)
-        x_t at the iterations in ``iterations`` (x_0 first).
-    iterations : ndarray of int of shape (n_recorded,)
-        The iterations recorded in ``history``.
-    n_a : int
-        Steps on f_a per iteration.
-    n_b : int
-        Steps on f_b per iteration.
-    weight : float
-        λ = n_a / (n_a + n_b), the weight of f_a in the weighted sum the run approaches.
+    history, iterations : ndarray of shape (n_recorded, *x.shape), ndarray of shape (n_recorded,)
+        The recorded x_t (x_0 first) and their iterations t.
+    n_a, n_b : int
+        Steps on f_a and on f_b per iteration.
     """
 
     x: np.ndarray
@@ -52,12 +40,12 @@ class SA2GDResult:
 
     @property
     def weight(self) -> float:
+        """λ = n_a / (n_a + n_b), the weight of f_a in the weighted sum the run approaches."""
         return self.n_a / (self.n_a + self.n_b)
 
 
 def theorem_step(strong_convexity: float, n_a: int, n_b: int) -> Callable[[int], float]:
-    """The step of Theorem 5.1, α_t = 2 / (c (t + 1)(n_a + n_b)), as a callable ``t -> α_t``
-    (ValueError unless c > 0)."""
+    """Theorem 5.1's step ``t -> α_t = 2 / (c (t + 1)(n_a + n_b))`` (ValueError unless c > 0)."""
     c = float(strong_convexity)
     if not (np.isfinite(c) and c > 0):
         raise ValueError(f"strong_convexity must be a positive number, got {strong_convexity!r}.")
@@ -87,25 +75,16 @@ def _gradient(grad: Gradient, x: np.ndarray, rng: np.random.Generator, which: st
     return g
 
 
-def sa2gd(
-    grad_a: Gradient,
-    grad_b: Gradient,
-    x0: Any,
-    *,
-    n_a: int,
-    n_b: int,
-    n_iter: int,
-    step: float | Callable[[int], float] | None = None,
-    strong_convexity: float | None = None,
-    random_state: Any = None,
-    history_every: int = 1,
-) -> SA2GDResult:
+def sa2gd(grad_a: Gradient, grad_b: Gradient, x0: Any, *, n_a: int, n_b: int, n_iter: int,
+          step: float | Callable[[int], float] | None = None,
+          strong_convexity: float | None = None, random_state: Any = None,
+          history_every: int = 1) -> SA2GDResult:
     """Run SA2GD (Algorithm 4) for ``n_iter`` iterations.
 
     Parameters
     ----------
     grad_a, grad_b : callable ``(x, rng) -> g``
-        Stochastic gradients of f_a and f_b (unbiased estimates; exact gradients are fine).
+        Stochastic gradients of f_a and f_b, g of x's shape (exact gradients are fine).
     x0 : array-like
         Starting point.
     n_a, n_b : int
@@ -128,28 +107,12 @@ def sa2gd(
 
     Raises
     ------
-    ValueError
-        If a count is out of range, neither ``step`` nor ``strong_convexity`` is given,
-        x0 is not finite, or a gradient has another shape than x.
-    FloatingPointError
-        If the iterates diverge (the step is too large).
+    ValueError, FloatingPointError
+        On bad parameters, x0 or gradient shapes; if the iterates diverge (a step too large).
 
     See Also
     --------
-    sa2gd_front : SA2GD for every pair of a fixed total.
-
-    Examples
-    --------
-    Two quadratics with minimisers a and b; one step on each per iteration approaches the
-    minimiser of their equal-weight sum, (a + b) / 2:
-
-    >>> import numpy as np
-    >>> from daskfair import sa2gd
-    >>> a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])
-    >>> run = sa2gd(lambda x, rng: x - a, lambda x, rng: x - b, np.zeros(2), n_a=1, n_b=1,
-    ...             n_iter=2000, strong_convexity=1.0, random_state=0)
-    >>> np.round(run.x, 2)
-    array([0.5, 0.5])
+    sa2gd_front : SA2GD for every pair of a fixed total (with an example).
     """
     n_a, n_b = check_int(n_a, "n_a", 0), check_int(n_b, "n_b", 0)
     if n_a + n_b == 0:
@@ -180,52 +143,23 @@ def sa2gd(
     return SA2GDResult(x, np.stack(history), np.asarray(iterations), n_a, n_b)
 
 
-def _run(args: tuple[Any, ...]) -> SA2GDResult:
-    grad_a, grad_b, x0, n_a, n_b, kwargs = args
-    return sa2gd(grad_a, grad_b, x0, n_a=n_a, n_b=n_b, **kwargs)
-
-
-def sa2gd_front(
-    grad_a: Gradient,
-    grad_b: Gradient,
-    x0: Any,
-    *,
-    n_total: int,
-    n_iter: int,
-    update_pairs: Sequence[tuple[int, int]] | None = None,
-    step: float | Callable[[int], float] | None = None,
-    strong_convexity: float | None = None,
-    random_state: Any = None,
-    history_every: int = 1,
-    client: Any = None,
-) -> list[SA2GDResult]:
-    """SA2GD for every pair (n_a, n_total − n_a), n_a = 0 … n_total, one task per pair.
-
-    Pair i uses the seed's child i, so results do not depend on where the tasks run.
+def sa2gd_front(grad_a: Gradient, grad_b: Gradient, x0: Any, *, n_total: int, n_iter: int,
+                update_pairs: Sequence[tuple[int, int]] | None = None,
+                step: float | Callable[[int], float] | None = None,
+                strong_convexity: float | None = None, random_state: Any = None,
+                history_every: int = 1, client: Any = None) -> list[SA2GDResult]:
+    """:func:`sa2gd` for every pair (n_a, n_total − n_a), n_a = 0 … n_total, one task each.
 
     Parameters
     ----------
-    grad_a, grad_b : callable ``(x, rng) -> g``
-        Stochastic gradients of f_a and f_b, as in :func:`sa2gd`.
-    x0 : array-like
-        Starting point of every run.
+    grad_a, grad_b, x0, n_iter, step, strong_convexity, history_every : as in :func:`sa2gd`.
     n_total : int
         n_a + n_b of every pair.
-    n_iter : int
-        Iterations T of every run.
     update_pairs : sequence of (int, int), default=None
         The pairs (n_a, n_b) to run instead of those of total ``n_total``.
-    step : float or callable ``t -> alpha_t``, default=None
-        As in :func:`sa2gd`.
-    strong_convexity : float, default=None
-        As in :func:`sa2gd`.
     random_state : int, RandomState, Generator, SeedSequence or None, default=None
-        Seeds the runs (pair i gets child i).
-    history_every : int, default=1
-        As in :func:`sa2gd`.
-    client : distributed.Client, default=None
-        None: :func:`daskfair.runtime.clients.task_client` (the running client, else this
-        process's threads).
+        Seeds the runs (pair i gets child i, wherever it runs).
+    client : as in :func:`pareto_front`.
 
     Returns
     -------
@@ -235,26 +169,16 @@ def sa2gd_front(
     Raises
     ------
     ValueError
-        If ``n_total`` or a pair is out of range or the step rule is refused, before any
-        task runs.
-
-    See Also
-    --------
-    sa2gd : One run.
-    pareto_front : The SAfairKM front, which alternates the same way on k-means.
+        If ``n_total``, a pair or the step rule is refused (before any task runs).
 
     Examples
     --------
-    >>> import numpy as np
     >>> from daskfair import sa2gd_front
-    >>> a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])
-    >>> runs = sa2gd_front(lambda x, rng: x - a, lambda x, rng: x - b, np.zeros(2), n_total=2,
-    ...                    n_iter=2000, strong_convexity=1.0, random_state=0)
-    >>> [np.round(run.x, 2).tolist() for run in runs]
+    >>> runs = sa2gd_front(lambda x, rng: x - [1, 0], lambda x, rng: x - [0, 1], [0.0, 0.0],
+    ...                    n_total=2, n_iter=2000, strong_convexity=1.0)
+    >>> [run.x.round(2).tolist() for run in runs]
     [[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]]
     """
-    from ..runtime.clients import task_client
-
     n_total = check_int(n_total, "n_total", 1)
     update_pairs = ([(a, n_total - a) for a in range(n_total + 1)] if update_pairs is None
                     else list(update_pairs))
@@ -263,13 +187,9 @@ def sa2gd_front(
         check_int(n_a, "n_a", 0), check_int(n_b, "n_b", 0)
         _step_rule(step, strong_convexity, n_a, n_b)
     client = task_client(client)
-    futures = [
-        client.submit(_run, (grad_a, grad_b, x0, n_a, n_b, {
-            "n_iter": n_iter, "step": step, "strong_convexity": strong_convexity,
-            "random_state": np.random.SeedSequence(seed.entropy,
-                                                   spawn_key=(*seed.spawn_key, i)),
-            "history_every": history_every}), pure=False)
-        for i, (n_a, n_b) in enumerate(update_pairs)
-    ]
-    results = client.gather(futures)
-    return sorted(results, key=lambda r: r.weight)
+    futures = [client.submit(
+        sa2gd, grad_a, grad_b, x0, n_a=n_a, n_b=n_b, n_iter=n_iter, step=step,
+        strong_convexity=strong_convexity, history_every=history_every, pure=False,
+        random_state=np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, i)))
+        for i, (n_a, n_b) in enumerate(update_pairs)]
+    return sorted(client.gather(futures), key=lambda r: r.weight)

@@ -1,11 +1,4 @@
-"""The SAfairKM Pareto front (the paper's Algorithm 3), its list spread over the cluster.
-
-The list of label vectors lives on the workers in batches; only the objectives (f1, f2) come
-back to the client, which keeps the non-dominated set and tells each batch which members to
-keep (docs/design.md#safairkm-pareto-front). Members are ranked by (f1, f2) after every
-filter and a child's randomness is keyed by (seed, iteration, parent rank, pair), so the
-front does not depend on the number of workers or batches.
-"""
+"""The SAfairKM Pareto front, the paper's Algorithm 3 (docs/design.md#safairkm-pareto-front)."""
 
 from __future__ import annotations
 
@@ -13,7 +6,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
@@ -22,20 +15,12 @@ import dask.array as da
 import numpy as np
 
 from .._validation import check_array, check_int
+from ..runtime.clients import task_client
 from ..runtime.inprocess import InProcessClient
 from ..runtime.iterative import IterativeRun, Recoveries, check_resume, crossed
 from ..runtime.recovery import LOST_WORK
 from ..store import Run
-from ._block_functions import select_nondominated
-from ._front_tasks import (
-    expand_task,
-    gather_members,
-    labels_of,
-    objectives,
-    objectives_and_keys,
-    read_members,
-    write_members,
-)
+from ._block_functions import expand_batch, select_nondominated
 from .estimator import SAFairKMeans
 from .pareto import ParetoFront, check_dominance
 from .problem import Members, Problem, check_fits_workers, make_problem, start_members
@@ -44,8 +29,7 @@ __all__ = ["DEFAULT_PAIRS", "FrontParams", "pareto_front"]
 
 logger = logging.getLogger(__name__)
 
-#: Four pairs (n_a k-means updates, n_b swap updates) per iteration. A deviation from the
-#: paper: the authors' code's pairs; see docs/design.md#safairkm-pareto-front.
+#: (n_a, n_b) pairs per iteration: the authors' code's (docs/design.md#safairkm-pareto-front).
 DEFAULT_PAIRS = ((25, 0), (20, 4), (15, 3), (5, 2))
 
 
@@ -80,8 +64,7 @@ class FrontParams:
     @classmethod
     def checked(cls, algorithm: dict[str, Any], *, update_pairs: Any, n_init: Any,
                 budget: Any, q: Any, dominance: Any, sync_every: Any) -> FrontParams:
-        """The parameters of Algorithm 2 as :class:`SAFairKMeans` checked them
-        (``algorithm``), and the front's own parameters, checked here."""
+        """The front's own parameters checked, with Algorithm 2's (``algorithm``)."""
         return cls(
             algorithm["n_clusters"], _check_pairs(update_pairs), check_int(n_init, "n_init"),
             algorithm["max_iter"], check_int(budget, "budget"), check_int(q, "q"),
@@ -91,111 +74,59 @@ class FrontParams:
 
     def stored(self, seed: np.random.SeedSequence, problem: Problem) -> dict[str, Any]:
         """The parameters a store records and ``resume`` compares."""
-        return {
-            "n_clusters": self.n_clusters, "update_pairs": [list(p) for p in self.update_pairs],
-            "n_init": self.n_init, "max_iter": self.max_iter, "budget": self.budget,
-            "q": self.q, "target": self.target,
-            "max_swap_candidates": self.max_swap_candidates, "dominance": self.dominance,
-            "sync_every": self.sync_every, "min_group_size": self.min_group_size,
-            "small_groups": self.small_groups,
-            "seed_entropy": str(seed.entropy), "seed_spawn_key": list(seed.spawn_key),
-            "n_samples": problem.n_samples, "n_groups": problem.n_groups,
-        }
+        return {**asdict(self), "update_pairs": [list(p) for p in self.update_pairs],
+                "seed_entropy": str(seed.entropy), "seed_spawn_key": list(seed.spawn_key),
+                "n_samples": problem.n_samples, "n_groups": problem.n_groups}
 
 
-def pareto_front(
-    X: Any,
-    *,
-    sensitive_features: Any,
-    n_clusters: int = 8,
-    update_pairs: Sequence[tuple[int, int]] = DEFAULT_PAIRS,
-    n_init: int = 30,
-    max_iter: int = 500,
-    budget: int = 1500,
-    q: int = 1,
-    target: str = "local",
-    max_swap_candidates: int = 32,
-    dominance: str = "weak",
-    sync_every: int = 1,
-    n_batches: int | None = None,
-    random_state: Any = None,
-    min_group_size: int = 1,
-    small_groups: str = "raise",
-    store: str | Run | None = None,
-    checkpoint_every: int = 50,
-    resume: bool = False,
-    time_limit: float | None = None,
-    client: Any = None,
-    callback: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
-) -> ParetoFront:
+def pareto_front(X: Any, *, sensitive_features: Any, n_clusters: int = 8,
+                 update_pairs: Sequence[tuple[int, int]] = DEFAULT_PAIRS, n_init: int = 30,
+                 max_iter: int = 500, budget: int = 1500, q: int = 1, target: str = "local",
+                 max_swap_candidates: int = 32, dominance: str = "weak", sync_every: int = 1,
+                 n_batches: int | None = None, random_state: Any = None,
+                 min_group_size: int = 1, small_groups: str = "raise",
+                 store: str | Run | None = None, checkpoint_every: int = 50,
+                 resume: bool = False, time_limit: float | None = None, client: Any = None,
+                 callback: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
+                 ) -> ParetoFront:
     """Cost/balance Pareto front of fair k-means by SAfairKM (the paper's Algorithm 3).
 
     Parameters
     ----------
     X : array-like or dask array of shape (n_samples, n_features)
-        Gathered into memory once and scattered to every worker (SAfairKM moves single
-        points at random, so every task needs all rows).
+        Gathered into memory once (one pass over dask input) and scattered to every worker.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
-        Group of every row (at least two groups); several columns make one group of every
-        combination of their values.
-    n_clusters : int, default=8
-        K ≥ 2, at most the number of rows.
+        Group of every row (at least two groups).
+    n_clusters, target, max_swap_candidates : as in :class:`SAFairKMeans`.
+    random_state, min_group_size, small_groups : as in :class:`SAFairKMeans`.
     update_pairs : sequence of (int, int), default=DEFAULT_PAIRS
-        The pairs (n_a k-means updates, n_b swap updates) of Algorithm 2 applied to every
-        member in every iteration; each pulls the front towards a different trade-off.
+        The pairs (n_a, n_b) of Algorithm 2 applied to every member in every iteration.
     n_init : int, default=30
         Starting label vectors: the first half random, the second half k-means++.
     max_iter : int, default=500
-        Iterations of Algorithm 3; fewer when ``budget`` or ``time_limit`` stops the run.
+        Iterations of Algorithm 3 (fewer when ``budget`` or ``time_limit`` stops the run).
     budget : int, default=1500
         Stop once the front holds this many points.
     q : int, default=1
         Iterations of Algorithm 2 per member, pair and iteration (the paper: 1).
-    target : {"local", "global"}, default="local"
-        Target cluster of a swap: the nearest center (eq. 5) or the cluster richest in the
-        scarce group (eq. 4).
-    max_swap_candidates : int, default=32
-        Cap of the growing candidate batch of the swap step (1 + ⌊√t⌋ at iteration t).
     dominance : {"weak", "strict"}, default="weak"
-        The filter after every iteration (:func:`nondominated`): "weak" keeps one
-        clustering per distinct non-dominated (cost, balance) (a deviation from the paper,
-        docs/design.md#safairkm-pareto-front); "strict" is the paper's Algorithm 3, line 8,
-        which keeps ties and duplicates.
+        The filter after every iteration, as in :func:`nondominated`.
     sync_every : int, default=1
-        Iterations per round trip; 1 is the paper's Algorithm 3 exactly. With s > 1 each
-        batch runs s iterations on its own list, filtering it between them, and the global
-        filter runs once per round: fewer round trips, a different (equally valid) front,
-        still the same for any number of workers when ``n_batches`` is fixed. ``history``,
-        ``callback`` and checkpoints then come at round ends.
+        Iterations per round trip; 1 is Algorithm 3 exactly, s > 1 gives another front.
     n_batches : int, default=None
-        Batches the list is split into (None: the cluster's threads), batch j kept on
-        worker j mod W. Does not change the result when ``sync_every=1``.
-    random_state : int, RandomState, Generator, SeedSequence or None, default=None
-        Seeds the starts and every move.
-    min_group_size : int, default=1
-        The fewest rows a sensitive group may have, as in :class:`SAFairKMeans`.
-    small_groups : {"raise", "merge"}, default="raise"
-        Groups below ``min_group_size``: raise or merge them, as in :class:`SAFairKMeans`.
+        Batches of the list (None: the cluster's threads); no effect when ``sync_every=1``.
     store : str or Run, default=None
-        zarr path of the run: checkpoints every ``checkpoint_every`` iterations and the
-        final front (``daskfair.open_run``); the run is marked complete at the end. An open
-        :class:`~daskfair.store.Run` (a job that stores more results in the same run) gets
-        the checkpoints and the front but is left for its owner to complete.
+        zarr path of the run (checkpoints, the front), or an open Run its owner completes.
     checkpoint_every : int, default=50
-        Iterations between checkpoints (without a store: between the copies of the list
-        kept on the client to recover from a lost worker).
+        Iterations between checkpoints (without a store: between copies on the client).
     resume : bool, default=False
-        Continue the run stored at ``store`` from its last checkpoint; it ends with the same
-        front as an uninterrupted run with the same parameters. With a path, the stored
-        parameters must equal these; with a Run, its owner checks them.
+        Continue the run at ``store`` from its last checkpoint, to the same front.
     time_limit : float, default=None
-        Stop after the iteration during which this many seconds have passed (the result then
-        depends on the machine's speed).
+        Stop after the iteration during which this many seconds have passed.
     client : distributed.Client, default=None
-        None: :func:`daskfair.runtime.clients.task_client` (the running client, else this
-        process's threads).
+        None: the running client, else this process's threads.
     callback : callable, default=None
-        ``callback(iteration, cost, balance)`` after every iteration (for progress).
+        ``callback(iteration, cost, balance)`` after every round trip.
 
     Returns
     -------
@@ -205,37 +136,17 @@ def pareto_front(
     Raises
     ------
     ValueError
-        If a parameter or the data is refused as by :meth:`SAFairKMeans.fit`, the front's
-        own parameters are out of range, ``resume`` has no store or the stored parameters
-        differ, or the rows need more than half of a worker's memory limit.
-
-    See Also
-    --------
-    SAFairKMeans : One point of the trade-off (Algorithm 2).
-    vfairkm_front : The front of the VfairKM baseline.
-    ParetoFront : The result.
-
-    Notes
-    -----
-    One pass over dask input (X and the groups are gathered once). An iteration expands
-    every one of the L members by every one of the P pairs, q runs of Algorithm 2 each, and
-    filters the L·(P + 1) results in O(L log L) on the client; a child is stored as the
-    positions its moves changed, not as N labels.
+        On bad parameters or data, a refused ``resume``, or rows over half a worker's memory.
 
     Examples
     --------
-    >>> import numpy as np
     >>> from daskfair import make_fair_blobs, pareto_front
-    >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(500, n_clusters=3, random_state=0))
+    >>> X, s, _ = make_fair_blobs(500, n_clusters=3, random_state=0)
     >>> front = pareto_front(X, sensitive_features=s, n_clusters=3, n_init=6, max_iter=20,
     ...                      random_state=0)
-    >>> bool(np.all(np.diff(front.cost) > 0) and np.all(np.diff(front.balance) > 0))
-    True
-    >>> front.labels.shape == (len(front.cost), 500)
+    >>> bool(front.hypervolume((1.05 * front.cost.max(), 0.0)) > 0)
     True
     """
-    from ..runtime.clients import task_client
-
     algorithm = SAFairKMeans(
         n_clusters, max_iter=max_iter, target=target, max_swap_candidates=max_swap_candidates,
         random_state=random_state, min_group_size=min_group_size, small_groups=small_groups,
@@ -261,15 +172,10 @@ def pareto_front(
         return search.run(job, time_limit, stored)
 
 
-# -- orchestration ---------------------------------------------------------------------------
-
 def _balanced_pieces(
     survivors: list[tuple[Any, np.ndarray, np.ndarray]], n_batches: int
 ) -> list[list[tuple[Any, np.ndarray, np.ndarray]]]:
-    """Group the survivors into at most ``n_batches`` batches of near-equal size.
-
-    Members stay on their batch up to the target size; only the excess moves.
-    """
+    """The survivors in at most ``n_batches`` batches of near-equal size (only excess moves)."""
     total = sum(len(idx) for _, idx, _ in survivors)
     n_target = max(1, min(n_batches, total))
     cap = math.ceil(total / n_target)
@@ -315,16 +221,18 @@ class _FrontSearch:
         self.place()
 
     def place(self) -> None:
-        """Where the batches go, and the problem on every worker (again after a loss)."""
-        # batch j lives on worker j mod W: without this the scheduler's data locality piles
-        # all batches onto the worker that happened to create them. allow_other_workers
-        # keeps the run going if a worker leaves.
-        self.slots = _worker_slots(self.client.nthreads())
+        # batch j on worker j mod W: data locality would pile every batch on one worker
+        self.slots = [w for w, n in sorted(self.client.nthreads().items())
+                      for _ in range(n)] or [None]
         self.problem_f = self.client.scatter(self.problem, broadcast=True, hash=False)
 
+    def submit(self, j: int, fn: Callable, *args: Any) -> Any:
+        w = self.slots[j % len(self.slots)]  # other workers take over when it leaves
+        return self.client.submit(fn, *args, pure=False, workers=None if w is None else [w],
+                                  allow_other_workers=True)
+
     def start(self, job: IterativeRun) -> tuple[int, list, list[dict[str, Any]]]:
-        """Iteration 0's members, or the store's last checkpoint (with the history up to
-        it) when there is one to use."""
+        """Iteration 0's members, or the store's last checkpoint and the history up to it."""
         if job.run is not None and (job.resume or job.has_checkpoint):
             t_ckpt, members, past = _resume(job.run, self.client)
             if members is not None:
@@ -334,15 +242,13 @@ class _FrontSearch:
         members = []
         for lo in range(0, n_init, per):
             starts = list(range(lo, min(n_init, lo + per)))
-            fut = self.client.submit(start_members, self.problem_f, starts, n_init, self.seed,
-                                     pure=False, workers=_slot(self.slots, len(members)),
-                                     allow_other_workers=True)
+            fut = self.submit(len(members), start_members, self.problem_f, starts, n_init,
+                              self.seed)
             members.append((fut, np.arange(len(starts)), np.asarray(starts)))
         return 0, members, []
 
     def restore(self, job: IterativeRun) -> tuple[int, list]:
-        """After a loss: the copy kept on the client, else the store's checkpoint (or the
-        start)."""
+        """After a loss: the copy kept on the client, else the checkpoint (or the start)."""
         if job.run is None and job.recovery_point is not None:
             t, copy = job.recovery_point
             futures = self.client.scatter([m for m, _ in copy], hash=False)
@@ -353,8 +259,7 @@ class _FrontSearch:
 
     def run(self, job: IterativeRun, time_limit: float | None,
             stored: dict[str, Any]) -> ParetoFront:
-        """Iterate to the end (resuming from the run's checkpoint, restarting from the
-        recovery point after a loss), store the front and finish the run."""
+        """Iterate to the end (again after a loss), store the front and finish the run."""
         t, survivors, history = self.start(job)
         # a resumed run's seconds continue from its checkpoint (the time between is not counted)
         start = time.perf_counter() - (history[-1]["seconds"] if history else 0.0)
@@ -362,8 +267,7 @@ class _FrontSearch:
         while True:
             try:
                 t, survivors = self.iterate(job, t, survivors, history, start, time_limit)
-                f1, f2 = _front_objectives(self.client, survivors)
-                labels = _front_labels(self.client, survivors, self.problem)
+                f1, f2, labels = _front(self.client, survivors, self.problem)
                 if job.run is not None:
                     job.run.write_array("labels", labels,
                                         chunks=(min(64, len(f1)), self.problem.n_samples))
@@ -384,17 +288,13 @@ class _FrontSearch:
     def iterate(self, job: IterativeRun, t: int, survivors: list,
                 history: list[dict[str, Any]], start: float,
                 time_limit: float | None) -> tuple[int, list]:
-        """Rounds of ``sync_every`` iterations from iteration ``t`` until the run is done,
-        saved as :meth:`IterativeRun.save` says; returns the last iteration and list."""
+        """Rounds from iteration ``t`` until the run is done; the last iteration and list."""
         p = self.params
         done = t >= p.max_iter or (job.run is not None
                                    and bool((job.run.checkpoint or {}).get("done")))
         while not done:
             step = min(p.sync_every, p.max_iter - t)
-            survivors, n_keep = _iteration(
-                self.client, self.problem_f, survivors, self.n_batches, self.slots,
-                self.update_pairs, p.q, t, p.target, p.max_swap_candidates, self.base_seed,
-                self.callback, p.dominance == "strict", step)
+            survivors, n_keep = self.round(survivors, t, step)
             t += step
             history.append({"iteration": t, "n_points": n_keep,
                             "seconds": time.perf_counter() - start})
@@ -409,43 +309,33 @@ class _FrontSearch:
                      copy=partial(_copy_members, self.client, survivors))
         return t, survivors
 
-
-def _iteration(
-    client: Any, problem_f: Any, survivors: list, n_batches: int, slots: list,
-    update_pairs: np.ndarray, q: int, t: int, target: str, max_swap_candidates: int,
-    base_seed: int, callback: Callable | None, strict: bool = False, sync_every: int = 1,
-) -> tuple[list, int]:
-    """``sync_every`` iterations of Algorithm 3 (one round trip): every batch expands and
-    filters its own list, then the global filter keeps the survivors."""
-    batches = _balanced_pieces(survivors, n_batches)
-    futures = []
-    for j, pieces in enumerate(batches):
-        ranks = np.concatenate([r for _, _, r in pieces])
-        fut = client.submit(
-            expand_task, problem_f, [(f, i) for f, i, _ in pieces], ranks, update_pairs,
-            q, t, target == "global", max_swap_candidates, base_seed, sync_every, j, strict,
-            pure=False, workers=_slot(slots, j), allow_other_workers=True,
-        )
-        futures.append(fut)
-    objs = client.gather([client.submit(objectives_and_keys, f, pure=False,
-                                        workers=_slot(slots, j), allow_other_workers=True)
-                          for j, f in enumerate(futures)])
-    sizes = [len(o[0]) for o in objs]
-    f1 = np.concatenate([o[0] for o in objs])
-    f2 = np.concatenate([o[1] for o in objs])
-    keep = select_nondominated(f1, f2, np.concatenate([o[2] for o in objs]), strict)
-    owner = np.repeat(np.arange(len(futures)), sizes)
-    local = np.concatenate([np.arange(s) for s in sizes])
-    new_rank = np.empty(len(f1), dtype=np.int64)
-    new_rank[keep] = np.arange(len(keep))
-    survivors = []
-    for j, fut in enumerate(futures):
-        mine = keep[owner[keep] == j]
-        mine.sort()
-        survivors.append((fut, local[mine], new_rank[mine]))
-    if callback is not None:
-        callback(t + sync_every, f1[keep], f2[keep])
-    return survivors, len(keep)
+    def round(self, survivors: list, t: int, step: int) -> tuple[list, int]:
+        """``step`` iterations of Algorithm 3 in one round trip: the survivors and their count."""
+        p, strict = self.params, self.params.dominance == "strict"
+        futures = []
+        for j, pieces in enumerate(_balanced_pieces(survivors, self.n_batches)):
+            futures.append(self.submit(
+                j, expand_task, self.problem_f, [(f, i) for f, i, _ in pieces],
+                np.concatenate([r for _, _, r in pieces]), self.update_pairs, p.q, t,
+                p.target == "global", p.max_swap_candidates, self.base_seed, step, j, strict))
+        objs = self.client.gather([self.submit(j, objectives, f)
+                                   for j, f in enumerate(futures)])
+        sizes = [len(o[0]) for o in objs]
+        f1 = np.concatenate([o[0] for o in objs])
+        f2 = np.concatenate([o[1] for o in objs])
+        keep = select_nondominated(f1, f2, np.concatenate([o[2] for o in objs]), strict)
+        owner = np.repeat(np.arange(len(futures)), sizes)
+        local = np.concatenate([np.arange(s) for s in sizes])
+        new_rank = np.empty(len(f1), dtype=np.int64)
+        new_rank[keep] = np.arange(len(keep))
+        survivors = []
+        for j, fut in enumerate(futures):
+            mine = keep[owner[keep] == j]
+            mine.sort()
+            survivors.append((fut, local[mine], new_rank[mine]))
+        if self.callback is not None:
+            self.callback(t + step, f1[keep], f2[keep])
+        return survivors, len(keep)
 
 
 def _copy_members(client: Any, survivors: list) -> list[tuple[Members, np.ndarray]]:
@@ -456,56 +346,30 @@ def _copy_members(client: Any, survivors: list) -> list[tuple[Members, np.ndarra
     return [(m, r) for m, (_, _, r) in zip(members, parts, strict=True)]
 
 
-def _worker_slots(nthreads: dict[str, int]) -> list:
-    return [w for w, n in sorted(nthreads.items()) for _ in range(n)] or [None]
-
-
-def _slot(slots: list, j: int) -> list | None:
-    w = slots[j % len(slots)]
-    return None if w is None else [w]
-
-
-def _front_objectives(client: Any, survivors: list) -> tuple[np.ndarray, np.ndarray]:
+def _front(client: Any, survivors: list, problem: Problem) -> tuple[np.ndarray, ...]:
+    # (f1, f2, labels) in rank (= cost) order; the labels lazy unless the tasks ran here
+    order = np.argsort(np.concatenate([r for _, _, r in survivors]))
     objs = client.gather([client.submit(objectives, f, i, pure=False)
                           for f, i, _ in survivors])
-    order = np.argsort(np.concatenate([r for _, _, r in survivors]))
-    return (np.concatenate([o[0] for o in objs])[order],
-            np.concatenate([o[1] for o in objs])[order])
-
-
-def _front_labels(client: Any, survivors: list, problem: Problem) -> da.Array | np.ndarray:
-    # rows in rank (= cost) order, built lazily from the batches that hold them (at once,
-    # in memory, when the tasks ran in this process)
-    parts, order = [], []
+    f1, f2 = (np.concatenate([o[k] for o in objs])[order] for k in (0, 1))
     if isinstance(client, InProcessClient):
-        for fut, idx, ranks in survivors:
-            parts.append(fut.result().take(idx).labels)
-            order.append(ranks)
-        return np.concatenate(parts)[np.argsort(np.concatenate(order))]
-    for fut, idx, ranks in survivors:
-        if len(idx) == 0:
-            continue
-        lab = client.submit(labels_of, fut, idx, pure=False)
-        parts.append(da.from_delayed(dask.delayed(lab), (len(idx), problem.n_samples),
-                                     dtype=problem.label_dtype))
-        order.append(ranks)
-    stacked = da.concatenate(parts, axis=0)
-    return stacked[np.argsort(np.concatenate(order))]
+        return f1, f2, np.concatenate([f.result().take(i).labels for f, i, _ in survivors])[order]
+    parts = [da.from_delayed(dask.delayed(client.submit(labels_of, f, i, pure=False)),
+                             (len(i), problem.n_samples), dtype=problem.label_dtype)
+             for f, i, _ in survivors if len(i)]
+    return f1, f2, da.concatenate(parts, axis=0)[order]
 
 
 def _checkpoint(client: Any, run: Any, survivors: list, t: int, done: bool,
                 history: list[dict[str, Any]]) -> None:
-    # workers write their own arrays into a fresh group; the client switches the pointer
-    # in the attributes afterwards, so a crash mid-write leaves the last checkpoint intact
+    # workers write a fresh group, then the client switches the pointer: a crash mid-write
+    # leaves the last checkpoint intact; groups b0, b1, ... have no gaps (_resume reads them)
     name = f"checkpoint_{t}"
-    # group b{j} is the j-th batch that has members: _resume reads b0, b1, ... without gaps
     kept = [(f, i, r) for f, i, r in survivors if len(i)]
-    writes = [client.submit(write_members, [(f, i)], str(run.path), f"{name}/b{j}",
-                            pure=False)
-              for j, (f, i, _) in enumerate(kept)]
-    client.gather(writes)
-    ranks = [r.tolist() for _, _, r in kept]
-    run.commit_checkpoint(name, iteration=t, ranks=ranks, done=done, history=history)
+    client.gather([client.submit(write_members, [(f, i)], str(run.path), f"{name}/b{j}",
+                                 pure=False) for j, (f, i, _) in enumerate(kept)])
+    run.commit_checkpoint(name, iteration=t, ranks=[r.tolist() for _, _, r in kept],
+                          done=done, history=history)
 
 
 def _resume(run: Run, client: Any) -> tuple[int, list | None, list[dict[str, Any]]]:
@@ -515,8 +379,68 @@ def _resume(run: Run, client: Any) -> tuple[int, list | None, list[dict[str, Any
         return 0, None, []
     survivors = []
     for j, ranks in enumerate(ckpt["ranks"]):
-        fut = client.submit(read_members, str(run.path), f"{ckpt['group']}/b{j}", pure=False)
+        fut = client.submit(read_members, str(run.path), f"{ckpt['group']}/b{j}",
+                            pure=False)
         survivors.append((fut, np.arange(len(ranks)), np.asarray(ranks, dtype=np.int64)))
     logger.info("resuming %s from iteration %d", run.path, ckpt["iteration"])
     past = [h for h in ckpt.get("history", []) if h["iteration"] <= ckpt["iteration"]]
     return int(ckpt["iteration"]), survivors, past
+
+
+# -- the tasks, one batch of the list (a Members) each ------------------------------------
+
+def gather_members(pieces: Sequence[tuple[Members, np.ndarray]],
+                   limit: int | None = None) -> Members:
+    if len(pieces) == 1:
+        return pieces[0][0].take(pieces[0][1], limit)
+    return Members.concat([m.take(idx, limit) for m, idx in pieces])
+
+
+def expand_task(problem: Problem, pieces: list[tuple[Members, np.ndarray]], ranks: np.ndarray,
+                update_pairs: np.ndarray, q: int, t: int, global_target: bool,
+                max_swap_candidates: int, base_seed: int, sync_every: int = 1, batch: int = 0,
+                strict: bool = False, limit: int | None = None) -> Members:
+    """``sync_every`` iterations of Algorithm 3 on one batch, its own filter between them."""
+    # a delta over max(16, N/128) gets a vector of its own (docs/design.md#safairkm-pareto-front)
+    limit = max(16, problem.n_samples // 128) if limit is None else limit
+    members, P = gather_members(pieces, limit), len(update_pairs)
+    for s in range(sync_every):
+        out = Members(members.pool, *expand_batch(
+            problem.X, problem.groups, problem.grp_idx, problem.grp_ptr, members.pool,
+            members.base, members.dlo, members.dhi, members.dpos, members.dval, members.sums,
+            members.counts, members.f1, members.f2, ranks, update_pairs, q, t + s,
+            global_target, max_swap_candidates, np.uint64(base_seed), problem.total_sq,
+        ))
+        # tie-break keys in output order: parent (rank, 0), then its children (rank, pair + 1)
+        out.keys = (ranks[:, None] * (P + 1) + np.arange(P + 1)).ravel()
+        if s == sync_every - 1:
+            return out
+        members = out.take(select_nondominated(out.f1, out.f2, out.keys, strict), limit)
+        # ranks until the global filter: unique across batches, above every global rank
+        ranks = batch * 2**32 + np.arange(len(members), dtype=np.int64)
+    raise AssertionError("sync_every must be >= 1")
+
+
+def objectives(members: Members, idx: Any = slice(None)) -> tuple[np.ndarray, ...]:
+    return members.f1[idx], members.f2[idx], members.keys
+
+
+def labels_of(members: Members, idx: np.ndarray) -> np.ndarray:
+    return members.take(idx).labels
+
+
+def write_members(pieces: list[tuple[Members, np.ndarray]], path: str, name: str) -> int:
+    import zarr
+
+    m = gather_members(pieces)
+    group = zarr.open_group(store=path, mode="a").require_group(name)
+    for key in Members.FIELDS:
+        group.create_array(key, data=getattr(m, key), overwrite=True)
+    return len(m)
+
+
+def read_members(path: str, name: str) -> Members:
+    import zarr
+
+    group = zarr.open_group(store=path, mode="r")[name]
+    return Members.full(*(group[key][...] for key in Members.FIELDS))

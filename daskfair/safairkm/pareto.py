@@ -18,7 +18,6 @@ DOMINANCE = ("weak", "strict")
 
 
 def check_dominance(dominance: Any) -> str:
-    """``dominance``, one of :data:`DOMINANCE`."""
     if dominance not in DOMINANCE:
         raise ValueError(f"dominance must be one of {DOMINANCE}, got {dominance!r}.")
     return dominance
@@ -29,15 +28,10 @@ def nondominated(cost: Any, balance: Any, dominance: str = "weak") -> np.ndarray
 
     Parameters
     ----------
-    cost : array-like of shape (n_points,)
-        The points' cost f1.
-    balance : array-like of shape (n_points,)
-        The points' balance f2.
+    cost, balance : array-like of shape (n_points,)
+        The points' cost f1 and balance f2.
     dominance : {"weak", "strict"}, default="weak"
-        "weak" drops a point when another is at least as good in both objectives and better
-        in one, and keeps the first of points with equal (cost, balance). "strict" is the
-        paper's Algorithm 3 (line 8): a point is dropped only when another is better in
-        both, so ties and duplicates stay (a larger front).
+        "weak" keeps one of equal points; "strict" (the paper's Algorithm 3) keeps ties.
 
     Returns
     -------
@@ -47,18 +41,7 @@ def nondominated(cost: Any, balance: Any, dominance: str = "weak") -> np.ndarray
     Raises
     ------
     ValueError
-        If ``cost`` and ``balance`` differ in length, or ``dominance`` is not one of the two.
-
-    See Also
-    --------
-    pareto_front : The SAfairKM front, filtered this way after every iteration.
-    ParetoFront : A filtered front with its label vectors.
-
-    Examples
-    --------
-    >>> from daskfair.safairkm import nondominated
-    >>> nondominated([1.0, 2.0, 3.0], [0.2, 0.1, 0.5])
-    array([0, 2])
+        If ``cost`` and ``balance`` differ in length or ``dominance`` is unknown.
     """
     f1 = np.asarray(cost, dtype=np.float64).ravel()
     f2 = np.asarray(balance, dtype=np.float64).ravel()
@@ -70,43 +53,16 @@ def nondominated(cost: Any, balance: Any, dominance: str = "weak") -> np.ndarray
 
 @dataclass
 class ParetoFront:
-    """A cost/balance trade-off: non-dominated clusterings sorted by increasing cost.
-
-    Made by :func:`pareto_front` or :func:`vfairkm_front` (or read back by
-    :meth:`from_store`), not by hand.
+    """Non-dominated clusterings by increasing cost, made by :func:`pareto_front` and others.
 
     Parameters
     ----------
-    cost : ndarray of shape (n_points,)
-        f1 of each point (increasing).
-    balance : ndarray of shape (n_points,)
-        f2 of each point (increasing along the front).
+    cost, balance : ndarray of shape (n_points,)
+        f1 and f2 of each point (both increasing).
     history : list of dict, default=[]
         Per iteration: ``iteration``, ``n_points``, ``seconds`` since the start.
     params : dict, default={}
         The parameters of the run.
-    _labels : ndarray or dask.array.Array of shape (n_points, n_samples), default=None
-        The label vectors, on the workers or in memory; read them through :attr:`labels`
-        or :meth:`labels_dask`.
-    _client : distributed.Client, default=None
-        The client holding the label vectors when they are on the workers.
-
-    See Also
-    --------
-    pareto_front : The SAfairKM front.
-    vfairkm_front : The VfairKM front over a sweep of the fairness weight.
-    nondominated : The filter that keeps a front's points.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from daskfair import make_fair_blobs, pareto_front
-    >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(500, n_clusters=3, random_state=0))
-    >>> front = pareto_front(X, sensitive_features=s, n_clusters=3, n_init=6, max_iter=20,
-    ...                      random_state=0)
-    >>> fairest = front.labels[np.argmax(front.balance)]  # one clustering per point
-    >>> bool(front.hypervolume((1.05 * front.cost.max(), 0.0)) > 0)
-    True
     """
 
     cost: np.ndarray
@@ -121,13 +77,7 @@ class ParetoFront:
 
     @property
     def labels(self) -> np.ndarray:
-        """Label vectors, an ndarray of shape (n_points, n_samples), gathered on first access.
-
-        Raises
-        ------
-        RuntimeError
-            If the label vectors were kept on a Dask cluster that is no longer reachable.
-        """
+        """Label vectors (n_points, n_samples), gathered on first access (RuntimeError if lost)."""
         if isinstance(self._labels, da.Array):
             try:
                 self._labels = self._client.compute(self._labels).result()
@@ -163,17 +113,10 @@ class ParetoFront:
         if run.kind != "safairkm":
             raise ValueError(f"{path} holds a {run.kind!r} run, not a SAfairKM front.")
         return cls(run.read_array("cost"), run.read_array("balance"),
-                   list(run.attrs.get("history", [])), run.params,
-                   run.read_array("labels"))
+                   list(run.attrs.get("history", [])), run.params, run.read_array("labels"))
 
     def labels_dask(self) -> da.Array:
-        """The label vectors as a dask array, without gathering them.
-
-        Returns
-        -------
-        dask.array.Array of shape (n_points, n_samples)
-            One label vector per point.
-        """
+        """The label vectors as a dask array of shape (n_points, n_samples), not gathered."""
         if isinstance(self._labels, da.Array):
             return self._labels
         return da.from_array(self._labels, chunks=(64, -1))
@@ -184,8 +127,7 @@ class ParetoFront:
         Parameters
         ----------
         reference : (float, float)
-            (r_cost, r_balance): a cost no point should exceed and a balance no point
-            should fall below.
+            (r_cost, r_balance), worse than every point in both.
 
         Returns
         -------
@@ -195,7 +137,7 @@ class ParetoFront:
         return hypervolume_2d(self.cost, self.balance, reference)
 
     def plot(self, ax: Any = None, *, label: str = "SAfairKM", **kwargs: Any) -> Any:
-        """Scatter the front (cost on x, balance on y); needs matplotlib (the ``plot`` extra).
+        """Scatter the front by ``ax.plot(cost, balance, **kwargs)``; needs matplotlib.
 
         Parameters
         ----------
@@ -203,8 +145,6 @@ class ParetoFront:
             Where to draw (None: a new figure).
         label : str, default="SAfairKM"
             The legend entry.
-        **kwargs
-            Passed to ``ax.plot``.
 
         Returns
         -------

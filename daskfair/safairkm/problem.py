@@ -49,14 +49,9 @@ class Problem:
 
 @dataclass
 class Members:
-    """A batch of label vectors with their states and objectives (row b = member b).
+    """A batch of label vectors: b is ``pool[base[b]]``, ``dpos[dlo[b]:dhi[b]]`` set to dval."""
 
-    The label vectors are stored as deltas: member b is ``pool[base[b]]`` with the positions
-    ``dpos[dlo[b]:dhi[b]]`` set to ``dval[...]`` (a child is its parent plus the few
-    points it moved). ``pool`` is shared between batches and never written to.
-    """
-
-    pool: np.ndarray  # (R, N) label vectors the members are stored against
+    pool: np.ndarray  # (R, N) label vectors the members are stored against (never written)
     base: np.ndarray  # (B,) pool row of each member
     dlo: np.ndarray  # (B,) member b's changes are dpos/dval[dlo[b]:dhi[b]]
     dhi: np.ndarray  # (B,)
@@ -66,8 +61,7 @@ class Members:
     counts: np.ndarray  # (B, K, J)
     f1: np.ndarray  # (B,)
     f2: np.ndarray  # (B,)
-    # tie-break keys of a batch just expanded (set by the expansion task; not stored, not
-    # carried by take/concat)
+    # tie-break keys of a batch just expanded (not stored, not carried by take/concat)
     keys: np.ndarray | None = None
 
     #: what a store holds (the label vectors in full)
@@ -96,8 +90,7 @@ class Members:
         return out
 
     def take(self, idx: Any, limit: int | None = None) -> Members:
-        """Members ``idx``, sharing this pool. With ``limit``, a member whose delta is longer
-        gets a pool row of its own (the new pool then holds only the rows still used)."""
+        """Members ``idx``; with ``limit``, one with a longer delta gets a pool row of its own."""
         idx = np.asarray(idx, dtype=np.int64)
         own, row, n_used, n_own = plan_take(self.base, self.dlo, self.dhi, idx,
                                             _NEVER if limit is None else limit,
@@ -132,13 +125,7 @@ _NEVER = np.iinfo(np.int64).max
 
 
 def check_fits_workers(X: Any, client: Any, what: str) -> None:
-    """Refuse data that cannot be held by every worker (SAfairKM and VfairKM need all rows
-    in each task), before anything is loaded.
-
-    The rows take ``n (d + 3) 8`` bytes on a worker (features, group codes and index); with
-    the label vectors of the list next to them, more than half of the smallest worker
-    ``memory_limit`` would get workers paused or killed mid-run.
-    """
+    """Refuse, before loading, rows over half a worker's memory (every task holds all rows)."""
     shape = np.shape(X)
     if len(shape) != 2 or any(not np.isfinite(v) for v in shape):
         return  # check_array reports these
@@ -154,20 +141,12 @@ def check_fits_workers(X: Any, client: Any, what: str) -> None:
 
 def make_problem(X: Any, sensitive_features: Any, n_clusters: Any, *,
                  min_group_size: int = 1, small_groups: str = "raise") -> Problem:
-    """Validate the data of a SAfairKM or VfairKM run against the checked parameters
-    (X is needed in memory: points move one by one); ``n_clusters`` is checked here, against
-    the number of rows.
-
-    Several sensitive columns are combined into one, groups of fewer than
-    ``min_group_size`` rows raise or are merged (``small_groups``; see
-    :func:`daskfair._groups.merge_small_groups`).
-    """
+    """The checked data of a SAfairKM or VfairKM run, in memory (X centred)."""
     X = check_array(X, "X", min_samples=2)
     if is_dask(X):
         X = X.compute()
     X = np.ascontiguousarray(X, dtype=np.float64)
-    # centred once: the cost Σ‖x‖² − Σ_k ‖S_k‖²/n_k cancels catastrophically far from the
-    # origin (docs/design.md#safairkm-incremental-state); the clustering does not change
+    # centred, as f1's identity loses digits far from 0 (docs/design.md#safairkm-incremental-state)
     offset = X.mean(axis=0)
     X = X - offset  # a new array: never change the caller's
     n = X.shape[0]
@@ -189,8 +168,7 @@ def make_problem(X: Any, sensitive_features: Any, n_clusters: Any, *,
             "the k-means end. Merge small groups or lower n_clusters.",
             UserWarning, stacklevel=3,
         )
-    # each group's rows in a fixed random order (the swap step reads them circularly from a
-    # random offset): a constant seed, so the problem does not depend on random_state
+    # each group's rows in a fixed random order, for the swap step (independent of random_state)
     shuffle = np.random.default_rng(np.random.SeedSequence(20_211_122)).permutation(n)
     idx = shuffle[np.argsort(codes[shuffle], kind="stable")]
     ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
@@ -222,8 +200,7 @@ def _lloyd(X: np.ndarray, centers: np.ndarray, max_iter: int = 100) -> np.ndarra
 
 
 def _fill_empty(labels: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    # a label vector with an empty cluster has no center there: give it one random row
-    # from the largest cluster, repeatedly
+    # an empty cluster gets a random row of the largest cluster
     for c in range(k):
         if not (labels == c).any():
             big = np.argmax(np.bincount(labels, minlength=k))
@@ -233,14 +210,7 @@ def _fill_empty(labels: np.ndarray, k: int, rng: np.random.Generator) -> np.ndar
 
 
 def start_labels(problem: Problem, start: int, n_init: int, seed: Any) -> np.ndarray:
-    """Starting label vector number ``start``: the first half random, the rest k-means++.
-
-    Random starts are a permutation of 0..N-1 taken mod K (every cluster the same size);
-    k-means++ starts are k-means as scikit-learn runs it: K seeds from
-    :func:`sklearn.cluster.kmeans_plusplus`, then Lloyd iterations, so that the cheap end of
-    the front starts from a k-means local optimum. Child ``start`` of the seed is used, so a
-    start does not depend on the batch it lands in.
-    """
+    """Start number ``start`` (seed child ``start``): random mod K, then (2nd half) k-means."""
     from sklearn.cluster import kmeans_plusplus
 
     rng = child_rng(as_seed_sequence(seed), 1, start)

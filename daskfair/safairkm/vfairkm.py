@@ -1,7 +1,4 @@
-"""VfairKM: variational fair k-means (Ziko et al., "Variational fair clustering"), the baseline
-the SAfairKM paper compares with (its Appendix C, eq. 7); the bound step is derived in
-docs/design.md#vfairkm-bound-step.
-"""
+"""VfairKM (Ziko et al.), the SAfairKM paper's baseline (docs/design.md#vfairkm-bound-step)."""
 
 from __future__ import annotations
 
@@ -18,6 +15,7 @@ from .._random import as_seed_sequence, child_rng
 from .._validation import check_array, check_int
 from ..metrics import balance as balance_metric
 from ..metrics import kmeans_cost
+from ..runtime.clients import task_client
 from .pareto import ParetoFront, nondominated
 from .problem import Problem, check_fits_workers, make_problem
 
@@ -83,44 +81,7 @@ def _s_steps(S: np.ndarray, e: np.ndarray, onehot: np.ndarray, codes: np.ndarray
     return S, L
 
 
-def _fit(problem: Problem, fairness_weight: float, init_centers: np.ndarray, max_iter: int,
-         max_bound_iter: int, tol: float) -> tuple[np.ndarray, np.ndarray, int, list[float]]:
-    X, codes = problem.X, problem.groups
-    onehot = np.zeros((problem.n_samples, problem.n_groups))
-    onehot[np.arange(problem.n_samples), codes] = 1.0
-    u = onehot.mean(axis=0)
-    centers = init_centers.copy()
-    x2 = np.einsum("ij,ij->i", X, X)[:, None]
-
-    def distances(c: np.ndarray) -> np.ndarray:
-        return np.maximum(x2 - 2.0 * X @ c.T + (c**2).sum(axis=1), 0.0)
-
-    e = distances(centers)
-    S = softmax(-e, axis=1)  # a soft start: multiplicative steps keep zeros at zero
-    L, labels, history = 1.0, None, []
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is reported
-        S, L = _s_steps(S, e, onehot, codes, u, fairness_weight, L, max_bound_iter, tol,
-                        history)
-        weight = S.sum(axis=0)
-        full = weight > _FLOOR  # a cluster without weight keeps its center
-        centers = centers.copy()
-        centers[full] = (S.T @ X)[full] / weight[full, None]  # the soft means
-        e = distances(centers)
-        history.append(_objective(S, e, onehot, u, fairness_weight))
-        new = np.argmax(S, axis=1)
-        stalled = len(history) > 1 and history[-2] - history[-1] <= tol * max(
-            abs(history[-1]), 1.0)
-        if labels is not None and np.array_equal(new, labels) and (
-                fairness_weight == 0 or stalled):
-            labels = new
-            break
-        labels = new
-    return labels, centers, n_iter, history
-
-
 def _nonnegative(value: Any, name: str) -> float:
-    """A finite real number >= 0 (not a bool)."""
     if isinstance(value, bool) or not isinstance(value, Real) or not (
             np.isfinite(value) and value >= 0):
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
@@ -132,8 +93,7 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int, default=8
-        K ≥ 2, at most the number of rows.
+    n_clusters, random_state, min_group_size, small_groups : as in :class:`SAFairKMeans`.
     fairness_weight : float, default=0.0
         The fairness penalty μ ≥ 0; 0 is plain k-means (Lloyd).
     max_iter : int, default=100
@@ -141,58 +101,28 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
     max_bound_iter : int, default=50
         Bound-optimisation steps on the soft assignments per outer iteration.
     tol : float, default=1e-6
-        Relative decrease of the objective that ends the bound steps (and, once the labels
-        no longer change, the fit).
-    random_state : int, RandomState, Generator, SeedSequence or None, default=None
-        Seeds the k-means++ starting centers.
-    min_group_size : int, default=1
-        The fewest rows a sensitive group may have, as in :class:`SAFairKMeans`.
-    small_groups : {"raise", "merge"}, default="raise"
-        Groups below ``min_group_size``: raise or merge them, as in :class:`SAFairKMeans`.
+        Relative decrease of the objective that ends the bound steps (and the fit).
 
     Attributes
     ----------
-    labels_ : ndarray of shape (n_samples,)
-        The cluster of every row (the largest soft assignment).
+    labels_, cost_, balance_, groups_, merged_groups_, n_features_in_ : as in SAFairKMeans.
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
-        The soft means of the clusters.
-    cost_ : float
-        f1, the mean squared distance to the means of the hard clusters.
-    balance_ : float
-        f2, the balance of the hard clusters.
+        The soft means of the clusters (``labels_``: the largest soft assignment).
     fairness_error_ : float
         Σ_k KL(U ‖ P_k) of the hard clusters (infinite when a cluster misses a group).
     objective_ : ndarray of shape (n_steps,)
-        The objective of the soft assignments after every bound step and every center
-        update (non-increasing).
+        The objective after every bound step and center update (non-increasing).
     n_iter_ : int
         Outer iterations run.
-    groups_ : ndarray of shape (n_groups,)
-        The distinct sensitive values, in code order.
-    merged_groups_ : dict of str to int
-        The groups merged into "other" and their rows (empty when none were).
-    n_features_in_ : int
-        Number of features seen in ``fit``.
 
     See Also
     --------
     vfairkm_front : VfairKM over a sweep of ``fairness_weight``.
-    SAFairKMeans : Stochastic alternating balance fair k-means.
-    pareto_front : The SAfairKM front.
-    ParetoFront : A front of clusterings.
 
     Notes
     -----
-    The objective, for soft assignments s_p on the simplex, target group proportions U and
-    cluster proportions P_k(j) = v_jᵀ s_k / 1ᵀ s_k, is Σ_p Σ_k s_pk ‖x_p − c_k‖² + μ Σ_k
-    D_KL(U ‖ P_k) (the SAfairKM paper's Appendix C, eq. 7). Outer iterations alternate
-    bound-optimisation steps on S (a multiplicative softmax step with a backtracking
-    Lipschitz constant) with the soft means, so the objective never increases
-    (docs/design.md#vfairkm-bound-step). With μ = 0 the fit is exactly Lloyd's k-means.
-
-    Costs: ``fit`` reads X and the sensitive features into memory once (one pass over dask
-    input); an outer iteration costs O(N·K·d) for the centers and distances plus
-    O(N·K·J) per bound step.
+    The SAfairKM paper's eq. (7). ``fit`` reads X and the groups into memory once (one pass
+    over dask input); an outer iteration costs O(N·K·d), plus O(N·K·J) per bound step.
     """
 
     def __init__(self, n_clusters: int = 8, *, fairness_weight: float = 0.0,
@@ -209,8 +139,7 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
         self.small_groups = small_groups
 
     def _checked_params(self) -> dict[str, Any]:
-        """Every parameter checked, ``random_state`` as a SeedSequence; ``n_clusters`` is
-        checked against the data by :func:`make_problem`."""
+        """Every parameter checked (``random_state`` a SeedSequence; the data check the rest)."""
         params = self.get_params()
         params["fairness_weight"] = _nonnegative(params["fairness_weight"], "fairness_weight")
         for name in ("max_iter", "max_bound_iter"):
@@ -226,13 +155,7 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or dask array of shape (n_samples, n_features)
-            The points (read into memory).
-        y : None
-            Not used, present for the scikit-learn API.
-        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
-            Group of every row (at least two groups); several columns make one group of
-            every combination of their values (named as fairlearn does, e.g. ``"black,F"``).
+        X, y, sensitive_features : as in :meth:`SAFairKMeans.fit`.
 
         Returns
         -------
@@ -241,20 +164,8 @@ class VFairKMeans(ClusterMixin, BaseEstimator):
 
         Raises
         ------
-        ValueError
-            If a parameter is out of range, X is not finite or has fewer than 2 rows,
-            ``n_clusters`` is not in 2..n_samples, there are fewer than 2 groups, or a group
-            is smaller than ``min_group_size`` with ``small_groups="raise"``.
-        TypeError
-            If ``n_clusters`` is not an integer or X is not numeric.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from daskfair import VFairKMeans, make_fair_blobs
-        >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(400, n_clusters=2, random_state=0))
-        >>> VFairKMeans(2, random_state=0).fit(X, sensitive_features=s).labels_.shape
-        (400,)
+        ValueError, TypeError
+            On bad parameters, data or groups (the message says which).
         """
         params = self._checked_params()
         problem = make_problem(X, sensitive_features, params["n_clusters"],
@@ -277,18 +188,43 @@ def _init_centers(problem: Problem, seed: np.random.SeedSequence) -> np.ndarray:
 
 def _fitted(problem: Problem, centers: np.ndarray, params: dict[str, Any]) -> dict[str, Any]:
     """The fitted attributes of VfairKM from the starting ``centers`` (checked ``params``)."""
-    labels, centers, n_iter, history = _fit(problem, params["fairness_weight"], centers,
-                                            params["max_iter"], params["max_bound_iter"],
-                                            params["tol"])
+    X, codes, mu, tol = problem.X, problem.groups, params["fairness_weight"], params["tol"]
+    onehot = np.zeros((problem.n_samples, problem.n_groups))
+    onehot[np.arange(problem.n_samples), codes] = 1.0
+    u = onehot.mean(axis=0)
+    x2 = np.einsum("ij,ij->i", X, X)[:, None]
+
+    def distances(c: np.ndarray) -> np.ndarray:
+        return np.maximum(x2 - 2.0 * X @ c.T + (c**2).sum(axis=1), 0.0)
+
+    e = distances(centers)
+    S = softmax(-e, axis=1)  # a soft start: multiplicative steps keep zeros at zero
+    L, labels, history = 1.0, None, []
+    n_iter = 0
+    for n_iter in range(1, params["max_iter"] + 1):  # noqa: B007 - n_iter is reported
+        S, L = _s_steps(S, e, onehot, codes, u, mu, L, params["max_bound_iter"], tol, history)
+        weight = S.sum(axis=0)
+        full = weight > _FLOOR  # a cluster without weight keeps its center
+        centers = centers.copy()
+        centers[full] = (S.T @ X)[full] / weight[full, None]  # the soft means
+        e = distances(centers)
+        history.append(_objective(S, e, onehot, u, mu))
+        new = np.argmax(S, axis=1)
+        stalled = len(history) > 1 and history[-2] - history[-1] <= tol * max(
+            abs(history[-1]), 1.0)
+        done = labels is not None and np.array_equal(new, labels) and (mu == 0 or stalled)
+        labels = new
+        if done:
+            break
     k = problem.n_clusters
     return {
         "objective_": np.asarray(history), "labels_": labels.astype(np.int64),
         "cluster_centers_": centers + problem.offset,
-        "cost_": kmeans_cost(problem.X, labels),
-        "balance_": balance_metric(labels, sensitive_features=problem.groups, n_clusters=k),
-        "fairness_error_": fairness_error(labels, problem.groups, k, problem.n_groups),
+        "cost_": kmeans_cost(X, labels),
+        "balance_": balance_metric(labels, sensitive_features=codes, n_clusters=k),
+        "fairness_error_": fairness_error(labels, codes, k, problem.n_groups),
         "n_iter_": n_iter, "groups_": problem.group_values,
-        "merged_groups_": dict(problem.merged), "n_features_in_": problem.X.shape[1],
+        "merged_groups_": dict(problem.merged), "n_features_in_": X.shape[1],
     }
 
 
@@ -310,81 +246,40 @@ def _checked_weights(fairness_weights: Any) -> np.ndarray:
     return weights
 
 
-def vfairkm_front(
-    X: Any,
-    *,
-    sensitive_features: Any,
-    n_clusters: int = 8,
-    fairness_weights: Sequence[float],
-    max_iter: int = 100,
-    max_bound_iter: int = 50,
-    tol: float = 1e-6,
-    random_state: Any = None,
-    min_group_size: int = 1,
-    small_groups: str = "raise",
-    client: Any = None,
-) -> ParetoFront:
-    """VfairKM over a sweep of μ, one task per μ, dominated points removed.
-
-    Every fit starts from the same k-means++ centers (the SAfairKM paper's comparison).
+def vfairkm_front(X: Any, *, sensitive_features: Any, n_clusters: int = 8,
+                  fairness_weights: Sequence[float], max_iter: int = 100,
+                  max_bound_iter: int = 50, tol: float = 1e-6, random_state: Any = None,
+                  min_group_size: int = 1, small_groups: str = "raise",
+                  client: Any = None) -> ParetoFront:
+    """VfairKM over a sweep of μ from the same k-means++ centers, dominated points removed.
 
     Parameters
     ----------
-    X : array-like or dask array of shape (n_samples, n_features)
-        Gathered into memory once and scattered to every worker.
-    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
-        Group of every row (at least two groups).
-    n_clusters : int, default=8
-        K ≥ 2, at most the number of rows.
+    X, sensitive_features, client : as in :func:`pareto_front`.
     fairness_weights : sequence of float
-        The μ of the sweep (:class:`VFairKMeans`'s ``fairness_weight``), each ≥ 0.
-    max_iter : int, default=100
-        Outer iterations of every fit, as in :class:`VFairKMeans`.
-    max_bound_iter : int, default=50
-        Bound-optimisation steps per outer iteration, as in :class:`VFairKMeans`.
-    tol : float, default=1e-6
-        Relative decrease that ends the bound steps, as in :class:`VFairKMeans`.
-    random_state : int, RandomState, Generator, SeedSequence or None, default=None
-        Seeds the k-means++ starting centers.
-    min_group_size : int, default=1
-        The fewest rows a sensitive group may have, as in :class:`SAFairKMeans`.
-    small_groups : {"raise", "merge"}, default="raise"
-        Groups below ``min_group_size``: raise or merge them, as in :class:`SAFairKMeans`.
-    client : distributed.Client, default=None
-        None: :func:`daskfair.runtime.clients.task_client` (the running client, else this
-        process's threads).
+        The μ of the sweep (one task each), each ≥ 0.
+    n_clusters, max_iter, max_bound_iter, tol : as in :class:`VFairKMeans`.
+    random_state, min_group_size, small_groups : as in :class:`VFairKMeans`.
 
     Returns
     -------
     ParetoFront
-        ``params["fairness_weight"]`` gives the μ of every point of the front and
-        ``params["n_iter"]`` its outer iterations.
+        ``params["fairness_weight"]`` and ``params["n_iter"]``: μ and iterations per point.
 
     Raises
     ------
     ValueError
-        If ``fairness_weights`` is empty or holds a negative or non-finite value, a
-        parameter or the data is refused as by :meth:`VFairKMeans.fit`, or the rows need
-        more than half of a worker's memory limit.
-
-    See Also
-    --------
-    VFairKMeans : One fit of the sweep.
-    pareto_front : The SAfairKM front.
-    ParetoFront : The result.
+        On bad parameters or data, or rows that need over half of a worker's memory limit.
 
     Examples
     --------
-    >>> import numpy as np
     >>> from daskfair import make_fair_blobs, vfairkm_front
-    >>> X, s, _ = (np.asarray(a) for a in make_fair_blobs(500, n_clusters=3, random_state=0))
+    >>> X, s, _ = make_fair_blobs(500, n_clusters=3, random_state=0)
     >>> front = vfairkm_front(X, sensitive_features=s, n_clusters=3,
     ...                       fairness_weights=[0, 100, 1000], random_state=0)
     >>> 1 <= len(front.cost) <= 3
     True
     """
-    from ..runtime.clients import task_client
-
     params = VFairKMeans(
         n_clusters, max_iter=max_iter, max_bound_iter=max_bound_iter, tol=tol,
         random_state=random_state, min_group_size=min_group_size, small_groups=small_groups,

@@ -1,9 +1,4 @@
-"""Creating, opening and resuming runs: who may write a store path, and when.
-
-A path that is not a daskfair run is never deleted or emptied (:mod:`.contents`); a run
-writes nothing before it holds the store's lease (:mod:`.lease`); a finished run is checked
-against its manifest when opened (:mod:`.integrity`).
-"""
+"""Creating, opening and resuming runs."""
 
 from __future__ import annotations
 
@@ -24,7 +19,6 @@ __all__ = ["RESUMABLE_KINDS", "check_new_store", "create_run", "open_run", "resu
 
 _PACKAGES = ("daskfair", "numpy", "scipy", "pandas", "dask", "distributed", "zarr",
              "scikit-learn", "numba")
-Verify = Literal["sizes", "contents"] | None
 #: The kinds of run that ``resume=True`` continues.
 RESUMABLE_KINDS = ("safairkm", "fce")
 
@@ -45,78 +39,45 @@ def _acquire(path: Path) -> Lease:
     try:
         return Lease.acquire(path)
     except PermissionError as exc:
-        raise PermissionError(
-            f"cannot write the run store {path}: {exc}. Choose a writable path for store=."
-        ) from exc
+        raise PermissionError(f"cannot write the run store {path}: {exc}. Choose a writable "
+                              "path for store=.") from exc
 
 
 def _not_a_run(path: Path, what: str) -> FileExistsError:
     """The error for a path that holds something other than a daskfair run."""
-    if what == "file":
-        held = "is a file"
-    elif what == "unreadable":
-        held = "holds a zarr.json that cannot be read as JSON"
-    else:
-        held = f"holds {describe_entries(path)}"
+    held = ("is a file" if what == "file" else "holds a zarr.json that cannot be read as JSON"
+            if what == "unreadable" else f"holds {describe_entries(path)}")
     return FileExistsError(
         f"{path} exists and is not a daskfair run store (it {held}). daskfair never deletes or "
         "empties what it did not write, overwrite=True included: choose another path for store=.")
 
 
-def create_run(
-    path: str | os.PathLike[str],
-    *,
-    kind: str,
-    params: Mapping[str, Any] | None = None,
-    overwrite: bool | str = False,
-) -> Run:
+def create_run(path: str | os.PathLike[str], *, kind: str,
+               params: Mapping[str, Any] | None = None, overwrite: bool | str = False) -> Run:
     """Create a new run group at ``path`` with status "running", holding its lease.
 
     Parameters
     ----------
     path : path-like
-        Directory of the zarr store (conventionally ending in ``.zarr``): a new path, an empty
-        directory, or (with ``overwrite``) a daskfair run.
+        The zarr store's directory: a new path, an empty directory, or (with ``overwrite``) a run.
     kind : str
         What produced it ("demo", "fkr", "safairkm", "fce", ...).
     params : mapping, default=None
         The run's parameters, stored as JSON (None: none).
     overwrite : bool or str, default=False
-        Replace the daskfair run at ``path``: its zarr nodes are removed, any other file
-        stays. A kind name (``"demo"``) replaces only a run of that kind. A path that is
-        not a daskfair run is refused whatever this says.
+        Replace the daskfair run at ``path`` (its zarr nodes only); a kind name replaces only a
+        run of that kind. A path that is not a daskfair run is refused whatever this says.
 
     Returns
     -------
     Run
-        The new run, holding the store's lease.
 
     Raises
     ------
     FileExistsError
-        ``path`` holds a run and ``overwrite`` does not allow replacing it, or holds
-        something else.
+        ``path`` holds a run ``overwrite`` does not allow replacing, or something else.
     StoreLockedError
         Another run holds the store's lease, or a dead run left it (:func:`break_lock`).
-    ValueError, PermissionError
-        As for :func:`check_new_store`.
-
-    See Also
-    --------
-    open_run : Read a stored run.
-    resume_run : Continue an interrupted run.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> import numpy as np
-    >>> from daskfair.store import create_run, open_run
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.zarr"
-    >>> run = create_run(path, kind="demo", params={"rows": 3})
-    >>> _ = run.write_array("labels", np.array([0, 1, 1]))
-    >>> run.mark_complete(n_clusters=2)
-    >>> open_run(path).read_array("labels")
-    array([0, 1, 1])
     """
     path = check_new_store(path, overwrite=overwrite)
     made = not path.exists()
@@ -136,8 +97,7 @@ def create_run(
             remove_run(path)
         elif what != "empty":
             raise _not_a_run(path, what)
-        # the group and its marker in one write: a kill in between would leave a zarr group
-        # that is not recognisably daskfair's, which no overwrite may then remove
+        # group and marker in one write: a kill never leaves a group that is not daskfair's
         group = zarr.open_group(store=str(path), mode="a", attributes={
             "daskfair": {"format": STORE_FORMAT, "kind": kind, "status": "running",
                          "created": utc_now(), "versions": _versions()},
@@ -152,9 +112,8 @@ def create_run(
 
 
 def _mark_replacing(path: Path) -> None:
-    """Say that the run is being replaced before any of it is removed (with the checkpoint
-    pointer gone), so an interruption leaves an incomplete run, never a complete one with
-    parts missing."""
+    """Mark the run "replacing" (its checkpoint pointer gone) before any of it is removed, so an
+    interruption leaves an incomplete run, never a complete one with parts missing."""
     group = zarr.open_group(store=str(path), mode="r+")
     info = dict(group.attrs.get("daskfair", {}))
     info["status"] = "replacing"
@@ -163,8 +122,7 @@ def _mark_replacing(path: Path) -> None:
 
 
 def _found(path: Path) -> dict[str, Any]:
-    """The ``daskfair`` attribute of the run at ``path`` (kind, status), or {}: from the
-    root metadata that :func:`classify` reads."""
+    """The ``daskfair`` attribute (kind, status) of the run at ``path``, or {}."""
     try:
         info = (read_root(path) or {}).get("attributes", {}).get("daskfair")
     except (OSError, ValueError):
@@ -206,19 +164,11 @@ def check_new_store(path: str | os.PathLike[str], *, overwrite: bool | str = Fal
     Returns
     -------
     pathlib.Path
-        The path.
 
     Raises
     ------
-    FileExistsError
-        ``path`` holds a run and ``overwrite`` is false, or holds something that is not a
-        daskfair run (never replaced).
-    StoreLockedError
-        A run holds the store's lease, or a dead one left it.
-    ValueError
-        A part of the path is a file.
-    PermissionError
-        The parent directory is not writable.
+    FileExistsError, StoreLockedError
+        As for :func:`create_run`.
     """
     path = Path(path)
     what = classify(path)
@@ -238,49 +188,44 @@ def check_new_store(path: str | os.PathLike[str], *, overwrite: bool | str = Fal
     if what == "missing" and parent.exists() and not os.access(parent, os.W_OK):
         raise PermissionError(
             f"cannot create the run store {path}: no write permission in {parent}. "
-            "Choose a path for store= in a writable directory."
-        )
+            "Choose a path for store= in a writable directory.")
     return path
 
 
-def open_run(
-    path: str | os.PathLike[str], *, allow_incomplete: bool = False,
-    verify: Verify = "sizes",
-) -> Run:
+def open_run(path: str | os.PathLike[str], *, allow_incomplete: bool = False,
+             verify: Literal["sizes", "contents"] | None = "sizes") -> Run:
     """Open a stored run for reading.
-
-    A run that did not finish is refused unless ``allow_incomplete``, and one whose files
-    changed since it finished always is.
 
     Parameters
     ----------
     path : path-like
-        The run store.
     allow_incomplete : bool, default=False
-        Open a run that has no completion marker (to inspect or resume it).
+        Open a run that has no completion marker (to inspect it).
     verify : {"sizes", "contents", None}, default="sizes"
-        How a finished run is checked against its manifest: file counts and sizes (one
-        ``stat`` per file), also their digests (reads every file), or not at all.
-        :meth:`Run.read_array` checks the contents of what it reads in any case.
+        Check a finished run's file counts and sizes, also their digests, or nothing
+        (:meth:`Run.read_array` checks what it reads in any case).
 
     Returns
     -------
     Run
-        The run, read only.
 
     Raises
     ------
     StoreError
-        Missing path, unreadable or corrupt metadata, not a daskfair run, another format.
+        No readable daskfair run of this format at ``path``.
     IncompleteRunError
         The run has no completion marker (it crashed or is still running).
     CorruptStoreError
         The run finished, but its files no longer match its manifest.
 
-    See Also
+    Examples
     --------
-    create_run : Start a run.
-    resume_run : Continue an interrupted run.
+    >>> import pathlib, tempfile, numpy as np
+    >>> run = create_run(pathlib.Path(tempfile.mkdtemp()) / "run.zarr", kind="demo")
+    >>> _ = run.write_array("labels", np.array([0, 1, 1]))
+    >>> run.mark_complete()
+    >>> open_run(run.path).read_array("labels")
+    array([0, 1, 1])
     """
     path = Path(path)
     if not path.exists():
@@ -295,8 +240,7 @@ def open_run(
     except Exception as exc:  # zarr raises JSON, KeyError, FileNotFoundError, ... here
         raise StoreError(
             f"{path} is not a readable zarr group ({type(exc).__name__}: {exc}). The store is "
-            "corrupt or was written by something else; rerun the job to recreate it."
-        ) from exc
+            "corrupt or was written by something else; rerun the job to recreate it.") from exc
     info = attrs.get("daskfair")
     if not isinstance(info, dict) or "format" not in info:
         raise StoreError(f"{path} is a zarr group but not a daskfair run (no 'daskfair' marker).")
@@ -305,8 +249,7 @@ def open_run(
             f"{path} was written in daskfair store format {info['format']!r} (by daskfair "
             f"{info.get('versions', {}).get('daskfair')}); this version reads format "
             f"{STORE_FORMAT} only. Rerun the job with this version, or read the run with the "
-            "version that wrote it."
-        )
+            "version that wrote it.")
     run = Run(path, group)
     if not run.is_complete and not allow_incomplete:
         lease = lease_status(path)
@@ -314,8 +257,7 @@ def open_run(
             f"the run at {path} did not finish (status {run.status!r}, started "
             f"{info.get('created')}"
             + (f"; its lock is {lease}" if lease else "") + "). Its contents are partial: "
-            "resume it (resume=True) where the method supports it, or delete it and run again."
-        )
+            "resume it (resume=True) where the method supports it, or delete it and run again.")
     if verify is not None:
         run.verify(contents=verify == "contents")
     return run
@@ -327,7 +269,6 @@ def resume_run(path: str | os.PathLike[str], *, kind: str, params: Mapping[str, 
     Parameters
     ----------
     path : path-like
-        The run store.
     kind : str
         What produced it (must match).
     params : mapping
@@ -336,22 +277,11 @@ def resume_run(path: str | os.PathLike[str], *, kind: str, params: Mapping[str, 
     Returns
     -------
     Run
-        The run, holding the store's lease, its last checkpoint readable.
 
     Raises
     ------
-    StoreError
-        No readable run at ``path``.
-    StoreLockedError
-        Another run holds the store's lease, or a dead one left it (:func:`break_lock`).
-    ValueError
-        The run is of another kind, already finished, being replaced, or was started with
-        other parameters.
-
-    See Also
-    --------
-    create_run : Start a run.
-    open_run : Read a stored run.
+    StoreError, StoreLockedError
+        As for :func:`open_run` and :func:`create_run`.
     """
     path = Path(path)
     if not path.exists():

@@ -1,8 +1,4 @@
-"""What a store path holds, and removing exactly what daskfair wrote there.
-
-A path that is not a daskfair run is never deleted or emptied; replacing a run removes its
-zarr nodes and zarr's scratch files only (docs/design.md#stores).
-"""
+"""What a store path holds, and removing exactly what daskfair wrote there."""
 
 from __future__ import annotations
 
@@ -109,11 +105,8 @@ def _is_array(node: Path) -> bool:
 
 
 def remove_run(path: Path) -> None:
-    """Remove the run's nodes below the root of ``path``, then the root's metadata.
-
-    The root's metadata goes last, so an interruption leaves a run (marked as being replaced by
-    the caller) that the next overwrite recognises, never anonymous leftovers.
-    """
+    """Remove the run's nodes below the root of ``path``, the root's metadata last: an
+    interruption leaves a run the next overwrite recognises."""
     for child in path.iterdir():
         if child.is_symlink():
             continue

@@ -1,7 +1,5 @@
 """What can be wrong with a run store, as exceptions (all :class:`StoreError`)."""
 
-from __future__ import annotations
-
 __all__ = ["CorruptStoreError", "IncompleteRunError", "StoreError", "StoreLockedError"]
 
 

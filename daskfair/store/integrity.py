@@ -1,5 +1,4 @@
-"""A complete run's manifest of its result files, written with the completion marker, and
-its check (docs/design.md#stores)."""
+"""A complete run's manifest of its result files, and its check."""
 
 from __future__ import annotations
 
@@ -11,11 +10,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["attributes_digest", "build_manifest", "result_arrays", "sync_dir", "sync_tree",
-           "sync_tree_root", "verify"]
+__all__ = ["CHECKPOINT_PREFIX", "attributes_digest", "build_manifest", "result_arrays",
+           "sync_dir", "sync_tree", "sync_tree_root", "verify"]
 
 _META = "zarr.json"
-_CHECKPOINT_PREFIX = "checkpoint_"
+#: Names of checkpoint groups start with this.
+CHECKPOINT_PREFIX = "checkpoint_"
 #: attributes that change after the marker (the checkpoint pointer is removed) or hold it
 _UNSIGNED = ("daskfair", "checkpoint")
 
@@ -26,7 +26,7 @@ def _node_dirs(root: Path) -> Iterator[tuple[str, Path, dict[str, Any]]]:
         here = Path(dirpath)
         rel = here.relative_to(root).as_posix()
         if rel == ".":
-            dirnames[:] = [d for d in dirnames if not d.startswith(_CHECKPOINT_PREFIX)]
+            dirnames[:] = [d for d in dirnames if not d.startswith(CHECKPOINT_PREFIX)]
             continue
         if _META not in filenames:
             continue
@@ -83,10 +83,8 @@ def build_manifest(root: Path, attrs: Mapping[str, Any]) -> dict[str, Any]:
 
 def verify(root: Path, manifest: Any, attrs: Mapping[str, Any], *, contents: bool,
            names: list[str] | None = None) -> list[str]:
-    """What differs between the run's files and its manifest (empty when nothing does).
-
-    With ``names``, only those arrays are checked (an array about to be read).
-    """
+    """What differs between the run's files and its manifest (empty when nothing does); with
+    ``names``, only those arrays are checked."""
     if not isinstance(manifest, dict) or not isinstance(manifest.get("arrays"), dict):
         return ["it is marked complete but has no record of its files: the completion marker "
                 "was not written by daskfair's completion step"]
@@ -129,7 +127,7 @@ def sync_tree(root: Path) -> None:
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         if here == root:
-            dirnames[:] = [d for d in dirnames if not d.startswith(_CHECKPOINT_PREFIX)]
+            dirnames[:] = [d for d in dirnames if not d.startswith(CHECKPOINT_PREFIX)]
         for name in filenames:
             if not name.endswith(".partial"):
                 with contextlib.suppress(FileNotFoundError):  # a lease's scratch file, gone

@@ -1,11 +1,6 @@
-"""One writer per run store: an exclusive lease, the file ``daskfair-lock.json`` in the store.
-
-Its holder refreshes it every ``daskfair.lease-refresh`` seconds (default 30). Seen from
-another host a lease is dead after ``daskfair.lease-stale`` seconds without a refresh (default
-300; set it above any clock difference between the hosts); on the holder's host, when the
-holder's process is gone. A lease is never taken over: :func:`break_lock` removes a dead one.
-How the lease is made atomic: docs/design.md#stores.
-"""
+"""One writer per run store: the lease ``daskfair-lock.json``, refreshed every
+``daskfair.lease-refresh`` seconds (30), dead when its process is gone or, from another host,
+after ``daskfair.lease-stale`` seconds (300) without a refresh; :func:`break_lock` removes it."""
 
 from __future__ import annotations
 
@@ -30,8 +25,7 @@ __all__ = ["LEASE_NAME", "SCRATCH_PREFIX", "Lease", "break_lock", "holder_state"
            "locked_error", "read_lease"]
 
 LEASE_NAME = "daskfair-lock.json"
-#: Files of the lease's own making that a crash can leave: the unique name a lease is written
-#: under before it is linked, and the name a broken lease is moved to before it is deleted.
+#: Prefix of the lease's scratch files: a lease before it is linked, a broken one before deletion.
 SCRATCH_PREFIX = f".{LEASE_NAME}."
 
 
@@ -75,8 +69,7 @@ def _holder(run_id: str) -> dict[str, Any]:
 
 
 def _command() -> str:
-    """The command line, its program named as a user typed it (``python -m daskfair.cli``
-    makes argv[0] the path of ``__main__.py``)."""
+    """The command line, its program named as a user typed it (not ``__main__.py``)."""
     program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
     if "daskfair" in (sys.argv[0] if sys.argv else ""):
         program = "daskfair"
@@ -176,25 +169,20 @@ def _link(scratch: Path, lease: Path) -> None:
     """Give ``scratch`` the lease's name; FileExistsError when a lease exists."""
     try:
         os.link(scratch, lease)
-    except FileExistsError:
-        # NFS retries a link whose reply was lost, and the retry finds the link made
+    except OSError as exc:
+        # NFS may report a link made as failed (a lost reply), or as existing (a retry)
         if scratch.stat().st_nlink == 2:
             return
-        raise
-    except OSError:
-        # NFS may report a lost reply to a link that was made; a file system without hard
-        # links gets O_EXCL instead (atomic on local file systems and NFSv3+)
-        if scratch.stat().st_nlink == 2:
-            return
-        _write_new(lease, scratch.read_text())
+        if isinstance(exc, FileExistsError):
+            raise
+        _write_new(lease, scratch.read_text())  # no hard links: O_EXCL (atomic on NFSv3+)
 
 
 def _refresh(stop: threading.Event, path: Path, run_id: str, every: float,
              lost: list[str]) -> None:
     """The refresh thread: touch the lease every ``every`` seconds; say in ``lost`` why it
     stopped being ours."""
-    # a function of plain values, not a method: the thread must not keep the Lease alive,
-    # so that dropping a Run releases its lease (weakref.finalize below)
+    # plain values, not the Lease: dropping a Run must release its lease (weakref.finalize)
     failures = 0
     while not stop.wait(every):
         try:
@@ -225,11 +213,8 @@ def _release(stop: threading.Event, path: Path, run_id: str) -> None:
 
 
 class Lease:
-    """The exclusive lease of one run on one store (made by :meth:`acquire`).
-
-    Released by :meth:`release`, and in any case when the object is garbage collected or the
-    interpreter exits: a run whose owner dropped it writes nothing more.
-    """
+    """The exclusive lease of one run on one store (made by :meth:`acquire`); released by
+    :meth:`release`, garbage collection or the interpreter's exit."""
 
     def __init__(self, store: Path, run_id: str) -> None:
         self.store = store
@@ -262,11 +247,6 @@ class Lease:
             scratch.unlink(missing_ok=True)
         return cls(store, run_id)
 
-    @property
-    def held(self) -> bool:
-        """Whether the lease is still this run's, as far as the refresh thread knows."""
-        return self._finalizer.alive and not self._lost
-
     def check(self) -> None:
         """Raise :class:`StoreLockedError` unless this lease is still the store's."""
         if not self._finalizer.alive:
@@ -294,17 +274,16 @@ def break_lock(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     Parameters
     ----------
     path : path-like
-        The run store.
 
     Returns
     -------
     dict or None
-        The holder that was removed, or None when the store had no lease.
+        The holder that was removed (None: the store had no lease).
 
     Raises
     ------
     StoreLockedError
-        The holder is alive (or was replaced by a live one while this ran).
+        The holder is alive (or a live run took the lease meanwhile).
     """
     store = Path(path)
     judged = _judged(store)

@@ -1,9 +1,4 @@
-"""A stored run: :class:`Run`, its arrays, attributes, checkpoints and completion marker.
-
-One zarr v3 group per run (docs/design.md#stores): results as arrays; parameters, metrics
-and package versions as group attributes, written by the client only; a completion marker
-written last. :mod:`.access` creates, opens and resumes runs.
-"""
+"""A stored run (:class:`Run`): its arrays, attributes, checkpoints and completion marker."""
 
 from __future__ import annotations
 
@@ -29,29 +24,19 @@ __all__ = ["STORE_FORMAT", "Run", "to_json"]
 
 #: Version of the run layout and of its keys; bump when either changes incompatibly.
 STORE_FORMAT = 3
-#: Names of checkpoint groups start with this.
-_CHECKPOINT_PREFIX = "checkpoint_"
 
 
 def to_json(value: Any) -> Any:
-    """Convert numpy scalars/arrays, tuples and paths to JSON-compatible values (NaN → None).
+    """Convert numpy scalars and arrays, tuples and paths to JSON values (NaN → None).
 
     Parameters
     ----------
     value : object
-        What to convert (containers are converted recursively).
+        What to convert (containers recursively).
 
     Returns
     -------
     object
-        The JSON-able value.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from daskfair.store import to_json
-    >>> to_json({"a": np.float64(0.5), "b": (1, np.nan)})
-    {'a': 0.5, 'b': [1, None]}
     """
     if isinstance(value, Mapping):
         return {str(k): to_json(v) for k, v in value.items()}
@@ -74,29 +59,19 @@ def utc_now() -> str:
 
 
 class Run:
-    """A daskfair run stored in a zarr group (from :func:`create_run`, :func:`resume_run` or
-    :func:`open_run`).
+    """A daskfair run stored in a zarr group.
 
     A run from :func:`create_run` or :func:`resume_run` holds the store's lease until
-    :meth:`mark_complete` or :meth:`close` (also a context manager); one from
-    :func:`open_run` only reads. A method that writes raises :class:`StoreError` on a run
-    opened for reading and :class:`StoreLockedError` once the run lost its lease.
+    :meth:`mark_complete` or :meth:`close` (also a context manager); one from :func:`open_run`
+    only reads: its writing methods raise :class:`StoreError`, and a run that lost its lease
+    :class:`StoreLockedError`.
 
     Parameters
     ----------
-    path : pathlib.Path
-        The store's directory.
-    group : zarr.Group
-        Its root group.
+    path, group : pathlib.Path, zarr.Group
+        The store's directory and its root group.
     lease : Lease, default=None
-        The writer's lease, for a run that writes (None: read only).
-
-    Attributes
-    ----------
-    path : pathlib.Path
-        The store's directory.
-    group : zarr.Group
-        Its root group.
+        The writer's lease (None: read only).
     """
 
     def __init__(self, path: Path, group: zarr.Group, lease: Lease | None = None) -> None:
@@ -104,7 +79,6 @@ class Run:
         self.group = group
         self._lease = lease
 
-    # -- metadata -------------------------------------------------------------------------
     @property
     def info(self) -> dict[str, Any]:
         """The ``daskfair`` attribute: format, kind, status, timestamps, versions."""
@@ -144,17 +118,13 @@ class Run:
         self._lease.check()
 
     def set_attrs(self, **values: Any) -> None:
-        """Record JSON-able values as group attributes (client side only).
+        """Record JSON-able values as group attributes (on the client).
 
         Parameters
         ----------
         **values
-            Names and JSON-able values (converted by :func:`to_json`).
-
-        Raises
-        ------
-        ValueError
-            A reserved name (``daskfair``, ``params``).
+            Names and values (converted by :func:`to_json`); ``daskfair`` and ``params`` are
+            reserved (ValueError).
         """
         reserved = {"daskfair", "params"} & values.keys()
         if reserved:
@@ -162,54 +132,33 @@ class Run:
         self._writable()
         self.group.attrs.update(to_json(values))
 
-    # -- arrays ---------------------------------------------------------------------------
-    def write_array(
-        self, name: str, data: Any, *, chunks: tuple[int, ...] | None = None
-    ) -> zarr.Array:
-        """Store a numpy or dask array under ``name`` (replacing an existing one).
-
-        A dask array is written block by block by the workers (``dask.array.store``), each
-        block to its own chunk-aligned region, so it is never gathered on the client.
+    def write_array(self, name: str, data: Any, *,
+                    chunks: tuple[int, ...] | None = None) -> zarr.Array:
+        """Store a numpy or dask array under ``name`` (replacing one), a dask one by the workers.
 
         Parameters
         ----------
         name : str
             The array's path within the run.
         data : array-like or dask array
-            What to store.
+            Numbers to store (TypeError for text or objects; a dask array needs known chunks).
         chunks : tuple of int, default=None
-            The zarr chunks (None: the dask array's largest blocks, or zarr's choice for
-            numpy).
+            The zarr chunks (None: the dask array's largest blocks, or zarr's choice).
 
         Returns
         -------
         zarr.Array
-            The stored array.
-
-        Raises
-        ------
-        ValueError
-            A dask array of unknown chunk sizes.
-        TypeError
-            Text or objects (store them as an attribute).
-
-        See Also
-        --------
-        read_array : Load it back.
         """
         if isinstance(data, da.Array):
             if any(math.isnan(c) for c in data.shape):
                 raise ValueError(
-                    f"cannot store {name!r}: unknown chunk sizes; call compute_chunk_sizes()."
-                )
+                    f"cannot store {name!r}: unknown chunk sizes; call compute_chunk_sizes().")
             self._writable()
             chunks = chunks or tuple(max(c) for c in data.chunks)
             data = data.rechunk(chunks)
-            arr = self.group.create_array(
-                name, shape=data.shape, dtype=data.dtype, chunks=chunks, overwrite=True
-            )
-            # No graph optimisation: results are usually persisted arrays, and re-optimising
-            # their graph resubmits keys under new specs (dask/dask#9888).
+            arr = self.group.create_array(name, shape=data.shape, dtype=data.dtype,
+                                          chunks=chunks, overwrite=True)
+            # not optimised: re-optimising persisted arrays resubmits their keys (dask/dask#9888)
             progress.compute(da.store(data, arr, lock=False, compute=False),
                              optimize_graph=False)
             return arr
@@ -221,9 +170,7 @@ class Run:
         return self.group.create_array(name, data=data, overwrite=True, **kwargs)
 
     def read_array(self, name: str) -> np.ndarray:
-        """Load an array of the run into memory.
-
-        A finished run's contents are checked against its manifest first.
+        """Load an array of the run, a finished run's checked against its manifest first.
 
         Parameters
         ----------
@@ -233,18 +180,13 @@ class Run:
         Returns
         -------
         ndarray
-            The array.
 
         Raises
         ------
         KeyError
             No array of that name.
         CorruptStoreError
-            A finished run's array changed since it was written.
-
-        See Also
-        --------
-        write_array : Store an array.
+            The array changed since the run finished.
         """
         if name not in self.array_names():
             raise KeyError(f"run {self.path} has no array {name!r}; it has "
@@ -254,37 +196,32 @@ class Run:
         return self.group[name][...]
 
     def array_names(self) -> list[str]:
-        """The arrays of the run, by path within it (checkpoints included).
+        """The paths of the run's arrays (checkpoints included).
 
         Returns
         -------
         list of str
-            The arrays' paths.
         """
         return sorted(self.arrays())
 
     def arrays(self) -> dict[str, zarr.Array]:
-        """Every array of the run, by path within it (checkpoints included).
+        """Every array of the run by path (checkpoints included), not loaded.
 
         Returns
         -------
         dict of str to zarr.Array
-            The arrays, not loaded.
         """
         with _quiet_listing():
             return {name: node for name, node in self.group.members(max_depth=None)
                     if isinstance(node, zarr.Array)}
 
     def verify(self, *, contents: bool = True) -> None:
-        """Check a finished run's files against the manifest written with its marker.
-
-        File counts and sizes, and with ``contents`` their digests; a run that did not
-        finish is not checked.
+        """Check a finished run's files against its manifest (an unfinished run is not checked).
 
         Parameters
         ----------
         contents : bool, default=True
-            Also compare every file's digest (reads every file).
+            Compare every file's digest too (reads every file), not only counts and sizes.
 
         Raises
         ------
@@ -306,29 +243,22 @@ class Run:
                 "disk error, an edit). Restore it from a backup, or rerun the job "
                 "with overwrite=True.")
 
-    # -- checkpoints ----------------------------------------------------------------------
     @property
     def checkpoint(self) -> dict[str, Any] | None:
         """The last committed checkpoint (``iteration``, ``group``, ...), or None."""
         return self.group.attrs.get("checkpoint") or None
 
     def commit_checkpoint(self, name: str, **info: Any) -> None:
-        """Make the group ``name`` (``checkpoint_...``, fully written) the run's checkpoint.
+        """Make the fully written group ``name`` (``checkpoint_...``) the run's checkpoint.
 
-        The pointer attribute is switched first and the previous checkpoint's group deleted
-        afterwards, so a crash at any point leaves one complete checkpoint to resume from.
+        The previous checkpoint is deleted after the pointer is switched.
 
         Parameters
         ----------
         name : str
-            The checkpoint's group.
+            The checkpoint's group (KeyError when it was not written).
         **info
             JSON-able values recorded with the pointer (the iteration, say).
-
-        Raises
-        ------
-        KeyError
-            No group ``name`` in the run.
         """
         if name not in self.group:
             raise KeyError(f"checkpoint group {name!r} was not written to {self.path}.")
@@ -336,21 +266,15 @@ class Run:
         self._drop_checkpoints(keep=name)
 
     def _drop_checkpoints(self, keep: str | None = None) -> None:
-        """Delete every checkpoint group but ``keep`` (the previous one, and any a crash left
-        half-written before its pointer was switched)."""
+        """Delete every checkpoint group but ``keep`` (the previous one, and half-written ones)."""
         with _quiet_listing():
             names = list(self.group.group_keys())
         for name in names:
-            if name.startswith(_CHECKPOINT_PREFIX) and name != keep:
+            if name.startswith(integrity.CHECKPOINT_PREFIX) and name != keep:
                 del self.group[name]
 
-    # -- completion -----------------------------------------------------------------------
     def mark_complete(self, **summary: Any) -> None:
-        """Record ``summary``, then the completion marker, and give up the lease.
-
-        The marker is the last of all writes, after every file of the run is flushed to
-        disk; it carries the manifest of the result arrays (:mod:`daskfair.store.integrity`),
-        so a store that says complete holds exactly what was written or is reported corrupt.
+        """Record ``summary``, then the completion marker with the manifest, and give up the lease.
 
         Parameters
         ----------
@@ -366,18 +290,14 @@ class Run:
                     manifest=integrity.build_manifest(self.path, self.attrs))
         self.group.attrs["daskfair"] = to_json(info)
         integrity.sync_tree_root(self.path)
-        # A finished run is never resumed: its last checkpoint goes, after the marker, so a
-        # crash in between leaves a complete run with a spare group rather than the reverse.
+        # after the marker: a crash in between leaves a complete run with a spare checkpoint
         self._drop_checkpoints()
         if self.checkpoint:
             del self.group.attrs["checkpoint"]
         self.close()
 
     def close(self) -> None:
-        """Give up the store's lease (idempotent).
-
-        A run that did not finish stays incomplete, to be resumed or replaced.
-        """
+        """Give up the store's lease (idempotent); an unfinished run stays incomplete."""
         if self._lease is not None:
             self._lease.release()
 

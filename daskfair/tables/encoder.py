@@ -1,5 +1,4 @@
-"""One-hot encoding of a table, fitted in one pass and applied partition by partition
-(:class:`TableEncoder`)."""
+"""One-hot encoding of a table, fitted in one pass and applied partition by partition."""
 
 from __future__ import annotations
 
@@ -32,13 +31,9 @@ def summarize(X: Any, columns: Sequence[str], *, limit: int, counted: Sequence[s
               parts: Sequence[Any] | None = None) -> TableSummary:
     """The one pass (:mod:`daskfair.tables.summary`) over a pandas or dask DataFrame.
 
-    For a dask DataFrame pass ``parts`` (its delayed partitions) to summarise the very
-    partitions the arrays will later be cut from.
-
     Parameters
     ----------
     X : pandas or dask DataFrame
-        The table.
     columns : sequence of str
         The columns to summarise as features.
     limit : int
@@ -46,12 +41,11 @@ def summarize(X: Any, columns: Sequence[str], *, limit: int, counted: Sequence[s
     counted : sequence of str, default=()
         Further columns whose values are counted (the label, the groups).
     parts : sequence of dask.delayed.Delayed, default=None
-        ``X``'s partitions (None: taken from ``X``).
+        ``X``'s partitions, to summarise the very ones arrays are cut from (None: from ``X``).
 
     Returns
     -------
     TableSummary
-        Every column's summary and every partition's length.
     """
     columns, counted = list(columns), list(counted)
     if not _is_dask_frame(X):
@@ -63,7 +57,6 @@ def summarize(X: Any, columns: Sequence[str], *, limit: int, counted: Sequence[s
     tasks = [dask.delayed(partition_summary, pure=True)(p, columns, limit=limit,
                                                         counted=counted, text=text)
              for p in parts]
-    # Dask's progress bar on a terminal when progress is on (the command line)
     return merge_summaries(progress.compute(dask.delayed(list)(tasks)), limit)
 
 
@@ -96,8 +89,7 @@ def _codes(col: pd.Series, levels: pd.Index, arrow_levels: Any) -> np.ndarray:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        # Arrow's hash lookup on the column's own buffers: several times faster than
-        # pandas' on Python strings (pandas keeps text in Arrow when pyarrow is installed)
+        # Arrow's hash lookup on the column's own buffers: faster than pandas' on str objects
         found = pc.index_in(pa.array(col), value_set=arrow_levels)
         return found.fill_null(-1).to_numpy().astype(np.int64)
     return levels.get_indexer(col)
@@ -132,8 +124,7 @@ class _Plan:
             out[:, j] = df[name].to_numpy(dtype=np.float64, na_value=np.nan)
         j = len(self.numeric)
         for name, fill in zip(self.indicators, self.fill, strict=True):
-            # numeric_missing="indicator": the column's smallest fitted value (0 once
-            # min-max scaled, inside the data's range) and a 1 in its indicator
+            # the column's smallest fitted value (inside the data's range) and a 1 in its indicator
             col = self.numeric.index(name)
             miss = np.isnan(out[:, col])
             out[miss, col] = fill
@@ -179,117 +170,84 @@ class _Plan:
 class TableEncoder(TransformerMixin, BaseEstimator):
     """One-hot encode a table's text columns, in one pass, for pandas and dask DataFrames.
 
-    The output holds the numeric columns as they are, then (with
-    ``numeric_missing="indicator"``) their missing-value indicators, then one 0/1 column per
-    level of each text column, in the order of ``pandas.get_dummies(df,
-    columns=text_columns, prefix_sep="=")`` (levels sorted). A missing text value is a level
-    of its own, ``column=<missing>``; a level not seen in fitting gives an all-zero row for
-    its column and a warning. :meth:`to_dict` stores the fitted encoding, so new data are
-    encoded exactly as the training data were.
+    The output: the numeric columns, their missing-value indicators, then one 0/1 column per
+    sorted level of each text column (as ``pandas.get_dummies(..., prefix_sep="=")``). A missing
+    text value is the level ``<missing>``; a level unseen in fitting gives an all-zero row for
+    its column and a warning, a missing or infinite number unseen in fitting an error.
 
     Parameters
     ----------
     max_levels : int, default=1000
-        A text column with more distinct values (an ID, free text) is refused, naming it.
+        A text column with more distinct values (an ID, free text) is refused.
     numeric_missing : {"error", "indicator"}, default="error"
-        A missing numeric value is an error that counts them per column, or (``"indicator"``)
-        takes the column's smallest value (0 once min-max scaled) with a ``column=<missing>``
-        0/1 column after the numeric columns. Missing or infinite numbers in data to encode
-        where the fitted data had none are an error.
+        A missing number is an error, or takes the column's smallest value with a 0/1
+        ``column=<missing>`` indicator column.
 
     Attributes
     ----------
-    feature_names_in_ : ndarray of str of shape (n_features_in_,)
-        The encoded columns, in order.
-    n_features_in_ : int
-        Their number.
-    numeric_columns_ : list of str
-        The columns used as numbers.
-    indicator_columns_ : list of str
-        The numeric columns that get a ``column=<missing>`` indicator.
-    levels_ : dict
-        Text column → its levels in output order (``"<missing>"`` last when a value was
-        missing in fitting).
+    feature_names_in_, n_features_in_ : ndarray of str of shape (n_features_in_,), int
+        The encoded columns and their number.
+    numeric_columns_, indicator_columns_ : list of str
+        The columns used as numbers, and those with a ``column=<missing>`` indicator.
+    levels_ : dict of str to list
+        Text column → its levels in output order (``"<missing>"`` last).
     n_features_out_ : int
         The width of the encoded array.
-    fill_ : dict
-        Numeric column with an indicator → the value its missing numbers take.
-    lengths_ : list of int
-        Rows of every partition of the fitted frame (one entry for pandas).
-    summary_ : TableSummary
-        The pass's findings (levels with counts, ranges, missing values).
+    fill_ : dict of str to float
+        Indicator column → the value its missing numbers take.
+    lengths_, summary_ : list of int, TableSummary
+        Rows of every partition of the fitted frame, and the pass's findings.
 
     Notes
     -----
-    ``fit`` reads a dask DataFrame once; ``fit_transform`` reuses that pass's partition
-    lengths, so the encoded array has known chunk sizes at no further pass. ``transform`` of
-    another dask DataFrame counts its rows first (one pass that reads them) unless
-    ``lengths=`` are given. The encoding runs on the workers, block by block: the table is
-    never collected on the client.
+    ``fit`` reads a dask DataFrame once, and ``fit_transform`` reuses that pass's partition
+    lengths; ``transform`` of another dask DataFrame counts its rows first unless ``lengths=``
+    are given. Encoding runs on the workers, block by block.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> enc = TableEncoder().fit(pd.DataFrame({"age": [30, 40], "job": ["nurse", None]}))
+    >>> list(enc.get_feature_names_out())
+    ['age', 'job=nurse', 'job=<missing>']
+    >>> enc.transform(pd.DataFrame({"age": [35], "job": ["nurse"]}))
+    array([[35.,  1.,  0.]])
     """
 
     def __init__(self, max_levels: int = 1000, numeric_missing: str = "error") -> None:
         self.max_levels = max_levels
         self.numeric_missing = numeric_missing
 
-    # -- fitting --------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None) -> TableEncoder:
         """Learn the levels and ranges of every column of ``X`` in one pass.
 
         Parameters
         ----------
         X : pandas or dask DataFrame
-            The table.
         y : None, default=None
-            Ignored (present for the scikit-learn API).
+            Not used (the scikit-learn API).
 
         Returns
         -------
         self : TableEncoder
-            The fitted encoder.
-
-        Raises
-        ------
-        ValueError
-            Bad parameters, no columns or rows, a text column with more than
-            ``max_levels`` values, missing numbers with ``numeric_missing="error"``,
-            infinite numbers, or columns of dates or durations.
-        TypeError
-            ``X`` is not a DataFrame, or a text column mixes types.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> from daskfair import TableEncoder
-        >>> table = pd.DataFrame({"age": [30, 40, 50], "job": ["nurse", None, "clerk"]})
-        >>> list(TableEncoder().fit(table).get_feature_names_out())
-        ['age', 'job=clerk', 'job=nurse', 'job=<missing>']
         """
         self._check_params()
         columns = self._columns(X)
         return self.fit_summary(summarize(X, columns, limit=self.max_levels), columns)
 
     def fit_summary(self, summary: TableSummary, columns: Sequence[str]) -> TableEncoder:
-        """Fit from a pass already made.
-
-        The command line summarises the label and the groups in the same pass.
+        """Fit from a pass already made (:func:`summarize`).
 
         Parameters
         ----------
         summary : TableSummary
-            The pass's summary (:func:`daskfair.tables.summarize`).
         columns : sequence of str
             The columns to encode.
 
         Returns
         -------
         self : TableEncoder
-            The fitted encoder.
 
-        Raises
-        ------
-        ValueError, TypeError
-            As for :meth:`fit`.
         """
         self._check_params()
         columns = [str(c) for c in columns]
@@ -314,16 +272,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if infinite:
             raise ValueError(f"numeric column(s) with infinite values {infinite} (column: "
                              "rows); drop or clip those rows first.")
+        levels = {c: _sorted_levels(c, list(s.counts)) + ([MISSING] if s.n_missing else [])
+                  for c, s in cols.items() if s.text}
         self.feature_names_in_ = np.asarray(columns, dtype=object)
         self.n_features_in_ = len(columns)
         self.numeric_columns_ = [c for c in columns if not cols[c].text]
         self.indicator_columns_ = [c for c in self.numeric_columns_ if cols[c].n_missing]
         self.fill_ = {c: float(np.nan_to_num(cols[c].low)) for c in self.indicator_columns_}
-        self.levels_ = {}
-        for c in columns:
-            if cols[c].text:
-                levels = _sorted_levels(c, list(cols[c].counts))
-                self.levels_[c] = levels + ([MISSING] if cols[c].n_missing else [])
+        self.levels_ = levels
         self.n_features_out_ = (len(self.numeric_columns_) + len(self.indicator_columns_)
                                 + sum(map(len, self.levels_.values())))
         self.lengths_ = list(summary.lengths)
@@ -349,22 +305,17 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         check_encodable(X)
         return [str(c) for c in X.columns]
 
-    # -- output ---------------------------------------------------------------------------
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-        """The names of the encoded columns.
-
-        ``column`` for numeric columns, ``column=<missing>`` for their indicators,
-        ``column=level`` for text columns.
+        """Names of the encoded columns: ``column``, ``column=<missing>``, ``column=level``.
 
         Parameters
         ----------
         input_features : None, default=None
-            Ignored (present for the scikit-learn API).
+            Not used (the scikit-learn API).
 
         Returns
         -------
-        ndarray of str
-            One name per encoded column, in order.
+        ndarray of str of shape (n_features_out_,)
         """
         names = list(self.numeric_columns_)
         names += [f"{c}={MISSING}" for c in self.indicator_columns_]
@@ -397,25 +348,6 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray or dask array of shape (n_rows, n_features_out_)
-            The encoded rows, float64.
-
-        Raises
-        ------
-        ValueError
-            A fitted column is missing, or numbers are missing or infinite where the fitted
-            data had none.
-
-        See Also
-        --------
-        transform_partitions : Encode delayed partitions of known lengths.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> from daskfair import TableEncoder
-        >>> enc = TableEncoder().fit(pd.DataFrame({"age": [30, 40], "job": ["nurse", "clerk"]}))
-        >>> enc.transform(pd.DataFrame({"age": [35], "job": ["nurse"]}))
-        array([[35.,  0.,  1.]])
         """
         check_columns(X, list(self.feature_names_in_), "the table to encode")
         plan = self._plan()
@@ -427,21 +359,18 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     def transform_partitions(self, parts: Sequence[Any], lengths: Sequence[int], *,
                              chunk_rows: int | None = None) -> Any:
-        """Encode delayed partitions whose lengths are known (the pass's).
+        """Encode delayed partitions whose lengths are known.
 
         Parameters
         ----------
         parts : sequence of dask.delayed.Delayed
-            The partitions (:func:`daskfair._frames.partitions`).
         lengths : sequence of int
             Rows of each partition.
-        chunk_rows : int, default=None
-            Largest block of the dask array (None: one block per partition).
+        chunk_rows : as in :meth:`transform`.
 
         Returns
         -------
         dask.array.Array of shape (sum(lengths), n_features_out_)
-            The encoded rows, float64, lazy.
         """
         return partition_array(parts, lengths, self._plan().encode, dtype=np.float64,
                                width=self.n_features_out_, chunk_rows=chunk_rows)
@@ -452,16 +381,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : pandas or dask DataFrame
-            The table.
         y : None, default=None
-            Ignored (present for the scikit-learn API).
+            Not used (the scikit-learn API).
         **fit_params
             ``chunk_rows``: as in :meth:`transform`.
 
         Returns
         -------
         ndarray or dask array of shape (n_rows, n_features_out_)
-            The encoded rows, float64 (lazy, with known chunks, for dask).
         """
         self._check_params()
         columns = self._columns(X)
@@ -472,16 +399,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         return self.transform_partitions(parts, self.lengths_,
                                          chunk_rows=fit_params.get("chunk_rows"))
 
-    # -- storage ----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The fitted encoding as JSON-able data.
-
-        A run stores it: new rows are encoded as the training rows were.
+        """The fitted encoding as JSON-able data (what :meth:`from_dict` takes).
 
         Returns
         -------
         dict
-            What :meth:`from_dict` takes.
         """
         return {"max_levels": int(self.max_levels), "numeric_missing": self.numeric_missing,
                 "columns": [str(c) for c in self.feature_names_in_],
@@ -493,7 +416,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     @classmethod
     def from_dict(cls, spec: dict[str, Any]) -> TableEncoder:
-        """The encoder :meth:`to_dict` described, fitted (no data needed).
+        """The fitted encoder a :meth:`to_dict` result describes.
 
         Parameters
         ----------
@@ -503,7 +426,6 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Returns
         -------
         TableEncoder
-            The fitted encoder.
         """
         enc = cls(max_levels=spec["max_levels"], numeric_missing=spec["numeric_missing"])
         enc.feature_names_in_ = np.asarray(spec["columns"], dtype=object)
@@ -525,15 +447,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
 
 def check_encodable(X: Any) -> None:
-    """Refuse columns of dates, durations, periods or intervals.
-
-    As levels they would not survive being stored as JSON (nor mean much one-hot), and no
-    number is implied.
+    """Refuse columns of dates, durations, periods or intervals (neither numbers nor levels).
 
     Parameters
     ----------
     X : pandas or dask DataFrame
-        The table.
 
     Raises
     ------
@@ -563,11 +481,9 @@ def text_columns(X: Any) -> list[str]:
     Parameters
     ----------
     X : pandas or dask DataFrame
-        The table.
 
     Returns
     -------
     list of str
-        The text, categorical and object columns.
     """
     return [str(c) for c, t in X.dtypes.items() if is_text(t)]

@@ -1,9 +1,4 @@
-"""Tables as users keep them, read lazily with ``dask.dataframe``: CSV files or globs
-(optionally gzipped), Parquet files, directories (hive partitions included) or globs.
-
-Nothing is read here but the schema (and, for CSV, a sample to infer the column types): the
-rows stay where they are until a pass over the partitions reads them on the workers.
-"""
+"""Tables (CSV, Parquet, directories, globs) read lazily with ``dask.dataframe``."""
 
 from __future__ import annotations
 
@@ -44,7 +39,6 @@ def is_table_path(path: str | os.PathLike[str]) -> bool:
     Returns
     -------
     bool
-        Whether it names a table.
     """
     text = str(path)
     if _GLOB & set(text):
@@ -73,38 +67,27 @@ def read_table(path: str | os.PathLike[str], *, blocksize: str | int = "64MB") -
     Parameters
     ----------
     path : path-like
-        A CSV file (``.csv``, ``.tsv``, ``.txt``, optionally ``.gz``/``.bz2``/``.xz``), a
-        Parquet file (``.parquet``, ``.pq``), a Parquet directory (as Spark, dask and pyarrow
-        write them; hive partition columns such as ``year=1994/`` become columns), or a glob
-        of either kind (``"exports/*.csv.gz"``, ``"data/part-*.parquet"``).
+        A CSV file (``.csv``, ``.tsv``, ``.txt``, optionally ``.gz``/``.bz2``/``.xz``), a Parquet
+        file or directory (hive partitions become columns), or a glob of either kind.
     blocksize : str or int, default="64MB"
-        Bytes of uncompressed CSV per partition (compressed files are one partition each:
-        they cannot be split).
+        Bytes of uncompressed CSV per partition (a compressed file is one partition).
 
     Returns
     -------
     dask.dataframe.DataFrame
-        The table, lazily (only the schema, and for CSV a sample, is read).
 
     Raises
     ------
     FileNotFoundError
         Nothing at ``path``, or a glob that matches no file.
     ValueError
-        An unknown format, files of several formats in one glob, a zarr store, or a file
-        that cannot be read as a table.
+        An unknown or mixed format, a zarr store, or a file that is not a readable table.
     ImportError
         Parquet without pyarrow (``pip install 'daskfair[parquet]'``).
-
-    See Also
-    --------
-    is_table_path : Whether a path names what this reads.
-    TableEncoder : Encode the table's text columns.
 
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from daskfair import read_table
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "people.csv"
     >>> _ = path.write_text("age,job\\n30,nurse\\n40,\\n")
     >>> table = read_table(path)  # lazy: nothing is read yet

@@ -1,10 +1,4 @@
-"""The one pass over a table: every column's levels or range, missing values, and the
-partition lengths.
-
-:func:`partition_summary` is the block function (a worker runs it on the partition it read);
-:func:`merge_summaries` adds the summaries up on the client. A column with more distinct
-values than the limit (an ID, free text) stops counting them, so a summary stays small.
-"""
+"""The one pass over a table: every column's levels or range, missing values, lengths."""
 
 from __future__ import annotations
 
@@ -29,23 +23,20 @@ def is_text(dtype: Any) -> bool:
 class ColumnSummary:
     """What one pass learns of a column.
 
-    Parameters
+    Attributes
     ----------
     text : bool
         One-hot encoded (text, categorical, object) rather than used as a number.
-    n_missing : int, default=0
-        Missing values.
-    n_infinite : int, default=0
-        Numeric columns: ±inf values.
+    n_missing, n_infinite : int, default=0
+        Missing values, and a numeric column's ±inf values.
     low, high : float, default=nan
         Numeric columns: the smallest and largest finite value (NaN when there is none).
     counts : dict or None, default={}
-        Value → rows, missing values left out; None once more than the limit of distinct
-        values was seen.
+        Value → rows, missing values left out; None beyond the limit of distinct values.
     n_distinct : int, default=0
         Distinct values seen (a lower bound when ``counts`` is None).
     types : set of str, default=set()
-        Python types of a text column's values (more than one: mixed types).
+        Python types of a text column's values.
     """
 
     text: bool
@@ -69,9 +60,9 @@ class ColumnSummary:
 
 @dataclass
 class TableSummary:
-    """The merged summary: every column's, and the length of every partition.
+    """The merged summary of a table.
 
-    Parameters
+    Attributes
     ----------
     columns : dict of str to ColumnSummary
         Every column's summary, by name.
@@ -96,24 +87,16 @@ def _count_values(values: pd.Series, limit: int) -> tuple[dict[Any, int] | None,
         counts.index = counts.index.astype(object)
     if len(counts) > limit:
         return None, len(counts)
-    return {_plain(k): int(v) for k, v in counts.items()}, len(counts)
-
-
-def _plain(value: Any) -> Any:
-    """A numpy scalar as the Python scalar it holds."""
-    return value.item() if isinstance(value, np.generic) else value
+    plain = {k.item() if isinstance(k, np.generic) else k: int(v) for k, v in counts.items()}
+    return plain, len(counts)
 
 
 def partition_summary(df: pd.DataFrame, columns: Sequence[str], *, limit: int,
                       counted: Iterable[str] = (),
                       text: Iterable[str] | None = None) -> dict[str, Any]:
-    """Block function: one partition's length and each column's :class:`ColumnSummary`.
-
-    ``limit`` caps the distinct values counted per column; ``counted`` names numeric columns
-    whose values are counted too (the label and the groups); ``text`` the columns that are
-    text by the table's schema (None: by this partition's types — a partition may differ,
-    an empty one above all).
-    """
+    """Block function: one partition's length and each column's :class:`ColumnSummary`;
+    ``counted`` numeric columns have their values counted too, ``text`` (None: by this
+    partition's types) are the text columns by the table's schema."""
     counted = set(counted)
     text = {c for c in columns if is_text(df[c].dtype)} if text is None else set(text)
     out: dict[str, ColumnSummary] = {}

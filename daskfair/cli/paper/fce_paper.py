@@ -1,9 +1,5 @@
-"""The FCE paper's evaluation protocol on a pool of base clusterings.
-
-The m base clusterings of a pool are split into ``n_subsets`` disjoint consecutive subsets;
-a consensus of each subset is found (one task per subset) and the seven FCE metrics are
-reported as mean ± sample std over the subsets — how the paper prints its FCE rows.
-"""
+"""The FCE paper's evaluation on a pool: a consensus of each of ``n_subsets`` disjoint
+subsets of the base clusterings (one task each), reported as the paper prints its rows."""
 
 from __future__ import annotations
 
@@ -34,13 +30,8 @@ def subset_report(
     n_subsets: int = 10,
     **params: Any,
 ) -> np.ndarray:
-    """FCE report of the consensus of subset ``subset``, plus its iterations and λ2.
-
-    Returns
-    -------
-    ndarray of shape (9,)
-        The seven :data:`~daskfair.metrics.REPORT_COLUMNS`, ``n_iter_``, ``fairness_``.
-    """
+    """The seven ``REPORT_COLUMNS`` of subset ``subset``'s consensus, its ``n_iter_`` and
+    its ``fairness_weight_``: shape (9,)."""
     size = base.shape[1] // n_subsets
     cols = slice(size * subset, size * (subset + 1))
     c = int(np.unique(y).size)
@@ -61,13 +52,7 @@ def pool_rows(
     n_subsets: int = 10,
     key: str = "pool",
 ) -> dict[str, np.ndarray]:
-    """Every variant's per-subset results for one pool, each subset a task.
-
-    Returns
-    -------
-    dict
-        ``{variant: ndarray of shape (n_subsets, 9)}`` (see :func:`subset_report`).
-    """
+    """``{variant: (n_subsets, 9) array of subset_report rows}`` for one pool."""
     pool = client.scatter([base, y, groups], broadcast=True, hash=False)
     futures = {
         (variant, s): client.submit(

@@ -1,16 +1,6 @@
-"""The FKR-F²E paper's classification protocol (Table I): the demo, examples and benchmarks.
-
-One trial: min-max scale the features on the training rows, fit a method on them, predict the
-test rows, report the demographic parity difference (the paper's statistical disparity, its
-eq. 16) and the error. Methods (:data:`METHODS`, each an entry of
-:data:`daskfair.cli.paper.methods.REGISTRY`): FKR-F²E with the paper objective or the
-mean-discrepancy objective, FKRR (Pérez-Suay et al.), unconstrained kernel ridge (FKRR with
-μ = 0) and the constant majority-class predictor, always reported since its disparity is 0
-(docs/design.md#fkr-ridge-thresholds-and-metrics). The ridge penalty is grid-searched on the
-training rows as the paper did (``relative_alpha="grid"``); a number fixes it instead.
-:data:`CV_METHOD` (not one of the paper's methods) is :class:`~daskfair.FairKernelClassifierCV`
-with the same kernel, choosing its model on the training rows under a bound of .01.
-"""
+"""The FKR-F²E paper's Table I protocol: scale on the training rows, fit a method, report the
+test rows' demographic parity difference (the paper's eq. 16) and error. :data:`CV_METHOD`
+adds :class:`~daskfair.FairKernelClassifierCV` under a bound of .01."""
 
 from __future__ import annotations
 
@@ -91,42 +81,11 @@ def run_method(
     n_landmarks: int = 1000,
     random_state: Any = 0,
 ) -> dict[str, float]:
-    """Fit ``method`` on the training rows and score the others.
-
-    Parameters
-    ----------
-    method : str
-        One of :data:`METHODS`, or :data:`CV_METHOD`.
-    X : ndarray of shape (n_samples, n_features)
-        Unscaled features (scaled here on the training rows).
-    y : ndarray of shape (n_samples,)
-        0/1 labels.
-    s : ndarray of shape (n_samples,)
-        Group codes.
-    train : ndarray of int
-        Training row indices; every other row is a test row.
-    kernel : dict
-        ``kernel`` name and parameters (see :data:`PAPER_KERNELS`).
-    n_fair_features : int, default=None
-        FKR-F²E's k; None: n_train / 250 as in the paper.
-    fairness_weight : float, default=None
-        FKR-F²E's γ of the mean-discrepancy objective (None: the exact constraint).
-    fkrr_fairness_weight : float, default=1.0
-        FKRR's fairness penalty μ.
-    relative_alpha : float or "grid", default=1e-4
-        Relative ridge penalty of every kernel method, or "grid": chosen on the training
-        rows from the paper's grid (:data:`PAPER_RIDGE_PENALTIES`; each γ fitted on 80 % of
-        the training rows and scored on the other 20 %).
-    n_landmarks : int, default=1000
-        Nyström landmarks; a training set no larger than this is fitted exactly.
-    random_state : int, default=0
-        Landmark seed.
-
-    Returns
-    -------
-    dict
-        ``disparity`` and ``error`` on the test rows, and the ``relative_alpha`` used.
-    """
+    """Fit ``method`` (one of :data:`METHODS` or :data:`CV_METHOD`) on the ``train`` rows of
+    ``X`` (unscaled: min-max scaled here on those rows), 0/1 labels ``y`` and groups ``s``;
+    score every other row. ``relative_alpha="grid"`` chooses it on the training rows from
+    the paper's grid (80/20 within them); a training set of at most ``n_landmarks`` rows is
+    fitted exactly. Returns ``disparity``, ``error`` and the ``relative_alpha`` used."""
     if method not in _ENTRIES:
         raise ValueError(f"unknown method {method!r}; choose one of {tuple(_ENTRIES)}.")
     y = np.asarray(y).astype(int)

@@ -1,12 +1,6 @@
-"""FKR-F²E and the methods it is compared with: one entry per method.
-
-The ``fkr`` job (:mod:`daskfair.cli.fkr_job`) and the FKR-F²E paper's protocol
-(:func:`daskfair.cli.paper.fkr_paper.run_method`) build every model through
-:data:`REGISTRY` from one mapping of library parameters (``kernel``, ``gammas``,
-``relative_alpha``, ``n_fair_features``, …): each estimator takes the entries its signature
-has. Every method is scored by :func:`score`: the demographic parity difference and the error
-for 0/1 labels, the gap between the groups' mean predictions and the RMSE otherwise.
-"""
+"""FKR-F²E and the methods it is compared with, one :data:`REGISTRY` entry each: the ``fkr``
+job and the paper's protocol build every model from one mapping of library parameters, each
+estimator taking the entries its signature has."""
 
 from __future__ import annotations
 
@@ -42,24 +36,10 @@ def _first(gammas: Any) -> Any:
 
 @dataclass(frozen=True)
 class Method:
-    """One method: its estimator, its row's label, how it classifies.
-
-    Attributes
-    ----------
-    name : str
-        Its key in :data:`REGISTRY`.
-    estimator : callable or None
-        ``estimator(classify)``: the estimator class; None for the constant predictor, which
-        has no model (:func:`constant_from_labels`, :func:`constant_from_moments`).
-    label : callable
-        ``label(params, classify)``: the method's row in the command line's table.
-    fixed : callable
-        ``fixed(params)``: the parameters the method sets itself, over ``params``.
-    baseline : bool
-        A baseline that the ``fkr`` job fits next to the fair model.
-    threshold : float or None
-        Cut of its regression output to a class; None when the estimator classifies itself.
-    """
+    """One method: ``estimator(classify)`` its class (None: the constant predictor),
+    ``label(params, classify)`` its row's name, ``fixed(params)`` the parameters it sets
+    itself, ``baseline`` fitted next to the fair model by the ``fkr`` job, ``threshold`` the
+    cut of its regression output to a class (None: it classifies itself)."""
 
     name: str
     estimator: Callable[[bool], type] | None
@@ -110,24 +90,14 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
 
 
 def constant_from_labels(y: Any, *, classify: bool) -> float:
-    """The constant predictor fitted on the training labels ``y`` (a numpy array).
-
-    Returns
-    -------
-    float
-        The majority class of 0/1 labels (the smaller on a tie), or the mean label.
-    """
+    """The majority class of 0/1 labels (the smaller on a tie), or the mean label."""
     if classify:
         return float(np.bincount(np.asarray(y).astype(np.int64)).argmax())
     return float(np.mean(y))
 
 
 def constant_from_moments(moments: Any, *, classify: bool) -> float:
-    """The constant predictor from moments a fit already summed (no pass of its own).
-
-    ``moments`` are a CV estimator's ``moments_[i]``: their per-cell class and row counts
-    give the majority class, their label sum and row count the mean.
-    """
+    """:func:`constant_from_labels` from a CV estimator's ``moments_[i]`` (no pass)."""
     if classify:
         return float(np.argmax(np.bincount(moments.cell_label, weights=moments.counts,
                                            minlength=2)))
@@ -142,11 +112,8 @@ def predict_classes(method: Method, est: Any, X: Any) -> Any:
 
 
 def score(pred: Any, y: Any, s: Any, *, classify: bool) -> dict[str, float]:
-    """What every method reports on the test rows: ``{"disparity": ..., "error": ...}``.
-
-    For 0/1 labels the demographic parity difference of the predictions and their error
-    rate; for a continuous label the gap between the groups' mean predictions and the RMSE.
-    """
+    """``{"disparity", "error"}`` on the test rows: the demographic parity difference and
+    the error rate of 0/1 labels, or the gap of the groups' mean predictions and the RMSE."""
     if classify:
         return {"disparity": demographic_parity_difference(y, pred, sensitive_features=s),
                 "error": error_rate(y, pred)}
