@@ -1,8 +1,9 @@
 """The package's shape: lines per package, longest functions, import layers, docstring share.
 
-Run from the repository root (or pass ``--root``); prints JSON::
+Prints JSON and writes ``results/code_shape.json``; ``--baseline-checkout DIR`` measures
+another checkout of daskfair beside this one (``git worktree add DIR COMMIT``)::
 
-    python3 benchmarks/code_shape.py [--root DIR] [--top 12]
+    python3 benchmarks/code_shape.py [--top 12] [--baseline-checkout DIR]
 
 Function length counts the lines of a ``def`` (decorators and nested functions included)
 minus its docstring. The docstring share is the lines inside docstrings (module, class and
@@ -115,10 +116,19 @@ def measure(root: Path, top: int = 12) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--baseline-checkout", type=Path)
+    parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
-    print(json.dumps(measure(args.root, args.top), indent=1))
+    result = {"package": measure(Path(__file__).resolve().parents[1], args.top)}
+    if args.baseline_checkout is not None:
+        result["baseline"] = measure(args.baseline_checkout, args.top)
+    if args.no_write:
+        print(json.dumps(result, indent=1))
+        return
+    from _common import write_result
+
+    write_result("code_shape", result)
 
 
 if __name__ == "__main__":

@@ -469,6 +469,20 @@ def ffe_compas_columns(doc: dict[str, Any]) -> Extracted:
     return rows
 
 
+def code_shape(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for key in ("baseline", "package"):
+        if key in doc:
+            s, which = doc[key], "the baseline checkout" if key == "baseline" else "now"
+            rows.append((f"daskfair/ ({which})", [
+                Measure("lines", s["total_lines"], ","),
+                Measure("modules", s["modules"], "d"),
+                Measure("docstring share", s["docstring_share"], ".1%"),
+                Measure("functions > 60 lines / modules > 600", (
+                    s["functions_over_60"], len(s["modules_over_600"])), "d")]))
+    return rows
+
+
 def safairkm_end_to_end(doc: dict[str, Any]) -> Extracted:
     return [(f"{r['setting']}, {r['mode']}, {r['dominance']} filter, sync_every "
              f"{r.get('sync_every', 1)}: fresh process, best of {doc['repeats']}", [
@@ -532,7 +546,7 @@ EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
                             sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn,
                             fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
                             ffe_compas_columns, safairkm_end_to_end, tables_at_scale,
-                            store_kill_points, slurm_end_to_end)
+                            store_kill_points, slurm_end_to_end, code_shape)
 }
 # the same benchmark on Census-KDD alone (its own run: EG takes minutes per bound there)
 EXTRACTORS["fkr_vs_fairlearn_census"] = fkr_vs_fairlearn

@@ -371,9 +371,9 @@ def format_selection(selection: Mapping[str, Any]) -> str:
 def format_fkr_results(summary: Mapping[str, Any]) -> str:
     """Text table of the job's models: test disparity and error."""
     err = "error" if summary["task"] == "classification" else "RMSE"
-    lines = [f"{'method':<40}{'k':>5}{'disparity':>11}{err:>9}{'seconds':>9}", "-" * 74]
+    lines = [f"{'method':<36}{'k':>5}{'disparity':>11}{err:>9}{'seconds':>9}", "-" * 70]
     for r in summary["results"]:
-        lines.append(f"{r['method']:<40}{r['n_fair_features'] or '-':>5}"
+        lines.append(f"{r['method']:<36}{r['n_fair_features'] or '-':>5}"
                      f"{r['disparity']:>11.4f}{r['error']:>9.4f}{r['seconds']:>9.1f}")
     if "selection" in summary:
         lines += ["", format_selection(summary["selection"])]

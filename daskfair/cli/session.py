@@ -120,10 +120,13 @@ def break_lock(args: argparse.Namespace) -> None:
 
 
 def check_store(args: argparse.Namespace, kind: str) -> None:
-    """Refuse a store the job could not write before the data is read (``--break-lock``
-    first): the check that holds is the lease, taken when the run starts."""
+    """Refuse bad group-size flags and a store the job could not write before a cluster
+    starts (``--break-lock`` first); the store check that holds is the lease, taken when the
+    run starts."""
+    from .._groups import check_group_size_params
     from ..store import check_new_store, resume_run
 
+    check_group_size_params(args.min_group_size, args.small_groups)  # before a cluster starts
     break_lock(args)
     if getattr(args, "resume", False):
         resume_run(args.store, kind=kind, params=stored_params(args)).close()

@@ -27,7 +27,7 @@ DATASETS = ("adult", "bank_marketing", "compas", "credit_default", "communities_
 class Dataset:
     """A loaded data set (made by :func:`load_dataset` and :func:`load_mnist_usps`).
 
-    Attributes
+    Parameters
     ----------
     name, description : str
         The data set's name, and one line on its source file and encoding.
@@ -266,7 +266,8 @@ def load_dataset(name: str, data_dir: str | os.PathLike[str] | None = None, *,
     Sensitive attributes, the default first: adult and census_income_kdd "sex", "race";
     bank_marketing "marital"; communities_crime "racepctblack"; compas "race", "sex";
     credit_default "EDUCATION", "SEX"; ffe_credit "education", ffe_crime "minority", ffe_compas
-    "race" (the ffe_ sets with ``splits``); safairkm_adult, safairkm_bank "demograph" (y None).
+    "race" (the ``ffe_*`` sets with ``splits``); safairkm_adult, safairkm_bank "demograph"
+    (y None).
 
     Parameters
     ----------

@@ -67,7 +67,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         Consensus clusters (dask when the input was dask).
     weights_ : ndarray of shape (n_labelings,)
         α, the weights of the base clusterings.
-    objective_ : ndarray of shape (n_iter_,)
+    objective_ : ndarray of shape (n_iter,)
         The objective after every iteration (non-increasing).
     n_iter_ : int
         Iterations made.

@@ -367,7 +367,7 @@ class FairKernelRegressorCV(KernelRegressionMixin, RegressorMixin, _FairKernelCV
     ----------
     cv_results_ : dict of ndarray
         As in FairKernelClassifierCV, without thresholds; ``mean_test_score`` is −RMSE.
-    cv_disparity_, cv_disparity_sem_, cv_error_ : ndarray of shape (n_candidates_, 1)
+    cv_disparity_, cv_disparity_sem_, cv_error_ : ndarray of shape (n_candidates, 1)
         Every candidate's validation gap, its standard error and its RMSE.
 
     See Also

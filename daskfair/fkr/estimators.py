@@ -196,7 +196,7 @@ class FairKernelRegressor(ClassNamePrefixFeaturesOutMixin, RegressorMixin, Trans
         Predictions are ``k(x, L) @ dual_coef_ + intercept_``.
     groups_, merged_groups_ : ndarray of shape (n_groups,) or None, dict of str to int
         The groups in code order (None without them); those merged into "other", with rows.
-    n_features_in_, feature_names_in_ : int, ndarray of str of shape (n_features_in_,)
+    n_features_in_, feature_names_in_ : int, ndarray of str of shape (n_features_in,)
         The features seen by ``fit`` (names from a DataFrame with string column names).
 
     See Also
@@ -267,7 +267,7 @@ class FairKernelRegressor(ClassNamePrefixFeaturesOutMixin, RegressorMixin, Trans
 
         Returns
         -------
-        ndarray or dask array of shape (n_samples, n_fair_features_)
+        ndarray or dask array of shape (n_samples, n_fair_features)
             The fair features, lazy for dask input.
         """
         X = self._check_X(X)

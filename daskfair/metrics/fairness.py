@@ -146,7 +146,7 @@ GROUP_REPORT_COLUMNS = ("rows", "selection_rate", "true_positive_rate",
 class WorstPair:
     """The two groups farthest apart on one rate (made by :func:`group_report`).
 
-    Attributes
+    Parameters
     ----------
     low, high : object
         The groups of lowest and highest rate (the first in group order on a tie).
@@ -164,7 +164,7 @@ class WorstPair:
 class GroupReport:
     """Per-group rates and the worst pairs of groups (made by :func:`group_report`).
 
-    Attributes
+    Parameters
     ----------
     table : pandas.DataFrame
         One row per group (sorted index ``group``), columns :data:`GROUP_REPORT_COLUMNS`; a

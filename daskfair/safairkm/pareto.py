@@ -63,6 +63,8 @@ class ParetoFront:
         Per iteration: ``iteration``, ``n_points``, ``seconds`` since the start.
     params : dict, default={}
         The parameters of the run.
+    _labels, _client : object, default=None
+        Where the label vectors are and the client holding them (read :attr:`labels`).
     """
 
     cost: np.ndarray
@@ -116,7 +118,13 @@ class ParetoFront:
                    list(run.attrs.get("history", [])), run.params, run.read_array("labels"))
 
     def labels_dask(self) -> da.Array:
-        """The label vectors as a dask array of shape (n_points, n_samples), not gathered."""
+        """The label vectors, not gathered.
+
+        Returns
+        -------
+        dask.array.Array of shape (n_points, n_samples)
+            One label vector per point.
+        """
         if isinstance(self._labels, da.Array):
             return self._labels
         return da.from_array(self._labels, chunks=(64, -1))
@@ -145,6 +153,8 @@ class ParetoFront:
             Where to draw (None: a new figure).
         label : str, default="SAfairKM"
             The legend entry.
+        **kwargs
+            Passed to ``ax.plot``.
 
         Returns
         -------

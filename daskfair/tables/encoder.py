@@ -185,7 +185,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    feature_names_in_, n_features_in_ : ndarray of str of shape (n_features_in_,), int
+    feature_names_in_, n_features_in_ : ndarray of str of shape (n_features_in,), int
         The encoded columns and their number.
     numeric_columns_, indicator_columns_ : list of str
         The columns used as numbers, and those with a ``column=<missing>`` indicator.
@@ -315,7 +315,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of str of shape (n_features_out_,)
+        ndarray of str of shape (n_features_out,)
         """
         names = list(self.numeric_columns_)
         names += [f"{c}={MISSING}" for c in self.indicator_columns_]
@@ -347,7 +347,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray or dask array of shape (n_rows, n_features_out_)
+        ndarray or dask array of shape (n_rows, n_features_out)
         """
         check_columns(X, list(self.feature_names_in_), "the table to encode")
         plan = self._plan()
@@ -370,7 +370,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        dask.array.Array of shape (sum(lengths), n_features_out_)
+        dask.array.Array of shape (sum(lengths), n_features_out)
         """
         return partition_array(parts, lengths, self._plan().encode, dtype=np.float64,
                                width=self.n_features_out_, chunk_rows=chunk_rows)
@@ -388,7 +388,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray or dask array of shape (n_rows, n_features_out_)
+        ndarray or dask array of shape (n_rows, n_features_out)
         """
         self._check_params()
         columns = self._columns(X)

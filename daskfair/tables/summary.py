@@ -23,7 +23,7 @@ def is_text(dtype: Any) -> bool:
 class ColumnSummary:
     """What one pass learns of a column.
 
-    Attributes
+    Parameters
     ----------
     text : bool
         One-hot encoded (text, categorical, object) rather than used as a number.
@@ -62,7 +62,7 @@ class ColumnSummary:
 class TableSummary:
     """The merged summary of a table.
 
-    Attributes
+    Parameters
     ----------
     columns : dict of str to ColumnSummary
         Every column's summary, by name.
