@@ -49,7 +49,10 @@ def _flags(parser: argparse.ArgumentParser) -> dict[str, tuple[str, bool]]:
 #: Library calls that errors suggest, and the flag that does the same.
 _CALLS = {"daskfair.store.break_lock(path)": "break_lock", "daskfair.store.break_lock":
           "break_lock"}
-_NAMED = re.compile(r"(?<![\w.])([a-z][a-z0-9_]*)(=(?:'[^']*'|\"[^\"]*\"|[^\s,;)]*))?(?![\w(])")
+# a name, not part of a path, a dotted name, a quoted value or a call
+_NAMED = re.compile(r"(?<![\w./'\"-])([a-z][a-z0-9_]*)"
+                    r"(=(?:'[^']*'|\"[^\"]*\"|\.\.\.|[^\s,;)]*[^\s,;).])?)?"
+                    r"(?![\w(/'\"-]|\.\w)")
 
 
 def as_flags(message: str, parser: argparse.ArgumentParser) -> str:
