@@ -36,6 +36,10 @@ _PUBLIC = {
     "get_client": "runtime",
     "open_run": "store",
     "TableEncoder": "tables",
+    "ColumnScaler": "tables",
+    "save": "models",
+    "load": "models",
+    "predict_table": "models",
     "read_table": "tables",
 }
 

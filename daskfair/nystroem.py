@@ -10,7 +10,7 @@ from typing import Any
 import dask.array as da
 import numpy as np
 
-from ._blocks import align_rows, canonical_rows, numpy_blocks
+from ._blocks import canonical_rows
 from ._random import as_seed_sequence, child_rng
 from ._validation import is_dask
 from .kernels import kernel_block
@@ -176,13 +176,9 @@ class NystroemMap:
         ndarray or dask array of shape (n_samples, k)
         """
         if is_dask(X):
-            # on the canonical row blocks: a row's bits may depend on its block's size
-            (Xc,) = align_rows(X, row_width=len(self.landmarks))
-            out = Xc.map_blocks(_project_block, self.landmarks, self.params, P,
-                                dtype=np.float64, chunks=(Xc.chunks[0], (P.shape[1],)))
-            return out if out.chunks[0] == X.chunks[0] else out.rechunk({0: X.chunks[0]})
-        return np.concatenate([_project_block(b, self.landmarks, self.params, P)
-                               for (b,) in numpy_blocks([X], len(self.landmarks))])
+            return X.map_blocks(_project_block, self.landmarks, self.params, P,
+                                dtype=np.float64, chunks=(X.chunks[0], (P.shape[1],)))
+        return _project_block(np.asarray(X), self.landmarks, self.params, P)
 
     def transform(self, X: np.ndarray | da.Array) -> np.ndarray | da.Array:
         """The features ``Z = k(X, L) T`` (lazy for dask ``X``).
@@ -198,9 +194,23 @@ class NystroemMap:
         return self.project(X, self.whitening)
 
 
+#: Rows of every kernel block a projection computes. One shape for every block (the last
+#: padded with zero rows) makes a row's result the same bits whatever block, partition or
+#: position it is in (docs/design.md#saved-models; tests/test_models.py checks it).
+PROJECT_ROWS = 256
+
+
 def _project_block(X: np.ndarray, landmarks: np.ndarray, params: dict[str, Any],
                    P: np.ndarray) -> np.ndarray:
-    return kernel_block(X, landmarks, params) @ P
+    """``k(X, L) @ P``, in blocks of :data:`PROJECT_ROWS` rows."""
+    n, R = len(X), PROJECT_ROWS
+    out = np.empty((n, P.shape[1]), dtype=np.float64)
+    for lo in range(0, n, R):
+        part = X[lo:lo + R]
+        if len(part) < R:
+            part = np.concatenate([part, np.zeros((R - len(part), X.shape[1]), X.dtype)])
+        out[lo:lo + R] = (kernel_block(part, landmarks, params) @ P)[:n - lo]
+    return out
 
 
 def fit_nystroem(X: np.ndarray | da.Array, params: dict[str, Any], *, n_landmarks: int,

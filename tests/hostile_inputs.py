@@ -42,9 +42,12 @@ from daskfair import (
     FairKernelRidge,
     SAFairKMeans,
     base_clusterings,
+    load,
+    make_fair_regression,
     pareto_front,
 )
 from daskfair.cli.inputs import load_input
+from daskfair.models import UnsafeModelError
 from daskfair.store import (
     STORE_FORMAT,
     CorruptStoreError,
@@ -403,6 +406,7 @@ ENTRY_POINTS: dict[str, Callable[..., Any]] = {
     "Run.read_array": _read_array,
     "Run.write_array": _write_array,
     "load_input": lambda **kw: load_input(**kw),
+    "load": lambda **kw: load(**kw),
 }
 
 NEEDS_CLIENT = {"pareto_front", "base_clusterings"}
@@ -515,6 +519,40 @@ def _damaged(c: Context, how: str) -> Path:
     chunk = path / "x" / "c" / "1"
     data = chunk.read_bytes()
     chunk.write_bytes(data[:-5] if how == "truncate" else data[:-1] + bytes([data[-1] ^ 1]))
+    return path
+
+
+def _model_store(c: Context, how: str) -> Path:
+    """A store that daskfair.load must refuse, ``how`` says why."""
+    from daskfair.models import save, write_model
+
+    X, y, s = (np.asarray(a) for a in make_fair_regression(60, 3, random_state=0))
+    model = FairKernelRegressor(n_landmarks=10, random_state=0).fit(X, y, sensitive_features=s)
+    path = c.tmp / "model.zarr"
+    if how == "flip":
+        save(model, path)
+        chunk = next(p for p in (path / "model" / "dual_coef_").rglob("*")
+                     if p.is_file() and p.name != "zarr.json")
+        data = chunk.read_bytes()
+        chunk.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+        return path
+    kind = "safairkm" if how == "front" else "model"
+    run = create_run(path, kind=kind)
+    if how == "names-code":
+        run.set_attrs(model={"~": "estimator", "class": "os.system",
+                             "params": {"~": "dict", "items": []},
+                             "state": {"~": "dict", "items": []}})
+    elif how == "pickle":
+        run.set_attrs(model={"~": "pickle", "data": "gASVAAAA"})
+    elif how == "missing":
+        write_model(run, model)
+        run.group.__delitem__("model/coef_")
+    elif how == "front":
+        for name, values in (("cost", [1.0, 2.0, 3.0]), ("balance", [0.1, 0.5, 0.9]),
+                             ("labels", np.zeros((3, 4), dtype=np.int64)),
+                             ("centers", np.zeros((3, 2, 1)))):
+            run.write_array(name, np.asarray(values))
+    run.mark_complete()
     return path
 
 
@@ -1207,16 +1245,16 @@ case("error-rate-unknown-chunks", "error_rate", "unknown chunk sizes",
 # run stores
 STORE_FILE = {"backends": ("file",)}
 case("store-other-format", "open_run", "zarr store from another version",
-     "a run written in a future store format (4)",
+     "a run written in a future store format (5)",
      lambda c: {"path": _run(c, format=FUTURE)}, OTHER_FORMAT,
      "rerun with this version, or read it with the version that wrote it", **STORE_FILE)
 case("store-other-format-resume", "resume_run", "zarr store from another version",
-     "resume a run written in a future store format (4)",
+     "resume a run written in a future store format (5)",
      lambda c: {"path": _run(c, format=FUTURE, complete=False), "kind": "fce",
                 "params": {"n_clusters": 3}}, OTHER_FORMAT,
      "rerun with this version", **STORE_FILE)
 case("store-earlier-format", "open_run", "zarr store from another version",
-     "a run of format 2 (its parameters under the keys since renamed)",
+     "a run of format 3 (its model as loose arrays, before saved models)",
      lambda c: {"path": _run(c, format=EARLIER)},
      err(StoreError, rf"format {EARLIER} .*reads format {STORE_FORMAT} only"),
      "rerun with this version, or read it with the version that wrote it", **STORE_FILE)
@@ -1344,6 +1382,45 @@ case("store-break-live-lock", "break_lock", "store in use",
      lambda c: {"path": _locked(c, alive=True)},
      err(StoreLockedError, r"not breaking the lock.*holder is alive"),
      "wait for that run to finish, or stop it first", **STORE_FILE)
+
+# saved models: daskfair.load never runs what a store names (issue 37)
+MODEL_FILE = {"backends": ("file",)}
+case("model-names-code", "load", "store that names code",
+     "a complete, consistent store whose model names os.system as its class",
+     lambda c: {"path": _model_store(c, "names-code")},
+     err(UnsafeModelError, r"names 'os.system', which is not a class daskfair saves.*refused "
+                           r"unread"),
+     "load only what daskfair.save wrote; nothing is imported or run", **MODEL_FILE)
+case("model-pickle-node", "load", "store that names code",
+     "a store whose model is a pickle in a node of its own kind",
+     lambda c: {"path": _model_store(c, "pickle")},
+     err(UnsafeModelError, r"node of unknown kind 'pickle'"),
+     "load only what daskfair.save wrote", **MODEL_FILE)
+case("model-altered-array", "load", "corrupt store",
+     "a saved model with one byte of its dual coefficients changed",
+     lambda c: {"path": _model_store(c, "flip")},
+     err(CorruptStoreError, r"array 'model/dual_coef_' has other contents than were written"),
+     "restore it from a backup, or save the model again", **MODEL_FILE)
+case("model-missing-array", "load", "half-written store",
+     "a store whose model refers to an array it never held",
+     lambda c: {"path": _model_store(c, "missing")},
+     err(StoreError, r"refers to the array 'model/coef_', which the store does not hold"),
+     "save the model again", **MODEL_FILE)
+case("model-absent", "load", "store without a model",
+     "a finished run of kind model with no model in it",
+     lambda c: {"path": _model_store(c, "absent")},
+     err(StoreError, r"holds a model run with no model in it"), "save the model again",
+     **MODEL_FILE)
+case("model-other-kind", "load", "store without a model",
+     "an FCE run (a clustering of its own rows, no model for new ones)",
+     lambda c: {"path": _run(c)},
+     err(StoreError, r"holds a 'fce' run, which has no model for new rows"),
+     "load a saved model or an fkr/safairkm run", **MODEL_FILE)
+case("model-front-no-point", "load", "store without a model",
+     "a SAfairKM front loaded without choosing a point",
+     lambda c: {"path": _model_store(c, "front")},
+     err(ValueError, r"front has 3 points .*choose one with front_point="),
+     "choose a point with front_point= or balance=", **MODEL_FILE)
 
 # load_input: the command line's --input
 

@@ -21,6 +21,7 @@ PACKAGE = ROOT / "daskfair"
 #: (layer, its units): a unit is a folder of daskfair/ or a top-level module.
 LAYERS = [
     ("cli", {"cli"}),
+    ("models", {"models"}),
     ("methods", {"fkr", "safairkm", "ensemble"}),
     ("runtime", {"runtime"}),
     ("data", {"tables", "store", "datasets", "metrics"}),

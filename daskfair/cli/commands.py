@@ -99,6 +99,29 @@ def cmd_fce(args: argparse.Namespace) -> int:
                    else lambda: load_data(args, need_label=False))
 
 
+def cmd_predict(args: argparse.Namespace) -> int:
+    from ..models import load, predict_table
+    from ..models.scoring import check_prediction
+    from ..progress import show_progress
+    from .session import announce
+
+    model = load(args.store, **params_for(args, load))
+    keep = list(args.keep or ())
+    # refused before a cluster starts
+    check_prediction(model, args.input, args.output, keep=keep, overwrite=args.overwrite)
+    with client_for(args) as client, show_progress(not args.no_progress):
+        announce(client)
+        report = predict_table(model, args.input, args.output, keep=keep,
+                               overwrite=args.overwrite)
+    print(f"\n{report['rows']:,} rows predicted in {report['partitions']} partitions: "
+          f"{', '.join(report['columns'])}")
+    for column, n in report["unseen"].items():
+        print(f"  {n:,} rows have a level of {column!r} the model never saw: encoded as "
+              "all zeros for that column (as if the column were missing)")
+    print(f"\nwritten to {report['output']}")
+    return 0
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from .show import show_run
 
@@ -156,6 +179,6 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo, "fkr": cmd_fkr, "safairkm": cmd_safairkm, "fce": cmd_fce,
-    "show": cmd_show, "plot": cmd_plot, "datasets": cmd_datasets,
+    "predict": cmd_predict, "show": cmd_show, "plot": cmd_plot, "datasets": cmd_datasets,
 }
 

@@ -4,6 +4,7 @@ number; features are min-max scaled on the training rows' range (a table's from 
 
 from __future__ import annotations
 
+import copy
 import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +18,7 @@ import numpy as np
 from .._validation import is_dask
 from ..fkr.frontier import GRID_OF
 from ..fkr.statistics import fold_of
+from ..models import write_model
 from ..store import Run
 from .inputs import JobData, to_dask
 from .paper.methods import (
@@ -26,7 +28,7 @@ from .paper.methods import (
     constant_from_moments,
     score,
 )
-from .results import numpy_of, store_encoder
+from .results import numpy_of
 
 __all__ = ["fkr_job", "format_fkr_results"]
 
@@ -232,25 +234,27 @@ def _predict_all(models: list[Any], X: Any, classify: bool, constant: float) -> 
     return np.column_stack([*cols, np.full(len(cols[0]), constant)])
 
 
+def _pipeline(est: Any, rows: _Rows, data: JobData, classes: np.ndarray | None) -> Any:
+    """What predicts new rows as the test rows were: the encoder, the scaling, the model."""
+    from sklearn.pipeline import Pipeline
+
+    from ..tables import ColumnScaler
+
+    if classes is not None:  # fitted on y == classes[1]: predict the table's own labels
+        est = copy.copy(est)
+        est.classes_ = np.asarray(classes)
+    steps = [] if data.encoder is None else [("encode", data.encoder)]
+    steps += [("scale", ColumnScaler.from_values(rows.lo, rows.span)), ("model", est)]
+    return Pipeline(steps)
+
+
 def _store_model(run: Run, est: Any, pred: Any, rows: _Rows, classes: np.ndarray | None,
                  data: JobData) -> None:
-    """The model, its test predictions, and what new rows need to be predicted as these
-    were: the scaling and, for a table, its encoder (``TableEncoder.from_dict``)."""
-    run.write_array("model/landmarks", est.feature_map_.landmarks)
-    run.write_array("model/scale_low", np.asarray(rows.lo, dtype=np.float64))
-    run.write_array("model/scale_span", np.asarray(rows.span, dtype=np.float64))
-    store_encoder(run, data)
-    run.write_array("model/dual_coef", est.dual_coef_)
-    if hasattr(est, "projection_"):
-        run.write_array("model/projection", est.projection_)
+    """The model with its encoder and scaling (``daskfair.load``) and its test predictions."""
+    write_model(run, _pipeline(est, rows, data, classes))
     run.write_array("predictions/test", da.asarray(pred).astype(np.float64))
     run.write_array("predictions/test_rows", rows.test)
-    run.set_attrs(model={"estimator": type(est).__name__,
-                         "intercept": float(est.intercept_),
-                         "threshold": getattr(est, "threshold_", None),
-                         "kernel": dict(est.feature_map_.params),
-                         "n_fair_features": getattr(est, "n_fair_features_", None),
-                         "classes": None if classes is None else classes.tolist()})
+    run.set_attrs(classes=None if classes is None else classes.tolist())
 
 
 def _best_error(est: Any) -> float:

@@ -362,13 +362,15 @@ def _load(dataset: str | None, path: Any, label: str | None, sensitive: Any,
     if sensitive_attribute is not None:
         raise ValueError("--sensitive-attribute applies to named data sets; for a file name "
                          "the column with --sensitive.")
-    if is_table_path(path):
-        return table_data(read_table(os.fspath(path)), label, sensitive, features, need_label,
-                          encode, max_levels=max_levels, numeric_missing=numeric_missing,
-                          chunk_rows=chunk_rows, task=task, name=os.fspath(path))
-    p = Path(path)
+    given = os.fspath(path)
+    if is_table_path(given):  # read by an absolute path: what a worker reads, from any folder
+        return table_data(read_table(os.path.abspath(given)), label, sensitive, features,
+                          need_label, encode, max_levels=max_levels,
+                          numeric_missing=numeric_missing, chunk_rows=chunk_rows, task=task,
+                          name=given)
+    p = Path(path).absolute()
     if not p.exists():
-        raise FileNotFoundError(f"input {p} does not exist.")
+        raise FileNotFoundError(f"input {given} does not exist.")
     if p.is_dir():
         several = _sensitive_columns(sensitive)
         if several is not None and len(several) > 1:

@@ -74,6 +74,18 @@ example:
   daskfair fce --dataset adult --n-clusters 2 --n-runs 20 --methods kmeans spectral --store a.zarr
 """
 
+_PREDICT_HELP = """\
+Predict every row of a table with a stored model: the model of an fkr run (with the run's
+encoder and scaling), a point of a safairkm front, or a model saved by daskfair.save. The
+workers read, encode and predict each partition and write it as Parquet; --output appears
+only once every partition is written. Levels of text columns the model never saw are
+counted and reported.
+
+examples:
+  daskfair predict census.zarr --input applicants/ --output scores/ --keep id
+  daskfair predict front.zarr --balance 0.8 --input people.csv --output clusters/
+"""
+
 _SHOW_HELP = """\
 Summarise a stored run: kind, status, parameters, results, arrays. A run that did not
 finish is shown as INCOMPLETE (exit status 1).
@@ -243,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"daskfair {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in (_add_demo, _add_fkr, _add_safairkm, _add_fce, _add_store_and_data):
+    for add in (_add_demo, _add_fkr, _add_safairkm, _add_fce, _add_predict,
+                _add_store_and_data):
         add(sub)
     return parser
 
@@ -390,6 +403,28 @@ def _add_fce(sub: Any) -> None:
                         "paper's R = R(i) = I, α = 1/m, H from ΣY(i)")
     _add_cluster_options(fce)
     _add_run_options(fce, "fce", resume=True)
+
+
+def _add_predict(sub: Any) -> None:
+    p = _sub(sub, "predict", "predict a table with a stored model, into Parquet", _PREDICT_HELP)
+    p.add_argument("store", metavar="STORE",
+                   help="a model saved by daskfair.save, or a finished fkr or safairkm run")
+    p.add_argument("--input", required=True, metavar="PATH",
+                   help="the table to predict: CSV file or glob (optionally .gz), Parquet file, "
+                        "directory or glob")
+    p.add_argument("--output", required=True, metavar="PATH",
+                   help="a new folder for the Parquet predictions (one file per partition)")
+    p.add_argument("--keep", nargs="+", metavar="COLUMN", default=[],
+                   help="table columns copied into the predictions (an id, say)")
+    point = p.add_mutually_exclusive_group()
+    point.add_argument("--front-point", type=int, metavar="I",
+                       help="safairkm runs: the point of the front (0: the lowest cost)")
+    point.add_argument("--balance", type=float, metavar="B",
+                       help="safairkm runs: the point whose balance is closest to B")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace predictions daskfair wrote at --output (nothing else)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_cluster_options(p)
 
 
 def _add_store_and_data(sub: Any) -> None:

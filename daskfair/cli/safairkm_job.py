@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import dask
-import dask.array as da
 import numpy as np
 
 from .._validation import is_dask
@@ -16,7 +15,7 @@ from ..metrics import hypervolume_2d
 from ..progress import IterationBar
 from ..store import Run
 from .inputs import JobData
-from .results import numpy_of, store_encoder
+from .results import numpy_of
 
 __all__ = ["SCALES", "add_hypervolumes", "front_row", "safairkm_job"]
 
@@ -25,12 +24,17 @@ Echo = Callable[[str], Any]
 SCALES = ("safairkm", "standard", "none")
 
 
-def _sample_rows(data: JobData, client: Any, scale: str, rows: int | None,
+def _scaler(scale: str) -> Any:
+    from ..tables import ColumnScaler
+
+    return None if scale == "none" else ColumnScaler("standard", unit_rows=scale == "safairkm")
+
+
+def _sample_rows(data: JobData, client: Any, scaler: Any, rows: int | None,
                  seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The rows SAfairKM keeps, from data that are not in this process: scaled on the
     workers (column moments in one pass), then only the sampled rows brought here — the
     rows ``preprocess_safairkm`` would pick from the same data in memory."""
-    from ..datasets import standard_scale
     from ..safairkm.problem import check_fits_workers
 
     X, s = data.X.astype(np.float64), data.sensitive
@@ -41,29 +45,36 @@ def _sample_rows(data: JobData, client: Any, scale: str, rows: int | None,
         check_fits_workers(X if keep is None else X[:len(keep)], client, "SAfairKM")
     except ValueError as exc:
         raise ValueError(f"{exc} --rows N subsamples the rows.") from None
-    if scale in ("safairkm", "standard"):
-        X = standard_scale(X)
-    if scale == "safairkm":
-        X = X / da.maximum(da.linalg.norm(X, axis=1, keepdims=True), 1e-300)
+    if scaler is not None:
+        X = scaler.fit(X).transform(X)
     if keep is not None:
         X, s = X[keep], s[keep]
     X, s = dask.compute(X, s)
     return np.asarray(X), np.asarray(s)
 
 
-def _in_memory_rows(data: JobData, scale: str, rows: int | None,
+def _in_memory_rows(data: JobData, scaler: Any, rows: int | None,
                     seed: int) -> tuple[np.ndarray, np.ndarray]:
-    from ..datasets import preprocess_safairkm, standard_scale
-
+    """As :func:`_sample_rows` (and ``preprocess_safairkm``) for data in memory."""
     X, s = numpy_of(data.X).astype(np.float64), numpy_of(data.sensitive)
-    if scale == "safairkm":
-        return preprocess_safairkm(X, s, n_samples=rows, random_state=seed)
-    if scale == "standard":
-        X = standard_scale(X)
+    if scaler is not None:
+        X = scaler.fit(X).transform(X)
     if rows is not None and rows < len(X):
         keep = np.sort(np.random.default_rng(seed).choice(len(X), rows, replace=False))
         X, s = X[keep], s[keep]
     return X, s
+
+
+def _store_preprocessing(run: Run, data: JobData, scaler: Any) -> None:
+    """What a front's point needs to assign new rows: the table's encoder and the scaling."""
+    from sklearn.pipeline import Pipeline
+
+    from ..models import write_model
+
+    steps = [] if data.encoder is None else [("encode", data.encoder)]
+    steps += [] if scaler is None else [("scale", scaler)]
+    if steps:
+        write_model(run, Pipeline(steps))
 
 
 def front_row(front: Any, seconds: float) -> dict[str, Any]:
@@ -116,8 +127,9 @@ def safairkm_job(
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}.")
     seed = params.get("random_state", 0)
-    X, s = (_sample_rows(data, client, scale, rows, seed) if is_dask(data.X)
-            else _in_memory_rows(data, scale, rows, seed))
+    scaler = _scaler(scale)
+    X, s = (_sample_rows(data, client, scaler, rows, seed) if is_dask(data.X)
+            else _in_memory_rows(data, scaler, rows, seed))
     groups, counts = np.unique(s, return_counts=True)
     best = float(counts.min() / counts.max())
     n_clusters = params.get("n_clusters", 8)
@@ -135,6 +147,6 @@ def safairkm_job(
     ref = add_hypervolumes(fronts)
     summary = {"fronts": fronts, "reference": list(ref), "best_balance": best,
                "n_samples": len(X)}
-    store_encoder(run, data)
+    _store_preprocessing(run, data, scaler)
     run.set_attrs(**summary)
     return summary

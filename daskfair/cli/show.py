@@ -35,9 +35,23 @@ def _status(run: Any) -> str:
             "           Not a result: " + _unfinished_advice(run))
 
 
+def _model(tree: Any) -> str:
+    """A stored model's classes, outermost first: ``Pipeline(TableEncoder, ...)``."""
+    if not isinstance(tree, dict):
+        return "?"
+    name = str(tree.get("class", "?")).rsplit(".", 1)[-1]
+    if name != "Pipeline":
+        return name
+    steps = dict(tree.get("params", {}).get("items", [])).get("steps", [])
+    inner = [_model(s["items"][1]) for s in steps if isinstance(s, dict) and "items" in s]
+    return f"Pipeline({', '.join(inner)})"
+
+
 def _results(run: Any) -> None:
     results = {k: v for k, v in run.attrs.items()
                if k not in {"daskfair", "params", "checkpoint", "history"}}
+    if "model" in results:  # its tree is for daskfair.load, not for reading
+        results["model"] = f"{_model(results['model'])} (daskfair.load or daskfair predict)"
     if results:
         print("results:")
     for key, value in results.items():
@@ -76,8 +90,13 @@ def show_run(path: str) -> int:
             print(f"  {key:<22} {brief(value)}")
     _results(run)
     arrays = run.arrays()
-    if arrays:
+    model = [a for name, a in arrays.items() if name.startswith("model/")]
+    arrays = {k: v for k, v in arrays.items() if not k.startswith("model/")}
+    if arrays or model:
         print("arrays:")
+    if model:
+        size = sum(a.nbytes for a in model) / 1e6
+        print(f"  {'model/':<22} {len(model)} arrays of the model, {size:.1f} MB")
     for name, a in sorted(arrays.items()):
         print(f"  {name:<22} {a.shape} {a.dtype}")
     return 0 if run.is_complete else 1

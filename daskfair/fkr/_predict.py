@@ -69,11 +69,25 @@ class CalibratedClassifierMixin:
         ndarray or dask array of shape (n_samples, 2)
             The probability of each class, lazy for dask input.
         """
-        d = self.decision_function(X)
-        if is_dask(d):
-            p = d.map_blocks(expit, dtype=np.float64)
+        return self.proba_from_decision(self.decision_function(X))
+
+    @staticmethod
+    def proba_from_decision(decision: Any) -> Any:
+        """:meth:`predict_proba` from :meth:`decision_function`'s values (no pass).
+
+        Parameters
+        ----------
+        decision : ndarray or dask array of shape (n_samples,)
+            What :meth:`decision_function` returned.
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples, 2)
+        """
+        if is_dask(decision):
+            p = decision.map_blocks(expit, dtype=np.float64)
             return da.stack([1 - p, p], axis=1)
-        p = expit(d)
+        p = expit(decision)
         return np.column_stack([1 - p, p])
 
     def predict(self, X: Any) -> Any:
@@ -88,7 +102,21 @@ class CalibratedClassifierMixin:
         ndarray or dask array of shape (n_samples,)
             The predicted classes, lazy for dask input.
         """
-        positive = self.decision_function(X) >= 0
+        return self.predict_from_decision(self.decision_function(X))
+
+    def predict_from_decision(self, decision: Any) -> Any:
+        """:meth:`predict` from :meth:`decision_function`'s values (no pass).
+
+        Parameters
+        ----------
+        decision : ndarray or dask array of shape (n_samples,)
+            What :meth:`decision_function` returned.
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+        """
+        positive = decision >= 0
         if is_dask(positive):
             return da.where(positive, self.classes_[1], self.classes_[0])
         return np.where(positive, self.classes_[1], self.classes_[0])

@@ -6,13 +6,12 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils.validation import check_is_fitted
 
 from .._groups import check_group_size_params
-from .._nearest import nearest_center
 from .._random import as_seed_sequence
-from .._validation import check_array, check_int, check_labels, is_dask
+from .._validation import check_int, check_labels, is_dask
 from ._block_functions import balance_of, cost_of, run_member
+from ._nearest_center import NearestCenterMixin
 from .problem import Problem, make_problem, members_from_labels, start_labels
 
 __all__ = ["SAFairKMeans"]
@@ -21,7 +20,7 @@ TARGETS = ("local", "global")
 INITS = ("k-means++", "random")
 
 
-class SAFairKMeans(ClusterMixin, BaseEstimator):
+class SAFairKMeans(NearestCenterMixin, ClusterMixin, BaseEstimator):
     """Stochastic alternating balance fair k-means (Liu & Vicente, Algorithm 2).
 
     Parameters
@@ -160,35 +159,6 @@ class SAFairKMeans(ClusterMixin, BaseEstimator):
         self.merged_groups_ = dict(problem.merged)
         self.n_features_in_ = problem.X.shape[1]
         return self
-
-    def predict(self, X: Any) -> Any:
-        """Nearest center of each row (no balance guarantee for new rows).
-
-        Parameters
-        ----------
-        X : array-like or dask array of shape (n_samples, n_features)
-            The points.
-
-        Returns
-        -------
-        ndarray or dask.array.Array of shape (n_samples,)
-            The nearest cluster center of every row (lazy for dask input).
-
-        Raises
-        ------
-        ValueError
-            If X has another number of features than in ``fit`` or is not finite.
-        """
-        check_is_fitted(self)
-        X = check_array(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but SAFairKMeans is expecting "
-                f"{self.n_features_in_} features as input.")
-        if is_dask(X):
-            return X.map_blocks(nearest_center, self.cluster_centers_, drop_axis=1,
-                                dtype=np.intp)
-        return nearest_center(X, self.cluster_centers_)
 
 
 def _start(problem: Problem, init: Any, seed: np.random.SeedSequence) -> np.ndarray:

@@ -268,6 +268,7 @@ class _FrontSearch:
             try:
                 t, survivors = self.iterate(job, t, survivors, history, start, time_limit)
                 f1, f2, labels = _front(self.client, survivors, self.problem)
+                centers = _centers(self.client, survivors, self.problem)
                 if job.run is not None:
                     job.run.write_array("labels", labels,
                                         chunks=(min(64, len(f1)), self.problem.n_samples))
@@ -277,11 +278,15 @@ class _FrontSearch:
                 self.place()
                 t, survivors = self.restore(job)
                 history[:] = [h for h in history if h["iteration"] <= t]
+        groups = self.problem.group_values
         front = ParetoFront(f1, f2, history, stored, labels,
-                            self.client if isinstance(labels, da.Array) else None)
+                            self.client if isinstance(labels, da.Array) else None,
+                            centers=centers, groups=groups)
         if job.run is not None:
             job.run.write_array("cost", f1)
             job.run.write_array("balance", f2)
+            job.run.write_array("centers", centers)
+            job.run.set_attrs(groups=groups.tolist())
         job.finish(n_points=len(f1), n_iter_done=t, history=history)
         return front
 
@@ -360,6 +365,14 @@ def _front(client: Any, survivors: list, problem: Problem) -> tuple[np.ndarray, 
     return f1, f2, da.concatenate(parts, axis=0)[order]
 
 
+def _centers(client: Any, survivors: list, problem: Problem) -> np.ndarray:
+    # every point's cluster centers (n_points, K, d), in rank order as _front's
+    order = np.argsort(np.concatenate([r for _, _, r in survivors]))
+    parts = client.gather([client.submit(centers_of, f, i, problem.offset, pure=False)
+                           for f, i, _ in survivors])
+    return np.concatenate(parts)[order]
+
+
 def _checkpoint(client: Any, run: Any, survivors: list, t: int, done: bool,
                 history: list[dict[str, Any]]) -> None:
     # workers write a fresh group, then the client switches the pointer: a crash mid-write
@@ -423,6 +436,12 @@ def expand_task(problem: Problem, pieces: list[tuple[Members, np.ndarray]], rank
 
 def objectives(members: Members, idx: Any = slice(None)) -> tuple[np.ndarray, ...]:
     return members.f1[idx], members.f2[idx], members.keys
+
+
+def centers_of(members: Members, idx: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """The members' cluster centers, as :class:`SAFairKMeans` computes them."""
+    sums, counts = members.sums[idx], members.counts[idx]
+    return sums / counts.sum(axis=2)[:, :, None] + offset
 
 
 def labels_of(members: Members, idx: np.ndarray) -> np.ndarray:

@@ -65,6 +65,10 @@ class ParetoFront:
         The parameters of the run.
     _labels, _client : object, default=None
         Where the label vectors are and the client holding them (read :attr:`labels`).
+    centers : ndarray of shape (n_points, n_clusters, n_features), default=None
+        Every point's cluster centers (what :meth:`point` assigns new rows by).
+    groups : ndarray of shape (n_groups,), default=None
+        The groups in code order.
     """
 
     cost: np.ndarray
@@ -73,6 +77,8 @@ class ParetoFront:
     params: dict[str, Any] = field(default_factory=dict)
     _labels: Any = None
     _client: Any = None
+    centers: np.ndarray | None = None
+    groups: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.cost)
@@ -114,8 +120,71 @@ class ParetoFront:
         run = open_run(path)
         if run.kind != "safairkm":
             raise ValueError(f"{path} holds a {run.kind!r} run, not a SAfairKM front.")
+        groups = run.attrs.get("groups")
         return cls(run.read_array("cost"), run.read_array("balance"),
-                   list(run.attrs.get("history", [])), run.params, run.read_array("labels"))
+                   list(run.attrs.get("history", [])), run.params, run.read_array("labels"),
+                   centers=run.read_array("centers"),
+                   groups=None if groups is None else np.asarray(groups))
+
+    def index(self, *, front_point: int | None = None, balance: float | None = None) -> int:
+        """The point ``front_point`` (checked), or the one whose balance is closest to ``balance``.
+
+        Parameters
+        ----------
+        front_point : int, default=None
+            A point's position (0: the lowest cost).
+        balance : float, default=None
+            A balance in [0, 1]; ties go to the lower cost.
+
+        Returns
+        -------
+        int
+        """
+        if (front_point is None) == (balance is None):
+            raise ValueError(
+                f"this front has {len(self)} points (balance {self.balance.min():.3f} to "
+                f"{self.balance.max():.3f}): choose one with front_point= (0 is the lowest "
+                "cost) or balance= (the closest), not both.")
+        if balance is not None:
+            if not 0 <= balance <= 1:
+                raise ValueError(f"balance must lie in [0, 1], got {balance!r}.")
+            return int(np.argmin(np.abs(self.balance - balance)))
+        if isinstance(front_point, bool) or not isinstance(front_point, int | np.integer) \
+                or not 0 <= front_point < len(self):
+            raise ValueError(f"front_point must be an integer in [0, {len(self) - 1}], got "
+                             f"{front_point!r}.")
+        return int(front_point)
+
+    def point(self, front_point: int) -> Any:
+        """A point as a fitted :class:`SAFairKMeans`: its ``predict`` assigns new rows to the
+        point's nearest center.
+
+        Parameters
+        ----------
+        front_point : int
+            The point's position (0: the lowest cost; :meth:`index` finds one by balance).
+
+        Returns
+        -------
+        SAFairKMeans
+            With ``labels_``, ``cluster_centers_``, ``cost_``, ``balance_``, ``groups_`` and
+            ``n_features_in_`` of the point (no ``history_``).
+        """
+        from .estimator import SAFairKMeans
+
+        i = self.index(front_point=front_point)
+        if self.centers is None:
+            raise ValueError("this front keeps no cluster centers (only pareto_front's do); "
+                             "fit SAFairKMeans with init=front.labels[i] to get them.")
+        names = ("n_clusters", "max_iter", "target", "max_swap_candidates", "min_group_size",
+                 "small_groups")
+        est = SAFairKMeans(**{k: self.params[k] for k in names if k in self.params})
+        est.labels_ = np.asarray(self.labels[i]).astype(np.int64)
+        est.cluster_centers_ = np.asarray(self.centers[i], dtype=np.float64)
+        est.cost_, est.balance_ = float(self.cost[i]), float(self.balance[i])
+        est.groups_ = self.groups
+        est.n_features_in_ = est.cluster_centers_.shape[1]
+        return est
 
     def labels_dask(self) -> da.Array:
         """The label vectors, not gathered.

@@ -16,6 +16,7 @@ from .._validation import check_array, check_int
 from ..metrics import balance as balance_metric
 from ..metrics import kmeans_cost
 from ..runtime.clients import task_client
+from ._nearest_center import NearestCenterMixin
 from .pareto import ParetoFront, nondominated
 from .problem import Problem, check_fits_workers, make_problem
 
@@ -88,7 +89,7 @@ def _nonnegative(value: Any, name: str) -> float:
     return float(value)
 
 
-class VFairKMeans(ClusterMixin, BaseEstimator):
+class VFairKMeans(NearestCenterMixin, ClusterMixin, BaseEstimator):
     """Variational fair k-means (Ziko et al.): k-means cost + μ·Σ_k KL(U ‖ P_k).
 
     Parameters

@@ -170,7 +170,7 @@ def check_new_store(path: str | os.PathLike[str], *, overwrite: bool | str = Fal
     FileExistsError, StoreLockedError
         As for :func:`create_run`.
     """
-    path = Path(path)
+    path = Path(path).absolute()  # what a worker sees, whatever its working directory
     what = classify(path)
     if what in ("file", "foreign", "unreadable"):
         raise _not_a_run(path, what)
@@ -227,7 +227,7 @@ def open_run(path: str | os.PathLike[str], *, allow_incomplete: bool = False,
     >>> open_run(run.path).read_array("labels")
     array([0, 1, 1])
     """
-    path = Path(path)
+    path = Path(path).absolute()  # what a worker sees, whatever its working directory
     if not path.exists():
         raise StoreError(f"no run store at {path}: the path does not exist.")
     try:
@@ -283,7 +283,7 @@ def resume_run(path: str | os.PathLike[str], *, kind: str, params: Mapping[str, 
     StoreError, StoreLockedError
         As for :func:`open_run` and :func:`create_run`.
     """
-    path = Path(path)
+    path = Path(path).absolute()  # what a worker sees, whatever its working directory
     if not path.exists():
         raise StoreError(f"nothing to resume at {path}: it does not exist. Run with "
                          "resume=False to start it.")

@@ -23,7 +23,7 @@ from .lease import LEASE_NAME, SCRATCH_PREFIX, Lease
 __all__ = ["STORE_FORMAT", "Run", "to_json"]
 
 #: Version of the run layout and of its keys; bump when either changes incompatibly.
-STORE_FORMAT = 3
+STORE_FORMAT = 4
 
 
 def to_json(value: Any) -> Any:

@@ -11,6 +11,7 @@ import dask
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 
 from .. import progress
 from .._frames import count_rows, partition_array, partitions
@@ -118,7 +119,18 @@ class _Plan:
     width: int
 
     def encode(self, df: pd.DataFrame) -> np.ndarray:
-        """Block function: one partition as an (n_rows, width) float64 array."""
+        """Block function: one partition as an (n_rows, width) float64 array (a warning, in
+        the log of the worker that runs it, for levels not seen in ``fit``)."""
+        out, unseen = self.encode_counted(df)
+        if unseen:
+            text = (f"levels not seen when the encoder was fitted (rows per column: {unseen}) "
+                    "are encoded as all-zero rows for their column")
+            warnings.warn(text, UserWarning, stacklevel=2)  # on a worker: in its log
+        return out
+
+    def encode_counted(self, df: pd.DataFrame) -> tuple[np.ndarray, dict[str, int]]:
+        """One partition encoded, and its rows per text column with a level not seen in ``fit``
+        (encoded as all-zero rows for that column)."""
         out = np.zeros((len(df), self.width), dtype=np.float64)
         for j, name in enumerate(self.numeric):
             out[:, j] = df[name].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -160,11 +172,7 @@ class _Plan:
             j += len(levels) + has_missing
         if hits:
             out.reshape(-1)[np.concatenate(hits)[np.concatenate(mask)]] = 1.0
-        if unseen:
-            text = (f"levels not seen when the encoder was fitted (rows per column: {unseen}) "
-                    "are encoded as all-zero rows for their column")
-            warnings.warn(text, UserWarning, stacklevel=2)  # on a worker: in its log
-        return out
+        return out, unseen
 
 
 class TableEncoder(TransformerMixin, BaseEstimator):
@@ -356,6 +364,25 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         parts = partitions(X[list(self.feature_names_in_)])
         return self.transform_partitions(parts, count_rows(parts) if lengths is None
                                          else lengths, chunk_rows=chunk_rows)
+
+    def transform_counted(self, X: pd.DataFrame) -> tuple[np.ndarray, dict[str, int]]:
+        """Encode a pandas table and count its unseen levels.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            A table with the fitted columns.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_features_out)
+            As :meth:`transform`.
+        dict of str to int
+            Rows per text column whose level ``fit`` did not see (encoded as all zeros).
+        """
+        check_is_fitted(self, "levels_")
+        check_columns(X, list(self.feature_names_in_), "the table to encode")
+        return self._plan().encode_counted(X)
 
     def transform_partitions(self, parts: Sequence[Any], lengths: Sequence[int], *,
                              chunk_rows: int | None = None) -> Any:

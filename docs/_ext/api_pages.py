@@ -22,6 +22,7 @@ MODULES = [
     ("daskfair.datasets", "Data sets and synthetic data"),
     ("daskfair.tables", "Tables: reading and encoding your own data"),
     ("daskfair.store", "Run stores"),
+    ("daskfair.models", "Saved models and predictions for tables"),
     ("daskfair.runtime", "Where the work runs: clients, SLURM/PBS clusters"),
     ("daskfair.kernels", "Kernels"),
     ("daskfair.nystroem", "Nyström features"),
