@@ -518,6 +518,27 @@ def tables_at_scale(doc: dict[str, Any]) -> Extracted:
     return rows
 
 
+def predict_at_scale(doc: dict[str, Any]) -> Extracted:
+    rows = [(f"a stored FKR-CV model ({doc['load']['landmarks']} landmarks, "
+             f"{doc['load']['encoded_width']} encoded columns): load, and its bits after a "
+             f"second save on {doc['bits']['rows']:,} rows", [
+                 Measure("load s", doc["load"]["seconds_best"], ".2f"),
+                 Measure("bits identical", doc["bits"]["decision_identical"]
+                         and doc["bits"]["predict_identical"])])]
+    for n, r in doc["sizes"].items():
+        p = r["predict_table"]
+        rows.append((f"predict_table on a Census-KDD-like Parquet table, {int(n):,} rows, "
+                     f"{r['parts']} files; 2 workers", [
+                         Measure("s", p["seconds"], ".0f"),
+                         Measure("floor s", r["floor"]["seconds"], ".0f"),
+                         Measure("× floor", r["predict_table_over_floor"], ".2f"),
+                         Measure("client peak GB", r["cli"]["client_peak_rss_gb"], ".2f"),
+                         Measure("cluster peak GB", p["cluster_peak_gb"], ".2f"),
+                         Measure("rows out = in", p["rows_in_equal_rows_out"]),
+                         Measure("spilled GB", p["spilled_gb"], ".2f")]))
+    return rows
+
+
 def store_kill_points(doc: dict[str, Any]) -> Extracted:
     return [(f"daskfair {job}: SIGKILL at {t['points']} points ({doc['jobs'][job]['writes']} "
              "store writes per run)", [
@@ -546,6 +567,7 @@ EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
                             sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn,
                             fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
                             ffe_compas_columns, safairkm_end_to_end, tables_at_scale,
+                            predict_at_scale,
                             store_kill_points, slurm_end_to_end, code_shape)
 }
 # the same benchmark on Census-KDD alone (its own run: EG takes minutes per bound there)

@@ -226,3 +226,38 @@ def open_run_exists(path: Path) -> bool:
         return open_run(path).is_complete
     except (FileNotFoundError, ValueError):
         return False
+
+
+def test_predict_on_real_slurm_jobs_equals_the_local_cluster(slurm, scheduler, tmp_path,
+                                                             capsys):
+    """``daskfair predict`` on SLURM workers (started in their own folder) with relative
+    paths writes what the LocalCluster writes, where the client meant."""
+    import pandas as pd
+
+    from .test_tables import _table
+
+    df = _table(1200).assign(id=np.arange(1200))
+    df.to_csv(tmp_path / "train.csv", index=False)
+    for i in range(3):
+        df.iloc[i * 400:(i + 1) * 400].drop(columns="risk").to_parquet(
+            tmp_path / f"new-{i}.parquet", index=False)
+    assert main(["fkr", "--input", str(tmp_path / "train.csv"), "--label", "risk",
+                 "--sensitive", "sex", "--features", "age", "income", "purpose", "housing",
+                 "--n-landmarks", "40", "--cv", "2", "--scheduler", scheduler, "--store",
+                 str(tmp_path / "m.zarr"), "--no-progress"]) == 0
+    assert main(["predict", str(tmp_path / "m.zarr"), "--input",
+                 str(tmp_path / "new-*.parquet"), "--output", str(tmp_path / "local"),
+                 "--keep", "id", "--scheduler", scheduler, "--no-progress"]) == 0
+    capsys.readouterr()
+    env = {**os.environ, **slurm, "DASK_CONFIG": str(tmp_path / "dask-config")}
+    env.pop("DASK_SCHEDULER_ADDRESS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daskfair.cli", "predict", "m.zarr", "--input",
+         "new-*.parquet", "--output", "on-slurm", "--keep", "id", "--jobqueue", "slurm",
+         "--jobqueue-config", str(_config(tmp_path, "slurm")), "--jobqueue-wait", "120",
+         "--jobs", "2", "--no-progress"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = _finish(proc, tmp_path)
+    assert "1,200 rows predicted in 3 partitions" in out and "(tls://" in out
+    ours, ref = pd.read_parquet(tmp_path / "on-slurm"), pd.read_parquet(tmp_path / "local")
+    pd.testing.assert_frame_equal(ours, ref)

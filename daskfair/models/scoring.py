@@ -20,7 +20,7 @@ from sklearn.pipeline import Pipeline
 
 from .. import progress
 from .._frames import partitions
-from ..tables import TableEncoder, read_table
+from ..tables import ColumnScaler, TableEncoder, read_table
 from ..tables.summary import is_text
 
 __all__ = ["MARKER", "OUTPUT_COLUMNS", "Scorer", "check_prediction", "predict_table"]
@@ -45,6 +45,12 @@ class Scorer:
         steps = [s for _, s in model.steps] if isinstance(model, Pipeline) else [model]
         encoder = steps[0] if isinstance(steps[0], TableEncoder) else None
         return cls(encoder, tuple(steps[1 if encoder else 0:-1]), steps[-1])
+
+    def _owned(self, X: Any, step: Any) -> bool:
+        """Whether ``step`` may scale ``X`` in place (an encoder's fresh array)."""
+        return (self.encoder is not None and isinstance(step, ColumnScaler)
+                and not step.unit_rows and isinstance(X, np.ndarray)
+                and X.dtype == np.float64 and X.shape[1] == step.n_features_in_)
 
     @property
     def kind(self) -> str:
@@ -96,7 +102,7 @@ class Scorer:
         else:
             X = part[self.columns].to_numpy(dtype=np.float64)
         for step in self.transforms:
-            X = step.transform(X)
+            X = _scaled_in_place(X, step) if self._owned(X, step) else step.transform(X)
         out = {c: part[c].to_numpy() for c in keep}
         if self.kind == "classifier":
             d = self.final.decision_function(X)
@@ -105,6 +111,18 @@ class Scorer:
         else:
             out[OUTPUT_COLUMNS[self.kind][0]] = self.final.predict(X)
         return pd.DataFrame(out), unseen
+
+
+def _scaled_in_place(X: np.ndarray, scaler: ColumnScaler) -> np.ndarray:
+    """``scaler.transform(X)``'s bits, in place and only in the columns it changes (a one-hot
+    column has offset 0 and scale 1: (x - 0) / 1 is x exactly)."""
+    cols = np.flatnonzero((scaler.offset_ != 0) | (scaler.scale_ != 1))
+    if len(cols):
+        part = X[:, cols]
+        part -= scaler.offset_[cols]
+        part /= scaler.scale_[cols]
+        X[:, cols] = part
+    return X
 
 
 def _write_part(part: pd.DataFrame, scorer: Scorer, keep: Sequence[str], folder: str,
@@ -202,7 +220,9 @@ def predict_table(model: Any, table: Any, output: str | os.PathLike[str], *,
     scratch = output.parent / f".{output.name}.partial-{uuid.uuid4().hex[:8]}"
     scratch.mkdir()
     try:
-        tasks = [dask.delayed(_write_part, pure=False)(p, scorer, keep, str(scratch), i)
+        # the model is one key of the graph, sent to each worker once (not with every task)
+        model_key = dask.delayed(scorer, name=f"daskfair-model-{uuid.uuid4().hex}")
+        tasks = [dask.delayed(_write_part, pure=False)(p, model_key, keep, str(scratch), i)
                  for i, p in enumerate(partitions(table))]
         done = progress.compute(dask.delayed(list)(tasks))
         unseen: Counter[str] = Counter()
