@@ -539,6 +539,22 @@ def predict_at_scale(doc: dict[str, Any]) -> Extracted:
     return rows
 
 
+def cold_start(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for version, cases in doc["versions"].items():
+        for name, r in cases.items():
+            rows.append((f"{name}, 5,000 rows, a new process ({version})", [
+                Measure("first s empty/filled cache", (r["empty_first"], r["filled_first"]),
+                        ".2f"),
+                Measure("warm s", r["warm"], ".2f"),
+                Measure("imports s", r["imports_filled"], ".2f"),
+                Measure("compiled", r["n_compiled"])]))
+    for version, d in doc.get("demo", {}).items():
+        rows.append((f"daskfair demo from a new process ({version})", [
+            Measure("s empty/filled cache", (d["empty"], d["filled"]), ".1f")]))
+    return rows
+
+
 def store_kill_points(doc: dict[str, Any]) -> Extracted:
     return [(f"daskfair {job}: SIGKILL at {t['points']} points ({doc['jobs'][job]['writes']} "
              "store writes per run)", [
@@ -567,7 +583,7 @@ EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
                             sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn,
                             fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
                             ffe_compas_columns, safairkm_end_to_end, tables_at_scale,
-                            predict_at_scale,
+                            predict_at_scale, cold_start,
                             store_kill_points, slurm_end_to_end, code_shape)
 }
 # the same benchmark on Census-KDD alone (its own run: EG takes minutes per bound there)

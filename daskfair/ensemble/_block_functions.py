@@ -160,6 +160,8 @@ def tables_block(base: np.ndarray, groups: np.ndarray, labels: np.ndarray, *, of
     of one row block, the same integers for any ``code_limit``."""
     if len(base) >= 2**31:
         raise ValueError("a row block of 2³¹ rows or more: lower daskfair.block-rows.")
+    # contiguous arrays: one compiled signature, whatever views arrive
+    base, labels = np.ascontiguousarray(base), np.ascontiguousarray(labels)
     starts = code_groups(np.diff(np.append(offsets, n_rows)), code_limit)
     strides, spans, code_rows, code_pos = _code_layout(np.asarray(offsets), n_rows, starts)
     # the codes in the narrowest unsigned type: the (code, code) counts read them often
@@ -234,6 +236,8 @@ def sweep_block(base: np.ndarray, groups: np.ndarray, labels: np.ndarray, counts
                 P: np.ndarray, Py: np.ndarray, offsets: np.ndarray, fairness_weight: float
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The Y-step over one block: new labels, updated counts, K's change, label moves."""
+    # one compiled signature, whatever views arrive (no copy of contiguous arrays)
+    base, labels = np.ascontiguousarray(base), np.ascontiguousarray(labels)
     HR = hr_rows(base, labels, P, Py, offsets)
     new, counts = sweep_hr(HR, groups, labels, counts, fairness_weight)
     return (new, counts, *table_change(base, labels, new, offsets, P.shape[1]))

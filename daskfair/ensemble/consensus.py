@@ -174,8 +174,8 @@ def init_state(base: Any, groups: Any, ref: Any, n_clusters: int, base_sizes: np
 
 def _paper_labels(base: np.ndarray, P: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     # the nearest one-hot rows of H = B Q (R = I, no fairness term): argmax of B Q
-    HR = hr_rows(base, np.zeros(len(base), dtype=np.int32), P, np.zeros((P.shape[1],) * 2),
-                 bounds)
+    HR = hr_rows(np.ascontiguousarray(base), np.zeros(len(base), dtype=np.int32), P,
+                 np.zeros((P.shape[1],) * 2), bounds)
     return np.argmax(HR, axis=1).astype(np.int32)
 
 

@@ -29,7 +29,9 @@ def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
     if is_dask(base):
         checks = _block_extremes(*dask.compute(*checks))
     sizes = _label_counts(base, checks)
-    return base.astype(np.int32), sizes
+    if is_dask(base):
+        return base.astype(np.int32), sizes
+    return np.ascontiguousarray(base, dtype=np.int32), sizes  # one layout for the kernels
 
 
 def hold_base_labels(base_labels: Any, n_clusters: int | None = None) -> tuple[Any, np.ndarray]:

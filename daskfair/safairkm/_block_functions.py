@@ -71,7 +71,9 @@ def _key(row: np.ndarray, out: np.ndarray) -> None:
     # place without allocation: this runs for every cluster in every swap. Equal rationals
     # give equal doubles (division is correctly rounded).
     J = row.shape[0]
-    hi = row.max()
+    hi = row[0]
+    for i in range(1, J):  # loops, not row.max(): each numpy call is compiled on first use
+        hi = max(hi, row[i])
     for i in range(J):
         v = row[i] / hi if hi > 0 else 1.0
         j = i
@@ -94,9 +96,11 @@ def balance_of(counts: np.ndarray) -> float:
     """f2 from the cluster × group counts (an empty cluster constrains nothing)."""
     best = 1.0
     for k in range(counts.shape[0]):
-        hi = counts[k].max()
+        lo = hi = counts[k, 0]
+        for g in range(1, counts.shape[1]):
+            lo, hi = min(lo, counts[k, g]), max(hi, counts[k, g])
         if hi > 0:
-            best = min(best, counts[k].min() / hi)
+            best = min(best, lo / hi)
     return best
 
 
@@ -186,17 +190,21 @@ def _swap_update(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr
     key = np.empty((K, J))
     for k in range(K):
         _key(counts[k], key[k])
-    low = 0
+    low = np.int64(0)  # not a literal 0: numba would compile _pick for it (and for -1)
     for k in range(1, K):
         if _less(key[k], key[low]):
             low = k
-    v1 = np.argmin(counts[low])
-    v2 = np.argmax(counts[low])
+    v1 = v2 = 0  # the first scarcest and the first most frequent, as argmin/argmax
+    for g in range(1, J):
+        if counts[low, g] < counts[low, v1]:
+            v1 = g
+        if counts[low, g] > counts[low, v2]:
+            v2 = g
     if counts[low, v2] - counts[low, v1] < 2:
         return False  # a swap would overshoot: C_l is as balanced as its size allows
     # target C_h: has a V1 point, and its key after giving it stays above C_l's key now, so
     # f2 never falls and no later swap undoes this one (docs/design.md#safairkm-swap-step)
-    high, score_best = -1, np.inf
+    high, score_best = np.int64(-1), np.inf
     after = np.empty(J, dtype=np.int64)
     after_key = np.empty(J)
     for k in range(K):
@@ -236,7 +244,10 @@ def run_member(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: 
                seed: np.uint64, total_sq: float, history: np.ndarray, log: np.ndarray) -> None:
     """``n_iter`` iterations of Algorithm 2 in place; (f1, f2) into ``history`` unless 0 rows."""
     K, d = sums.shape
-    sizes = counts.sum(axis=1)
+    sizes = np.zeros(K, dtype=np.int64)
+    for k in range(K):
+        for g in range(counts.shape[1]):
+            sizes[k] += counts[k, g]
     centers = np.zeros_like(sums)
     for k in range(K):
         if sizes[k] > 0:
@@ -306,9 +317,11 @@ def expand_batch(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr
                  dpos: np.ndarray, dval: np.ndarray, sums: np.ndarray, counts: np.ndarray,
                  f1: np.ndarray, f2: np.ndarray, ranks: np.ndarray, update_pairs: np.ndarray,
                  q: int, t: int, global_target: bool, max_swap_candidates: int,
-                 base_seed: np.uint64, total_sq: float) -> tuple[np.ndarray, ...]:
+                 base_seed: np.uint64, total_sq: float, order: np.ndarray
+                 ) -> tuple[np.ndarray, ...]:
     """One iteration of Algorithm 3 on a batch: row b·(P+1) is member b, row b·(P+1) + 1 + w
-    its child by pair w; returns (base, dlo, dhi, dpos, dval, sums, counts, f1, f2) of them."""
+    its child by pair w; returns (base, dlo, dhi, dpos, dval, sums, counts, f1, f2) of them.
+    ``order`` is ``np.argsort(base, kind="stable")`` (numpy's: numba compiles a sort slowly)."""
     n = pool.shape[1]
     P = update_pairs.shape[0]
     R = base.shape[0] * (P + 1)
@@ -323,9 +336,9 @@ def expand_batch(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr
     no_history = np.empty((0, 2))
     log = np.zeros(1 + 2 * most, dtype=np.int64)
     scratch = np.empty(n, dtype=pool.dtype)
-    current, filled = -1, 0
+    current, filled = -1, np.int64(0)  # not a literal 0: _write_delta would compile twice
     # members sharing a pool row run one after the other: one copy into scratch for all
-    for b in np.argsort(base, kind="mergesort"):
+    for b in order:
         row = base[b]
         if row != current:
             for i in range(n):
@@ -385,9 +398,11 @@ def take_members(pool: np.ndarray, base: np.ndarray, dlo: np.ndarray, dhi: np.nd
     B = idx.shape[0]
     n = pool.shape[1]
     share = out_pool.shape[0] == 0
-    size = 0
+    size = n_own = 0
     for i in range(B):
-        if not own[i]:
+        if own[i]:
+            n_own += 1
+        else:
             size += dhi[idx[i]] - dlo[idx[i]]
     out_base = np.empty(B, dtype=np.int64)
     out_lo = np.empty(B, dtype=np.int64)
@@ -400,7 +415,7 @@ def take_members(pool: np.ndarray, base: np.ndarray, dlo: np.ndarray, dhi: np.nd
                 for i in range(n):
                     out_pool[row[r], i] = pool[r, i]
     filled = 0
-    fresh = out_pool.shape[0] - own.sum()
+    fresh = out_pool.shape[0] - n_own
     for i in range(B):
         b = idx[i]
         out_lo[i] = filled

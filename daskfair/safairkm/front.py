@@ -423,6 +423,7 @@ def expand_task(problem: Problem, pieces: list[tuple[Members, np.ndarray]], rank
             members.base, members.dlo, members.dhi, members.dpos, members.dval, members.sums,
             members.counts, members.f1, members.f2, ranks, update_pairs, q, t + s,
             global_target, max_swap_candidates, np.uint64(base_seed), problem.total_sq,
+            np.argsort(members.base, kind="stable"),
         ))
         # tie-break keys in output order: parent (rank, 0), then its children (rank, pair + 1)
         out.keys = (ranks[:, None] * (P + 1) + np.arange(P + 1)).ravel()
