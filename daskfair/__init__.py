@@ -3,9 +3,9 @@
 Public names are imported lazily, so ``import daskfair`` is cheap and computes nothing.
 """
 
-from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+
+from ._lazy import lazy_names
 
 try:
     __version__ = version("daskfair")
@@ -44,12 +44,7 @@ _PUBLIC = {
 }
 
 __all__ = ["__version__", *_PUBLIC]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _PUBLIC:
-        return getattr(import_module(f".{_PUBLIC[name]}", __name__), name)
-    raise AttributeError(f"module 'daskfair' has no attribute {name!r}")
+__getattr__, _dir = lazy_names(__name__, _PUBLIC)
 
 
 def __dir__() -> list[str]:

@@ -25,8 +25,8 @@ LAYERS = [
     ("methods", {"fkr", "safairkm", "ensemble"}),
     ("runtime", {"runtime"}),
     ("data", {"tables", "store", "datasets", "metrics"}),
-    ("base", {"_validation", "_groups", "_blocks", "_keyed", "_random", "_frames", "_nearest",
-              "kernels", "nystroem", "progress"}),
+    ("base", {"_lazy", "_validation", "_groups", "_blocks", "_keyed", "_random", "_frames",
+              "_nearest", "kernels", "nystroem", "progress"}),
 ]
 RANK = {unit: i for i, (_, units) in enumerate(LAYERS) for unit in units}
 #: Layers whose units may import each other (the base modules are one toolbox).

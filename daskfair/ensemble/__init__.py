@@ -1,14 +1,15 @@
-"""FCE: fair clustering ensemble with equal cluster capacity (Zhou et al., TPAMI 2025)."""
+"""FCE: fair clustering ensemble with equal cluster capacity (Zhou et al., TPAMI 2025).
 
-from .base import BASE_METHODS, base_clusterings
-from .consensus import auto_fairness
-from .estimator import FairClusteringEnsemble
-from .selection import select_n_clusters
+Names are imported when first used."""
 
-__all__ = [
-    "BASE_METHODS",
-    "FairClusteringEnsemble",
-    "auto_fairness",
-    "base_clusterings",
-    "select_n_clusters",
-]
+from .._lazy import lazy_names
+
+_PUBLIC = {
+    "BASE_METHODS": "base",
+    "FairClusteringEnsemble": "estimator",
+    "auto_fairness": "consensus",
+    "base_clusterings": "base",
+    "select_n_clusters": "selection",
+}
+__all__ = sorted(_PUBLIC)
+__getattr__, __dir__ = lazy_names(__name__, _PUBLIC)

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 import scipy.optimize
 import scipy.stats
-from sklearn.metrics import mutual_info_score
 
 from .._blocks import block_sum
 from .._groups import sensitive_column
@@ -137,7 +136,9 @@ def _entropy(p: np.ndarray) -> float:
 
 def _nmi(C: np.ndarray) -> float:
     """NMI of a classes × clusters count table."""
-    # mutual_info_score takes the count table itself: no second pass over the labels
+    # mutual_info_score takes the count table itself: no second pass over the labels (imported
+    # here: sklearn.metrics takes 0.1 s to import, which a fit that reports nothing never needs)
+    from sklearn.metrics import mutual_info_score
     h_true, h_pred = _entropy(C.sum(axis=1)), _entropy(C.sum(axis=0))
     if h_true == 0 and h_pred == 0:
         return 1.0  # both constant: identical partitions (scikit-learn's convention)

@@ -3,30 +3,26 @@
 The other modules serve the methods: batch jobs, in-process tasks, recovery from lost workers,
 iterative runs in a store, BLAS threads."""
 
-from .clients import (
-    VersionMismatchError,
-    check_versions,
-    client_context,
-    close_client,
-    dashboard_link,
-    get_client,
-    local_cluster_size,
-    scheduler_from_environment,
-    task_client,
-    tls_security,
-    worker_memory_limits,
-)
-from .jobqueue import (
-    JOBQUEUE_SYSTEMS,
-    format_walltime,
-    jobqueue_cluster,
-    load_jobqueue_config,
-    parse_walltime,
-    worker_lifetime,
-)
+from .._lazy import lazy_names
 
-__all__ = ["JOBQUEUE_SYSTEMS", "VersionMismatchError", "check_versions", "client_context",
-           "close_client", "dashboard_link", "format_walltime", "get_client", "jobqueue_cluster",
-           "load_jobqueue_config", "local_cluster_size", "parse_walltime",
-           "scheduler_from_environment", "task_client", "tls_security", "worker_lifetime",
-           "worker_memory_limits"]
+_PUBLIC = {
+    "JOBQUEUE_SYSTEMS": "jobqueue",
+    "VersionMismatchError": "clients",
+    "check_versions": "clients",
+    "client_context": "clients",
+    "close_client": "clients",
+    "dashboard_link": "clients",
+    "format_walltime": "jobqueue",
+    "get_client": "clients",
+    "jobqueue_cluster": "jobqueue",
+    "load_jobqueue_config": "jobqueue",
+    "local_cluster_size": "clients",
+    "parse_walltime": "jobqueue",
+    "scheduler_from_environment": "clients",
+    "task_client": "clients",
+    "tls_security": "clients",
+    "worker_lifetime": "jobqueue",
+    "worker_memory_limits": "clients",
+}
+__all__ = sorted(_PUBLIC)
+__getattr__, __dir__ = lazy_names(__name__, _PUBLIC)

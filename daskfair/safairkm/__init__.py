@@ -1,19 +1,19 @@
-"""SAfairKM: stochastic alternating balance fair k-means and its Pareto front (Liu & Vicente)."""
+"""SAfairKM: stochastic alternating balance fair k-means and its Pareto front (Liu & Vicente).
 
-from .alternating import sa2gd, sa2gd_front
-from .estimator import SAFairKMeans
-from .front import DEFAULT_PAIRS, pareto_front
-from .pareto import ParetoFront, nondominated
-from .vfairkm import VFairKMeans, vfairkm_front
+Names are imported when first used: a fit of one estimator loads only its own modules."""
 
-__all__ = [
-    "DEFAULT_PAIRS",
-    "ParetoFront",
-    "SAFairKMeans",
-    "VFairKMeans",
-    "nondominated",
-    "pareto_front",
-    "sa2gd",
-    "sa2gd_front",
-    "vfairkm_front",
-]
+from .._lazy import lazy_names
+
+_PUBLIC = {
+    "DEFAULT_PAIRS": "front",
+    "ParetoFront": "pareto",
+    "SAFairKMeans": "estimator",
+    "VFairKMeans": "vfairkm",
+    "nondominated": "pareto",
+    "pareto_front": "front",
+    "sa2gd": "alternating",
+    "sa2gd_front": "alternating",
+    "vfairkm_front": "vfairkm",
+}
+__all__ = sorted(_PUBLIC)
+__getattr__, __dir__ = lazy_names(__name__, _PUBLIC)

@@ -9,7 +9,6 @@ import dask.array as da
 import numpy as np
 
 from ..metrics import hypervolume_2d
-from ..store import open_run
 from ._block_functions import select_nondominated
 
 __all__ = ["DOMINANCE", "ParetoFront", "check_dominance", "nondominated"]
@@ -117,6 +116,8 @@ class ParetoFront:
         ValueError
             If the store holds another kind of run.
         """
+        from ..store import open_run  # zarr: only to read a store
+
         run = open_run(path)
         if run.kind != "safairkm":
             raise ValueError(f"{path} holds a {run.kind!r} run, not a SAfairKM front.")

@@ -12,7 +12,6 @@ from .._groups import check_sensitive, merge_small_groups, sensitive_column
 from .._nearest import nearest_center
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_array, check_n_clusters, is_dask
-from ..runtime.clients import worker_memory_limits
 from ._block_functions import balance_of, cost_of, init_state, plan_take, take_members
 
 __all__ = ["Members", "Problem", "check_fits_workers", "cluster_means", "make_problem",
@@ -130,6 +129,8 @@ def check_fits_workers(X: Any, client: Any, what: str) -> None:
     if len(shape) != 2 or any(not np.isfinite(v) for v in shape):
         return  # check_array reports these
     need = shape[0] * (shape[1] + 3) * 8
+    from ..runtime.clients import worker_memory_limits  # distributed: only with a client
+
     limits = worker_memory_limits(client)
     if limits and need > 0.5 * min(limits):
         raise ValueError(

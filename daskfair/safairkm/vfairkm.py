@@ -15,7 +15,6 @@ from .._random import as_seed_sequence, child_rng
 from .._validation import check_array, check_int
 from ..metrics import balance as balance_metric
 from ..metrics import kmeans_cost
-from ..runtime.clients import task_client
 from ._nearest_center import NearestCenterMixin
 from .pareto import ParetoFront, nondominated
 from .problem import Problem, check_fits_workers, make_problem
@@ -287,6 +286,8 @@ def vfairkm_front(X: Any, *, sensitive_features: Any, n_clusters: int = 8,
     )._checked_params()
     weights = _checked_weights(fairness_weights)
     X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
+    from ..runtime.clients import task_client  # distributed: not for VFairKMeans.fit
+
     client = task_client(client)
     check_fits_workers(X, client, "VfairKM")
     problem = make_problem(X, sensitive_features, n_clusters,
