@@ -44,7 +44,7 @@ _PUBLIC = {
 }
 
 __all__ = ["__version__", *_PUBLIC]
-__getattr__, _dir = lazy_names(__name__, _PUBLIC)
+__getattr__ = lazy_names(__name__, _PUBLIC)[0]  # __dir__ below also lists __version__
 
 
 def __dir__() -> list[str]:

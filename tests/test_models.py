@@ -308,6 +308,16 @@ def test_column_scaler_against_scikit_learn(method, reference, several_blocks):
     np.testing.assert_allclose(out.compute(), ours.transform(Y), rtol=1e-12)
     unit = ColumnScaler(method, unit_rows=True).fit(X).transform(Y)
     np.testing.assert_allclose(np.linalg.norm(unit, axis=1), 1.0, rtol=1e-12)
+    # in place (predict_table's path): the same bits, one-hot-like columns left as they are
+    onehot = np.hstack([Y, (Y > 0).astype(np.float64)])
+    for unit_rows in (False, True):
+        scaler = ColumnScaler(method, unit_rows=unit_rows).fit(
+            np.hstack([X, np.tile([[0.0], [1.0]], (100, 4))]))
+        own = onehot.copy()
+        assert scaler.transform_into(own) is own
+        np.testing.assert_array_equal(own, scaler.transform(onehot))
+    with pytest.raises(ValueError, match="float64 numpy array"):
+        ours.transform_into(Y.astype(np.float32))
     with pytest.raises(ValueError, match="expecting 4 features"):
         ours.transform(Y[:, :3])
     with pytest.raises(ValueError, match="method must be one of"):

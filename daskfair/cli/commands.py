@@ -107,11 +107,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     model = load(args.store, **params_for(args, load))
     keep = list(args.keep or ())
-    # refused before a cluster starts
-    check_prediction(model, args.input, args.output, keep=keep, overwrite=args.overwrite)
+    # refused before a cluster starts; the table is read lazily once, here
+    table = check_prediction(model, args.input, args.output, keep=keep,
+                             overwrite=args.overwrite)
     with client_for(args) as client, show_progress(not args.no_progress):
         announce(client)
-        report = predict_table(model, args.input, args.output, keep=keep,
+        report = predict_table(model, table, args.output, keep=keep,
                                overwrite=args.overwrite)
     print(f"\n{report['rows']:,} rows predicted in {report['partitions']} partitions: "
           f"{', '.join(report['columns'])}")

@@ -28,7 +28,7 @@ from .paper.methods import (
     constant_from_moments,
     score,
 )
-from .results import numpy_of
+from .results import numpy_of, preprocessing
 
 __all__ = ["fkr_job", "format_fkr_results"]
 
@@ -48,8 +48,7 @@ class _Rows:
     yte: Any
     s_te: Any
     test: Any          # the test rows' numbers
-    lo: np.ndarray     # the min-max scaling
-    span: np.ndarray
+    scaler: Any        # the fitted ColumnScaler of every row
     n_train: int
     n_test: int
     split_text: str
@@ -123,9 +122,11 @@ def _classes(data: JobData, task: str) -> tuple[str, np.ndarray | None]:
     return task, None
 
 
-def _scale(X: Any, data: JobData, train: Any) -> tuple[Any, np.ndarray, np.ndarray]:
-    """Min-max scaling on the training rows' range, or a table's range from its pass (every
-    row: no pass of its own); constant columns become 0."""
+def _scale(X: Any, data: JobData, train: Any) -> tuple[Any, Any]:
+    """``X`` min-max scaled on the training rows' range, or a table's range from its pass
+    (every row: no pass of its own), and the ColumnScaler that does it to new rows."""
+    from ..tables import ColumnScaler
+
     if data.encoder is not None:
         enc, cols = data.encoder, data.summary.columns
         pad = enc.n_features_out_ - len(enc.numeric_columns_)
@@ -136,8 +137,8 @@ def _scale(X: Any, data: JobData, train: Any) -> tuple[Any, np.ndarray, np.ndarr
         lo, hi = Xtr.min(axis=0), Xtr.max(axis=0)
         if is_dask(X):
             lo, hi = da.compute(lo, hi)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return (X - lo) / span, lo, span
+    scaler = ColumnScaler.from_values(lo, hi - lo)
+    return scaler.transform(X), scaler
 
 
 def _streamed_rows(data: JobData, classes: Any, classify: bool, test_size: float,
@@ -150,13 +151,13 @@ def _streamed_rows(data: JobData, classes: Any, classify: bool, test_size: float
     def part(a: Any, test: bool) -> Any:
         return _hashed_rows(a, test, test_size, seed)
 
-    X, lo, span = _scale(X, data, lambda a: part(a, False))
+    X, scaler = _scale(X, data, lambda a: part(a, False))
     Xtr, ytr, s_tr = (part(a, False) for a in (X, y, s))
     Xte, yte, s_te = (part(a, True) for a in (X, y, s))
     test = part(da.arange(X.shape[0], chunks=X.chunks[0]), True)
     text = (f"random {1 - test_size:.0%}/{test_size:.0%} split (seed {seed}, by a hash of "
             "the row number)")
-    return _Rows(X, Xtr, ytr, s_tr, Xte, yte, s_te, test, lo, span, Xtr.shape[0],
+    return _Rows(X, Xtr, ytr, s_tr, Xte, yte, s_te, test, scaler, Xtr.shape[0],
                  Xte.shape[0], text, True)
 
 
@@ -168,8 +169,8 @@ def _train_test(data: JobData, classes: Any, classify: bool, task: str, split: i
     y_raw, s = numpy_of(data.y), numpy_of(data.sensitive)
     y = (y_raw == classes[1]).astype(np.int64) if classify else y_raw.astype(np.float64)
     train, test, split_text = _split(data.X.shape[0], data, split, test_size, seed, y, s, task)
-    X, lo, span = _scale(to_dask(data.X, chunk_rows), data, train)
-    return _Rows(X, X[train], y[train], s[train], X[test], y[test], s[test], test, lo, span,
+    X, scaler = _scale(to_dask(data.X, chunk_rows), data, train)
+    return _Rows(X, X[train], y[train], s[train], X[test], y[test], s[test], test, scaler,
                  len(train), len(test), split_text, False)
 
 
@@ -238,14 +239,10 @@ def _pipeline(est: Any, rows: _Rows, data: JobData, classes: np.ndarray | None) 
     """What predicts new rows as the test rows were: the encoder, the scaling, the model."""
     from sklearn.pipeline import Pipeline
 
-    from ..tables import ColumnScaler
-
     if classes is not None:  # fitted on y == classes[1]: predict the table's own labels
         est = copy.copy(est)
         est.classes_ = np.asarray(classes)
-    steps = [] if data.encoder is None else [("encode", data.encoder)]
-    steps += [("scale", ColumnScaler.from_values(rows.lo, rows.span)), ("model", est)]
-    return Pipeline(steps)
+    return Pipeline([*preprocessing(data, rows.scaler), ("model", est)])
 
 
 def _store_model(run: Run, est: Any, pred: Any, rows: _Rows, classes: np.ndarray | None,

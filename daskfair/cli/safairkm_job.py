@@ -15,7 +15,7 @@ from ..metrics import hypervolume_2d
 from ..progress import IterationBar
 from ..store import Run
 from .inputs import JobData
-from .results import numpy_of
+from .results import numpy_of, preprocessing
 
 __all__ = ["SCALES", "add_hypervolumes", "front_row", "safairkm_job"]
 
@@ -71,8 +71,7 @@ def _store_preprocessing(run: Run, data: JobData, scaler: Any) -> None:
 
     from ..models import write_model
 
-    steps = [] if data.encoder is None else [("encode", data.encoder)]
-    steps += [] if scaler is None else [("scale", scaler)]
+    steps = preprocessing(data, scaler)
     if steps:
         write_model(run, Pipeline(steps))
 

@@ -80,7 +80,8 @@ def read_model(run: Run, key: str = MODEL_KEY) -> Any:
     Parameters
     ----------
     run : Run
-        A finished run, opened for reading.
+        A finished run, opened for reading and checked against its manifest
+        (``open_run(path, verify="contents")``).
     key : str, default="model"
 
     Returns
@@ -97,7 +98,6 @@ def read_model(run: Run, key: str = MODEL_KEY) -> Any:
     tree = run.attrs.get(key)
     if tree is None:
         raise StoreError(f"{run.path} holds a {run.kind} run with no model in it.")
-    run.verify(contents=True)
     stored = run.arrays()
 
     def array(path: str) -> np.ndarray:
@@ -188,7 +188,7 @@ def load(path: str | os.PathLike[str], *, front_point: int | None = None,
     ValueError
         A SAfairKM run without one of ``front_point`` and ``balance``.
     """
-    run = open_run(path, verify=None)  # read_model checks every file against the manifest
+    run = open_run(path, verify="contents")  # every file, once, before anything is read
     if run.kind not in MODEL_KINDS:
         raise StoreError(
             f"{run.path} holds a {run.kind!r} run, which has no model for new rows; models "
@@ -198,7 +198,6 @@ def load(path: str | os.PathLike[str], *, front_point: int | None = None,
             raise ValueError(f"{run.path} holds one model: front_point= and balance= are for "
                              "SAfairKM runs.")
         return read_model(run)
-    run.verify(contents=True)
     front = ParetoFront.from_store(run.path)
     point = front.point(front.index(front_point=front_point, balance=balance))
     if MODEL_KEY not in run.attrs:

@@ -46,12 +46,6 @@ class Scorer:
         encoder = steps[0] if isinstance(steps[0], TableEncoder) else None
         return cls(encoder, tuple(steps[1 if encoder else 0:-1]), steps[-1])
 
-    def _owned(self, X: Any, step: Any) -> bool:
-        """Whether ``step`` may scale ``X`` in place (an encoder's fresh array)."""
-        return (self.encoder is not None and isinstance(step, ColumnScaler)
-                and not step.unit_rows and isinstance(X, np.ndarray)
-                and X.dtype == np.float64 and X.shape[1] == step.n_features_in_)
-
     @property
     def kind(self) -> str:
         if hasattr(self.final, "predict_from_decision"):
@@ -102,7 +96,9 @@ class Scorer:
         else:
             X = part[self.columns].to_numpy(dtype=np.float64)
         for step in self.transforms:
-            X = _scaled_in_place(X, step) if self._owned(X, step) else step.transform(X)
+            # the encoder's output is this call's own: a scaler may work in it
+            owned = self.encoder is not None and isinstance(step, ColumnScaler)
+            X = step.transform_into(X) if owned else step.transform(X)
         out = {c: part[c].to_numpy() for c in keep}
         if self.kind == "classifier":
             d = self.final.decision_function(X)
@@ -111,18 +107,6 @@ class Scorer:
         else:
             out[OUTPUT_COLUMNS[self.kind][0]] = self.final.predict(X)
         return pd.DataFrame(out), unseen
-
-
-def _scaled_in_place(X: np.ndarray, scaler: ColumnScaler) -> np.ndarray:
-    """``scaler.transform(X)``'s bits, in place and only in the columns it changes (a one-hot
-    column has offset 0 and scale 1: (x - 0) / 1 is x exactly)."""
-    cols = np.flatnonzero((scaler.offset_ != 0) | (scaler.scale_ != 1))
-    if len(cols):
-        part = X[:, cols]
-        part -= scaler.offset_[cols]
-        part /= scaler.scale_[cols]
-        X[:, cols] = part
-    return X
 
 
 def _write_part(part: pd.DataFrame, scorer: Scorer, keep: Sequence[str], folder: str,

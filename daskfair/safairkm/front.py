@@ -267,8 +267,7 @@ class _FrontSearch:
         while True:
             try:
                 t, survivors = self.iterate(job, t, survivors, history, start, time_limit)
-                f1, f2, labels = _front(self.client, survivors, self.problem)
-                centers = _centers(self.client, survivors, self.problem)
+                f1, f2, labels, centers = _front(self.client, survivors, self.problem)
                 if job.run is not None:
                     job.run.write_array("labels", labels,
                                         chunks=(min(64, len(f1)), self.problem.n_samples))
@@ -352,25 +351,19 @@ def _copy_members(client: Any, survivors: list) -> list[tuple[Members, np.ndarra
 
 
 def _front(client: Any, survivors: list, problem: Problem) -> tuple[np.ndarray, ...]:
-    # (f1, f2, labels) in rank (= cost) order; the labels lazy unless the tasks ran here
+    # (f1, f2, labels, centers) in rank (= cost) order; the labels lazy unless the tasks ran
+    # here, the centers (n_points, K, d) gathered with the objectives
     order = np.argsort(np.concatenate([r for _, _, r in survivors]))
-    objs = client.gather([client.submit(objectives, f, i, pure=False)
+    objs = client.gather([client.submit(objectives, f, i, problem.offset, pure=False)
                           for f, i, _ in survivors])
-    f1, f2 = (np.concatenate([o[k] for o in objs])[order] for k in (0, 1))
+    f1, f2, centers = (np.concatenate([o[k] for o in objs])[order] for k in (0, 1, 3))
     if isinstance(client, InProcessClient):
-        return f1, f2, np.concatenate([f.result().take(i).labels for f, i, _ in survivors])[order]
+        labels = np.concatenate([f.result().take(i).labels for f, i, _ in survivors])[order]
+        return f1, f2, labels, centers
     parts = [da.from_delayed(dask.delayed(client.submit(labels_of, f, i, pure=False)),
                              (len(i), problem.n_samples), dtype=problem.label_dtype)
              for f, i, _ in survivors if len(i)]
-    return f1, f2, da.concatenate(parts, axis=0)[order]
-
-
-def _centers(client: Any, survivors: list, problem: Problem) -> np.ndarray:
-    # every point's cluster centers (n_points, K, d), in rank order as _front's
-    order = np.argsort(np.concatenate([r for _, _, r in survivors]))
-    parts = client.gather([client.submit(centers_of, f, i, problem.offset, pure=False)
-                           for f, i, _ in survivors])
-    return np.concatenate(parts)[order]
+    return f1, f2, da.concatenate(parts, axis=0)[order], centers
 
 
 def _checkpoint(client: Any, run: Any, survivors: list, t: int, done: bool,
@@ -435,14 +428,15 @@ def expand_task(problem: Problem, pieces: list[tuple[Members, np.ndarray]], rank
     raise AssertionError("sync_every must be >= 1")
 
 
-def objectives(members: Members, idx: Any = slice(None)) -> tuple[np.ndarray, ...]:
-    return members.f1[idx], members.f2[idx], members.keys
-
-
-def centers_of(members: Members, idx: np.ndarray, offset: np.ndarray) -> np.ndarray:
-    """The members' cluster centers, as :class:`SAFairKMeans` computes them."""
+def objectives(members: Members, idx: Any = slice(None),
+               offset: np.ndarray | None = None) -> tuple[Any, ...]:
+    """(f1, f2, keys) of the members ``idx``; with ``offset`` (the end of a run) also their
+    cluster centers, as :class:`SAFairKMeans` computes them."""
+    out = (members.f1[idx], members.f2[idx], members.keys)
+    if offset is None:
+        return out
     sums, counts = members.sums[idx], members.counts[idx]
-    return sums / counts.sum(axis=2)[:, :, None] + offset
+    return (*out, sums / counts.sum(axis=2)[:, :, None] + offset)
 
 
 def labels_of(members: Members, idx: np.ndarray) -> np.ndarray:

@@ -113,3 +113,34 @@ class ColumnScaler(TransformerMixin, BaseEstimator):
             norm = (da if is_dask(Z) else np).linalg.norm(Z, axis=1, keepdims=True)
             Z = Z / (da if is_dask(Z) else np).maximum(norm, 1e-300)
         return Z
+
+    def transform_into(self, X: np.ndarray) -> np.ndarray:
+        """:meth:`transform` of a float64 numpy array, in ``X`` itself: the same bits, no copy.
+
+        Only the columns the scaling changes are written (a column with offset 0 and scale 1,
+        a one-hot column, is ``(x - 0) / 1``: ``x`` exactly).
+
+        Parameters
+        ----------
+        X : ndarray of float64, shape (n_samples, n_features)
+            Rows this call may overwrite (an encoder's fresh output, say).
+
+        Returns
+        -------
+        ndarray
+            ``X``, scaled.
+        """
+        check_is_fitted(self, "scale_")
+        if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim == 2
+                and X.shape[1] == self.n_features_in_):
+            raise ValueError(f"transform_into takes a float64 numpy array of "
+                             f"{self.n_features_in_} columns; use transform.")
+        cols = np.flatnonzero((self.offset_ != 0) | (self.scale_ != 1))
+        if len(cols):
+            part = X[:, cols]
+            part -= self.offset_[cols]
+            part /= self.scale_[cols]
+            X[:, cols] = part
+        if self.unit_rows:
+            X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)
+        return X
