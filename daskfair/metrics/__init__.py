@@ -1,5 +1,8 @@
 """Fairness and clustering metrics for numpy, pandas or dask inputs, each in one pass."""
 
+from ._audit_result import Audit
+from ._audit_stats import RATES as AUDIT_RATES
+from .audit_pass import audit
 from .clustering import (
     REPORT_COLUMNS,
     balance,
@@ -26,8 +29,8 @@ from .fairness import (
     regression_report,
 )
 
-__all__ = ["GROUP_REPORT_COLUMNS", "REPORT_COLUMNS", "GroupReport", "WorstPair", "balance", "cce",
+__all__ = ["AUDIT_RATES", "Audit", "GROUP_REPORT_COLUMNS", "REPORT_COLUMNS", "GroupReport", "WorstPair", "balance", "cce",
            "clustering_accuracy", "clustering_report", "contingency",
            "demographic_parity_difference", "equalized_odds_difference", "error_rate",
            "fairness_cce", "group_report", "hypervolume_2d", "kmeans_cost", "mean_prediction_gap",
-           "mnce", "nmi", "normalized_entropy", "regression_report"]
+           "audit", "mnce", "nmi", "normalized_entropy", "regression_report"]

@@ -1,0 +1,183 @@
+"""Per-block statistics of an audit (docs/design.md#audits-in-one-pass): the rows of every
+(group, label, decision) cell, their weights as exact integer sums, and score histograms.
+Every statistic is a sum of integers, so any cut of the rows into blocks gives the same
+bits."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._keyed import MISSING, MAX_KEYS, Keyed, merge, too_many_keys
+
+__all__ = ["EXPONENTS", "SCORE_BITS", "AuditBlock", "audit_block", "exact_value",
+           "merge_blocks", "score_bins"]
+
+#: Binary exponents (of ``numpy.frexp``) a weight or squared weight may have: weights are 0
+#: or in [2**-40, 2**40).
+EXPONENTS = np.arange(-80, 81)
+#: A score's bin is the top SCORE_BITS bits of its float32 order key (15 bits of mantissa:
+#: neighbouring bins differ by 2**-15 of the score, relatively).
+SCORE_BITS = 24
+_HALF = 26  # a 53-bit mantissa is summed as two int64 halves of at most 27 bits
+
+
+@dataclass(frozen=True)
+class AuditBlock:
+    """One block's statistics.
+
+    ``cells``: Keyed with keys ``(*group values, label, decision)``, values ``(rows,)`` and, for
+    weights, ``(rows, parts)`` where ``parts[k, 0 | 1, 0 | 1, e]`` holds the high and low
+    mantissa halves of Σw (0) and Σw² (1) at exponent EXPONENTS[e]. ``histograms``: per
+    ``(*group values, label)``, the sorted score bins and their rows (None: no scores).
+    """
+
+    cells: Keyed
+    histograms: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] | None
+    labels: tuple[frozenset[Any], frozenset[Any]] = (frozenset(), frozenset())
+
+
+def _codes(column: Any) -> tuple[np.ndarray, list[Any]]:
+    """Codes of a column's values (missing: the last code) and the values, MISSING last."""
+    codes, uniques = pd.factorize(np.asarray(column).ravel(), use_na_sentinel=True)
+    values = [u.item() if isinstance(u, np.generic) else u
+              for u in np.asarray(uniques, dtype=object)]
+    return np.where(codes < 0, len(values), codes).astype(np.int64), [*values, MISSING]
+
+
+def _exact_parts(w: np.ndarray, cell: np.ndarray, n_cells: int) -> np.ndarray:
+    """``parts[cell, 0 | 1 (w, w²), 0 | 1 (high, low), exponent]`` as exact int64 sums."""
+    out = np.zeros((n_cells, 2, 2, len(EXPONENTS)), dtype=np.int64)
+    for j, v in enumerate((w, w * w)):
+        m, e = np.frexp(v)
+        mantissa = np.ldexp(m, 53).astype(np.int64)  # exact: m has 53 bits
+        slot = cell * len(EXPONENTS) + (e - EXPONENTS[0])
+        for h, half in enumerate((mantissa >> _HALF, mantissa & ((1 << _HALF) - 1))):
+            # each half < 2**27: float sums of fewer than 2**26 of them are exact
+            total = np.bincount(slot, weights=half.astype(np.float64),
+                                minlength=n_cells * len(EXPONENTS))
+            out[:, j, h, :] = total.astype(np.int64).reshape(n_cells, len(EXPONENTS))
+    return out
+
+
+def exact_value(parts: np.ndarray) -> np.ndarray:
+    """Float64 sums from ``parts[..., 0 | 1 (high, low), exponent]``: each rounded once."""
+    flat = parts.reshape(-1, 2, len(EXPONENTS))
+    out = np.empty(len(flat))
+    lowest = int(EXPONENTS[0]) - 53
+    for i, (high, low) in enumerate(flat):
+        total = 0
+        for k, e in enumerate(EXPONENTS):
+            if high[k] or low[k]:
+                total += ((int(high[k]) << _HALF) + int(low[k])) << (int(e) - int(EXPONENTS[0]))
+        out[i] = math.ldexp(float(total), lowest)  # Python ints are exact: one rounding
+    return out.reshape(parts.shape[:-2])
+
+
+def score_bins(score: np.ndarray) -> np.ndarray:
+    """Bins that keep the order of the scores: a higher bin holds only higher scores."""
+    f = np.asarray(score, dtype=np.float32) + np.float32(0.0)  # -0.0 becomes 0.0
+    u = f.view(np.uint32)
+    key = np.where(u >> 31, ~u, u | np.uint32(0x80000000))
+    return (key >> np.uint32(32 - SCORE_BITS)).astype(np.int64)
+
+
+def _histograms(group: np.ndarray, truth: np.ndarray, bins: np.ndarray,
+                keys: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], tuple[np.ndarray, ...]]:
+    """Per (group, label) key: its sorted distinct bins and their rows."""
+    joint = (group * 2 + truth) << SCORE_BITS | bins
+    uniq, counts = np.unique(joint, return_counts=True)
+    owner = uniq >> SCORE_BITS
+    cuts = np.flatnonzero(np.diff(owner)) + 1
+    out = {}
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(uniq)], strict=True):
+        g, y = divmod(int(owner[lo]), 2)
+        out[(*keys[g], y)] = (uniq[lo:hi] & ((1 << SCORE_BITS) - 1), counts[lo:hi])
+    return out
+
+
+def _binary(values: Any, name: str, pos_label: Any) -> tuple[np.ndarray, frozenset[Any]]:
+    """1 where ``values == pos_label``, and the distinct values (checked after the pass)."""
+    values = np.asarray(values).ravel()
+    if pd.isna(values).any():
+        raise ValueError(f"{name} holds missing values (NaN/None); every row needs a label. "
+                         "Drop those rows or fill them first.")
+    seen = pd.unique(values)
+    if len(seen) > 2:
+        raise ValueError(f"{name} holds more than two values ({sorted(map(str, seen))[:5]}); "
+                         "an audit compares binary decisions: map them to two values.")
+    return (values == pos_label).astype(np.int64), frozenset(v.item() if isinstance(
+        v, np.generic) else v for v in seen)
+
+
+def _check_inputs(score: Any, weight: Any) -> None:
+    if score is not None and not np.isfinite(np.asarray(score, dtype=np.float64)).all():
+        raise ValueError("y_score holds NaN or infinite values; drop or fill those rows.")
+    if weight is not None:
+        w = np.asarray(weight, dtype=np.float64)
+        bad = ~np.isfinite(w) | (w < 0) | ((w != 0) & ((w < 2.0**-40) | (w >= 2.0**40)))
+        if bad.any():
+            raise ValueError(
+                f"sample_weight holds {w[bad][0]!r}: weights must be 0 or between 2**-40 and "
+                "2**40 (about 1e-12 and 1e12), finite and not negative; rescale them.")
+
+
+def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
+                weight: Any = None, pos_label: Any = 1) -> AuditBlock:
+    """Block function: the statistics of one block of rows (columns as numpy or pandas);
+    the groups keep their raw values (missing: MISSING)."""
+    _check_inputs(score, weight)
+    truth, seen_true = _binary(y_true, "y_true", pos_label)
+    decision, seen_pred = _binary(y_pred, "y_pred", pos_label)
+    columns = [_codes(g) for g in groups]
+    sizes = [len(v) for _, v in columns]
+    group = np.ravel_multi_index([c for c, _ in columns], sizes)
+    n_groups = int(np.prod(sizes))
+    if n_groups > MAX_KEYS:
+        raise ValueError(too_many_keys(n_groups))
+    cell = (group * 2 + truth) * 2 + decision
+    rows = np.bincount(cell, minlength=n_groups * 4)
+    present = np.flatnonzero(rows)
+    group_keys = [tuple(columns[c][1][i] for c, i in enumerate(np.unravel_index(g, sizes)))
+                  for g in range(n_groups)] if len(cell) else []
+    keys = tuple((*group_keys[c // 4], (c // 2) % 2, c % 2) for c in present)
+    values: tuple[np.ndarray, ...] = (rows[present].astype(np.int64),)
+    if weight is not None:
+        parts = _exact_parts(np.asarray(weight, dtype=np.float64), cell, n_groups * 4)
+        values = (*values, parts[present])
+    histograms = None
+    if score is not None:
+        histograms = _histograms(group, truth, score_bins(score), group_keys)
+    return AuditBlock(Keyed(keys, values), histograms, (seen_true, seen_pred))
+
+
+def _merge_histograms(a: dict[Any, tuple[np.ndarray, np.ndarray]],
+                      b: dict[Any, tuple[np.ndarray, np.ndarray]]) -> dict[Any, Any]:
+    out = dict(a)
+    for key, (bins, counts) in b.items():
+        if key not in out:
+            out[key] = (bins, counts)
+            continue
+        both = np.concatenate([out[key][0], bins])
+        uniq, inverse = np.unique(both, return_inverse=True)
+        total = np.bincount(inverse, weights=np.concatenate([out[key][1], counts]),
+                            minlength=len(uniq))  # exact below 2**53 rows
+        out[key] = (uniq, total.astype(np.int64))
+    return out
+
+
+def merge_blocks(a: AuditBlock, b: AuditBlock) -> AuditBlock:
+    """``a + b``: cell by cell, and bin by bin."""
+    if not a.cells.keys:
+        return b
+    if not b.cells.keys:
+        return a
+    histograms = None
+    if a.histograms is not None and b.histograms is not None:
+        histograms = _merge_histograms(a.histograms, b.histograms)
+    labels = (a.labels[0] | b.labels[0], a.labels[1] | b.labels[1])
+    return AuditBlock(merge(a.cells, b.cells), histograms, labels)

@@ -1,0 +1,352 @@
+"""The result of :func:`daskfair.metrics.audit`: per-group metrics, comparisons, intervals
+and tests, all computed from the pass's count tables."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ._audit_stats import RATES, bootstrap_tables, holm, rate_parts, rates, wilson
+
+__all__ = ["Audit", "Counts"]
+
+_METHODS = ("between_groups", "to_overall")
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What the pass counted, on the grid of every combination of the groups' levels.
+
+    ``rows[g, y, d]``: rows of group g with label y and decision d (1: ``pos_label``);
+    ``weights`` and ``squares``: Σw and Σw² in the same cells (None: no weights); ``auc``:
+    per group and overall, (ROC AUC, DeLong variance, bound on the binning error), each of
+    shape (n_groups + 1,), overall last (None: no scores).
+    """
+
+    index: pd.Index
+    rows: np.ndarray
+    weights: np.ndarray | None = None
+    squares: np.ndarray | None = None
+    auc: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+
+def _nan_reduce(fn: Any, x: np.ndarray, axis: int) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
+        return fn(x, axis=axis)
+
+
+class Audit:
+    """Per-group metrics of binary decisions, their comparisons, intervals and tests.
+
+    Made by :func:`daskfair.metrics.audit`; named after fairlearn's ``MetricFrame``. Metrics
+    are the columns :attr:`metrics`: ``count`` (rows), the rates of
+    :data:`~daskfair.metrics.AUDIT_RATES` and, with scores, ``roc_auc``. A rate whose
+    denominator is empty is NaN (fairlearn reports 0 for some). Comparisons (``difference``,
+    ``ratio``, ``group_min``, ``group_max``, the reference columns) cover the rates and
+    ``roc_auc`` of the groups that are present and not suppressed.
+
+    Every ``*_ci`` is a list ``[lower, upper]`` of objects shaped as the point estimate, as
+    fairlearn's are: bootstrap percentiles at ``(1 ∓ confidence) / 2`` (``roc_auc``: a normal
+    draw with DeLong's variance per group). They need ``n_boot > 0``.
+    """
+
+    def __init__(self, counts: Counts, *, n_boot: int, confidence: float,
+                 min_group_size: int, reference_group: Any = None,
+                 random_state: int | None = None) -> None:
+        self.counts = counts
+        self.n_boot, self.confidence, self.min_group_size = n_boot, confidence, min_group_size
+        if random_state is None:
+            random_state = int(np.random.default_rng().integers(2**62))
+        self.random_state = int(random_state)
+        sizes = counts.rows.sum(axis=(1, 2))
+        self._present = sizes > 0
+        self._eligible = self._present & (sizes >= min_group_size)
+        if self._eligible.sum() < 2:
+            raise ValueError(
+                f"{int(self._eligible.sum())} group(s) have at least min_group_size="
+                f"{min_group_size} rows (of {int(self._present.sum())} present): an audit "
+                "compares two or more; lower min_group_size or combine fewer columns.")
+        self.metrics = ["count", *RATES, *(["roc_auc"] if counts.auc is not None else [])]
+        self._values, self._overall = self._point()
+        self.reference_group = self._reference(reference_group, sizes)
+        self._ref = counts.index.get_loc(self.reference_group)
+        self._boot = self._bootstrap() if n_boot > 0 else None
+
+    # -- the pass's tables as metrics ---------------------------------------------------
+    def _table(self) -> np.ndarray:
+        c = self.counts
+        return c.weights if c.weights is not None else c.rows.astype(np.float64)
+
+    def _point(self) -> tuple[np.ndarray, np.ndarray]:
+        table = self._table()
+        groups = np.column_stack([self.counts.rows.sum(axis=(1, 2)), rates(table)])
+        overall = np.r_[self.counts.rows.sum(), rates(table.sum(axis=0))]
+        if self.counts.auc is not None:
+            groups = np.column_stack([groups, self.counts.auc[0][:-1]])
+            overall = np.r_[overall, self.counts.auc[0][-1]]
+        groups = groups.astype(np.float64)
+        groups[~self._present, :] = np.nan  # absent combinations, as fairlearn shows them
+        groups[~self._eligible, 1:] = np.nan
+        return groups, overall
+
+    def _reference(self, group: Any, sizes: np.ndarray) -> Any:
+        index = self.counts.index
+        if group is None:
+            return index[int(np.argmax(np.where(self._eligible, sizes, -1)))]
+        try:
+            pos = index.get_loc(group)
+        except (KeyError, TypeError):
+            raise ValueError(f"reference_group={group!r} is not a group; the groups are "
+                             f"{list(index[self._present])}.") from None
+        if not isinstance(pos, int) or not self._eligible[pos]:
+            raise ValueError(f"reference_group={group!r} has {int(sizes[pos])} rows, fewer "
+                             f"than min_group_size={self.min_group_size}; choose another.")
+        return index[pos]
+
+    def _bootstrap(self) -> tuple[np.ndarray, np.ndarray]:
+        c = self.counts
+        rng = np.random.default_rng(self.random_state)
+        draws, table = bootstrap_tables(c.rows, self.n_boot, rng, c.weights, c.squares)
+        groups = np.concatenate([draws.sum(axis=(2, 3))[..., None], rates(table)], axis=-1)
+        overall = np.concatenate([draws.sum(axis=(1, 2, 3))[:, None],
+                                  rates(table.sum(axis=1))], axis=-1)
+        if c.auc is not None:
+            auc, var, _ = c.auc
+            z = rng.standard_normal((self.n_boot, len(auc)))
+            sample = np.clip(auc + np.sqrt(var) * z, 0, 1)
+            groups = np.concatenate([groups, sample[:, :-1, None]], axis=-1)
+            overall = np.concatenate([overall, sample[:, -1:]], axis=-1)
+        groups = groups.astype(np.float64)
+        groups[:, ~self._present, :] = np.nan
+        groups[:, ~self._eligible, 1:] = np.nan
+        return groups, overall
+
+    # -- pandas views ---------------------------------------------------------------------
+    def _frame(self, values: np.ndarray) -> pd.DataFrame:
+        return pd.DataFrame(values, index=self.counts.index, columns=self.metrics)
+
+    def _compared(self) -> list[str]:
+        return self.metrics[1:]
+
+    def _ci(self, fn: Any) -> list[Any]:
+        if self._boot is None:
+            raise ValueError("intervals need the bootstrap: call audit(..., n_boot=1000).")
+        sample = fn(*self._boot)
+        q = [(1 - self.confidence) / 2, (1 + self.confidence) / 2]
+        ends = _nan_reduce(lambda x, axis: np.nanquantile(x, q, axis=axis), sample, 0)
+        point = fn(self._values, self._overall)
+        return [_like(point, e) for e in ends]
+
+    @property
+    def by_group(self) -> pd.DataFrame:
+        """One row per group (every combination of levels), one column per metric."""
+        return self._frame(self._values)
+
+    @property
+    def overall(self) -> pd.Series:
+        """The metrics of all rows together."""
+        return pd.Series(self._overall, index=self.metrics)
+
+    @property
+    def by_group_ci(self) -> list[pd.DataFrame]:
+        """``[lower, upper]`` of :attr:`by_group`."""
+        return self._ci(lambda g, o: self._frame(g) if g.ndim == 2 else g)
+
+    @property
+    def overall_ci(self) -> list[pd.Series]:
+        """``[lower, upper]`` of :attr:`overall`."""
+        return self._ci(lambda g, o: pd.Series(o, index=self.metrics) if o.ndim == 1 else o)
+
+    def _extremes(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x = values[..., self._eligible, 1:]
+        return _nan_reduce(np.nanmin, x, -2), _nan_reduce(np.nanmax, x, -2)
+
+    def _series(self, values: np.ndarray) -> Any:
+        return pd.Series(values, index=self._compared()) if values.ndim == 1 else values
+
+    def group_min(self) -> pd.Series:
+        """The lowest value of each metric over the compared groups."""
+        return self._series(self._extremes(self._values)[0])
+
+    def group_max(self) -> pd.Series:
+        """The highest value of each metric over the compared groups."""
+        return self._series(self._extremes(self._values)[1])
+
+    def group_min_ci(self) -> list[pd.Series]:
+        """``[lower, upper]`` of :meth:`group_min`."""
+        return self._ci(lambda g, o: self._series(self._extremes(g)[0]))
+
+    def group_max_ci(self) -> list[pd.Series]:
+        """``[lower, upper]`` of :meth:`group_max`."""
+        return self._ci(lambda g, o: self._series(self._extremes(g)[1]))
+
+    def _difference(self, g: np.ndarray, o: np.ndarray, method: str) -> np.ndarray:
+        _check_method(method)
+        if method == "between_groups":
+            low, high = self._extremes(g)
+            return high - low
+        gap = np.abs(g[..., self._eligible, 1:] - o[..., None, 1:])
+        return _nan_reduce(np.nanmax, gap, -2)
+
+    def _ratio(self, g: np.ndarray, o: np.ndarray, method: str) -> np.ndarray:
+        _check_method(method)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if method == "between_groups":
+                low, high = self._extremes(g)
+                return low / high
+            x, ov = g[..., self._eligible, 1:], o[..., None, 1:]
+            return _nan_reduce(np.nanmin, np.minimum(x / ov, ov / x), -2)
+
+    def difference(self, method: str = "between_groups") -> pd.Series:
+        """Per metric, the largest gap between two groups ("between_groups") or between a
+        group and all rows ("to_overall"), as fairlearn defines them."""
+        return self._series(self._difference(self._values, self._overall, method))
+
+    def ratio(self, method: str = "between_groups") -> pd.Series:
+        """Per metric, the smallest group's value over the largest's ("between_groups") or
+        the smallest ratio of a group to all rows, either way up ("to_overall")."""
+        return self._series(self._ratio(self._values, self._overall, method))
+
+    def difference_ci(self, method: str = "between_groups") -> list[pd.Series]:
+        """``[lower, upper]`` of :meth:`difference` (percentile bootstrap; docs/design.md
+        #audits-in-one-pass reports its coverage)."""
+        return self._ci(lambda g, o: self._series(self._difference(g, o, method)))
+
+    def ratio_ci(self, method: str = "between_groups") -> list[pd.Series]:
+        """``[lower, upper]`` of :meth:`ratio`."""
+        return self._ci(lambda g, o: self._series(self._ratio(g, o, method)))
+
+    def _to_reference(self, g: np.ndarray, kind: str) -> Any:
+        x, ref = g[..., :, 1:], g[..., self._ref, None, 1:]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = x - ref if kind == "difference" else x / ref
+        out = out.copy()
+        out[..., ~self._eligible, :] = np.nan
+        if g.ndim == 2:
+            return pd.DataFrame(out, index=self.counts.index, columns=self._compared())
+        return out
+
+    def difference_to_reference(self) -> pd.DataFrame:
+        """Each group's metric minus the reference group's."""
+        return self._to_reference(self._values, "difference")
+
+    def ratio_to_reference(self) -> pd.DataFrame:
+        """Each group's metric over the reference group's (the impact ratio for
+        ``selection_rate``)."""
+        return self._to_reference(self._values, "ratio")
+
+    def difference_to_reference_ci(self) -> list[pd.DataFrame]:
+        """``[lower, upper]`` of :meth:`difference_to_reference`."""
+        return self._ci(lambda g, o: self._to_reference(g, "difference"))
+
+    def ratio_to_reference_ci(self) -> list[pd.DataFrame]:
+        """``[lower, upper]`` of :meth:`ratio_to_reference`."""
+        return self._ci(lambda g, o: self._to_reference(g, "ratio"))
+
+    # -- closed-form intervals and tests --------------------------------------------------
+    def _effective(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Per rate: (numerator, denominator) in weight, and Kish's effective rows."""
+        c = self.counts
+        parts = rate_parts(self._table())
+        if c.squares is None:
+            return parts, {k: den for k, (_, den) in parts.items()}
+        sq = rate_parts(c.squares)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return parts, {k: parts[k][1] ** 2 / sq[k][1] for k in parts}
+
+    @property
+    def by_group_wilson_ci(self) -> list[pd.DataFrame]:
+        """``[lower, upper]``: Wilson's interval of every group's rates (Kish's effective rows
+        with weights) and, with scores, DeLong's normal interval of ``roc_auc``."""
+        parts, n = self._effective()
+        lower, upper = [], []
+        for r in RATES:
+            num, den = parts[r]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                lo, hi = wilson(num / den * n[r], n[r], self.confidence)
+            lower.append(lo)
+            upper.append(hi)
+        if self.counts.auc is not None:
+            auc, var, _ = self.counts.auc
+            half = stats.norm.ppf(0.5 + self.confidence / 2) * np.sqrt(var[:-1])
+            lower.append(np.clip(auc[:-1] - half, 0, 1))
+            upper.append(np.clip(auc[:-1] + half, 0, 1))
+        out = []
+        for ends in (lower, upper):
+            values = np.column_stack(ends)
+            values[~self._eligible] = np.nan
+            out.append(pd.DataFrame(values, index=self.counts.index, columns=self._compared()))
+        return out
+
+    @property
+    def roc_auc_error_bound(self) -> pd.Series:
+        """Per group: ``|roc_auc - exact AUC|`` is at most this (the scores' binning)."""
+        if self.counts.auc is None:
+            raise ValueError("roc_auc needs scores: call audit(..., y_score=...).")
+        return pd.Series(self.counts.auc[2][:-1], index=self.counts.index, name="roc_auc")
+
+    def tests(self) -> pd.DataFrame:
+        """Every compared group against the reference group, metric by metric: a two-sided
+        two-proportion z-test (pooled; ``roc_auc``: DeLong), p-values adjusted by Holm's
+        method over the whole table, ``significant`` at level ``1 - confidence``."""
+        return _tests(self)
+
+    @property
+    def suppressed(self) -> dict[Any, int]:
+        """Present groups with fewer than ``min_group_size`` rows, and their rows."""
+        sizes = self.counts.rows.sum(axis=(1, 2))
+        hidden = self._present & ~self._eligible
+        return {self.counts.index[i]: int(sizes[i]) for i in np.flatnonzero(hidden)}
+
+    def __repr__(self) -> str:
+        return (f"Audit({int(self._present.sum())} groups, {int(self.counts.rows.sum()):,} "
+                f"rows, n_boot={self.n_boot}, confidence={self.confidence})")
+
+
+def _check_method(method: str) -> None:
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}, got {method!r}.")
+
+
+def _like(point: Any, values: np.ndarray) -> Any:
+    if isinstance(point, pd.DataFrame):
+        return pd.DataFrame(values, index=point.index, columns=point.columns)
+    if isinstance(point, pd.Series):
+        return pd.Series(values, index=point.index)
+    return values
+
+
+def _tests(a: Audit) -> pd.DataFrame:
+    parts, n = a._effective()
+    ref, rows = a._ref, []
+    others = [i for i in np.flatnonzero(a._eligible) if i != ref]
+    for r in a._compared():
+        for i in others:
+            if r == "roc_auc":
+                auc, var, _ = a.counts.auc
+                diff, se = auc[i] - auc[ref], np.sqrt(var[i] + var[ref])
+            else:
+                num, den = parts[r]
+                p = num / np.where(den > 0, den, np.nan)
+                pooled = (p[i] * n[r][i] + p[ref] * n[r][ref]) / (n[r][i] + n[r][ref])
+                diff = p[i] - p[ref]
+                se = np.sqrt(pooled * (1 - pooled) * (1 / n[r][i] + 1 / n[r][ref]))
+            if np.isnan(diff):
+                pvalue = np.nan
+            elif se > 0:
+                pvalue = 2 * stats.norm.sf(abs(diff) / se)
+            else:
+                pvalue = 1.0 if diff == 0 else 0.0
+            group = a.counts.index[i]
+            rows.append((r, *(group if isinstance(group, tuple) else (group,)), diff, pvalue))
+    names = ["metric", *a.counts.index.names]
+    frame = pd.DataFrame(rows, columns=[*names, "difference", "p_value"]).set_index(names)
+    frame["p_holm"] = holm(frame["p_value"].to_numpy())
+    frame["significant"] = frame["p_holm"] < 1 - a.confidence
+    return frame

@@ -1,0 +1,285 @@
+"""``audit``: per-group metrics of binary decisions with confidence intervals, from one pass
+over the rows (docs/design.md#audits-in-one-pass)."""
+
+from __future__ import annotations
+
+import itertools
+from numbers import Integral, Real
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+import pandas as pd
+
+from .. import progress
+from .._blocks import _tree, block_size, streamed_tree
+from .._keyed import MISSING
+from .._validation import check_known_chunks, is_dask
+from ._audit_blocks import AuditBlock, audit_block, exact_value, merge_blocks
+from ._audit_result import Audit, Counts
+from ._audit_stats import auc_from_histograms
+
+__all__ = ["UNKNOWN", "audit"]
+
+#: The group name of rows whose sensitive value is missing.
+UNKNOWN = "unknown"
+
+
+def _is_frame(x: Any) -> bool:
+    return not is_dask(x) and hasattr(x, "npartitions") and hasattr(x, "to_delayed")
+
+
+def _columns(s: Any) -> tuple[list[Any], list[str]]:
+    """The sensitive columns and their names, as fairlearn names them."""
+    if isinstance(s, pd.DataFrame) or (_is_frame(s) and s.ndim == 2):
+        return [s[c] for c in s.columns], [str(c) for c in s.columns]
+    if isinstance(s, pd.Series) or (_is_frame(s) and s.ndim == 1):
+        return [s], [str(s.name) if s.name is not None else "sensitive_feature_0"]
+    if isinstance(s, list | tuple) and s and all(
+            isinstance(c, np.ndarray | pd.Series) or is_dask(c) or _is_frame(c) for c in s):
+        return list(s), [str(c.name) if isinstance(c, pd.Series) or _is_frame(c) and
+                         c.name is not None else f"sensitive_feature_{i}"
+                         for i, c in enumerate(s)]
+    a = s if is_dask(s) else np.asarray(s, dtype=object)
+    if a.ndim == 1:
+        return [a], ["sensitive_feature_0"]
+    if a.ndim == 2:
+        return [a[:, j] for j in range(a.shape[1])], [
+            f"sensitive_feature_{j}" for j in range(a.shape[1])]
+    raise ValueError(f"sensitive_features must be 1-D or 2-D, got shape {a.shape}.")
+
+
+def _frame_block(part: pd.DataFrame, n_groups: int, pos_label: Any) -> AuditBlock:
+    cols = list(part.columns)
+    extra = {c: part[c] for c in cols[n_groups + 2:]}
+    return audit_block([part[c] for c in cols[:n_groups]], part[cols[n_groups]],
+                       part[cols[n_groups + 1]], extra.get("__score"), extra.get("__weight"),
+                       pos_label)
+
+
+def _frame_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[Any]:
+    """One task per partition of the inputs' dask DataFrames, joined column-wise."""
+    import dask.dataframe as dd
+
+    bad = [k for k, v in named.items() if not _is_frame(v)]
+    if bad:
+        raise TypeError(f"{bad[0]} is in memory while other inputs are dask DataFrame "
+                        "columns: give every input as a column of the same dask DataFrame.")
+    counts = {v.npartitions for v in named.values()}
+    if len(counts) > 1:
+        raise ValueError(f"the inputs have different numbers of partitions ({sorted(counts)});"
+                         " give every input as a column of the same dask DataFrame.")
+    series = [v.rename(k) if isinstance(v, dd.Series) else v[v.columns[0]].rename(k)
+              for k, v in named.items()]
+    frame = dd.concat(series, axis=1, ignore_unknown_divisions=True) \
+        if len(series) > 1 else series[0].to_frame()
+    return [dask.delayed(_frame_block, pure=True)(p, n_groups, pos_label)
+            for p in frame.to_delayed(optimize_graph=True)]
+
+
+def _array_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[Any]:
+    """One task per row chunk of the first dask array (the others cut alike)."""
+    ref = next(v for v in named.values() if is_dask(v))
+    check_known_chunks(ref, "the inputs")
+    rows = ref.chunks[0]
+    arrays = {}
+    for k, v in named.items():
+        a = v if is_dask(v) else da.from_array(np.asarray(v), chunks=(rows,))
+        if a.ndim != 1 or a.shape[0] != ref.shape[0]:
+            raise ValueError(f"{k} must be 1-D with {ref.shape[0]} rows, got shape {a.shape}.")
+        check_known_chunks(a, k)
+        arrays[k] = a.rechunk((rows,)).to_delayed(optimize_graph=True).ravel()
+    keys = list(arrays)
+    return [dask.delayed(_array_block, pure=True)([arrays[k][i] for k in keys], n_groups,
+                                                 pos_label, tuple(keys))
+            for i in range(len(rows))]
+
+
+def _array_block(columns: list[Any], n_groups: int, pos_label: Any,
+                 keys: tuple[str, ...]) -> AuditBlock:
+    extra = dict(zip(keys[n_groups + 2:], columns[n_groups + 2:], strict=True))
+    return audit_block(columns[:n_groups], columns[n_groups], columns[n_groups + 1],
+                       extra.get("__score"), extra.get("__weight"), pos_label)
+
+
+def _memory_counts(named: dict[str, Any], n_groups: int, pos_label: Any) -> AuditBlock:
+    arrays = {k: np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v)
+              for k, v in named.items()}
+    n = {k: a.shape for k, a in arrays.items()}
+    if len({s for s in n.values()}) > 1 or any(len(s) != 1 for s in n.values()):
+        raise ValueError(f"every input needs one value per row; got shapes {n}.")
+    length = next(iter(n.values()))[0]
+    keys, step = list(arrays), block_size(len(arrays))
+    blocks = (_array_block([arrays[k][lo:lo + step] for k in keys], n_groups, pos_label,
+                           tuple(keys))
+              for lo in range(0, max(length, 1), step))
+    return streamed_tree(blocks, merge_blocks)
+
+
+def count_pass(y_true: Any, y_pred: Any, sensitive_features: Any, y_score: Any = None,
+               sample_weight: Any = None, pos_label: Any = 1) -> tuple[AuditBlock, list[str]]:
+    """The one pass: every block's statistics, summed (and the sensitive columns' names)."""
+    columns, names = _columns(sensitive_features)
+    named = {f"__group{j}": c for j, c in enumerate(columns)}
+    named.update(__y_true=y_true, __y_pred=y_pred)
+    if y_score is not None:
+        named["__score"] = y_score
+    if sample_weight is not None:
+        named["__weight"] = sample_weight
+    for k, v in named.items():
+        if v is None:
+            raise TypeError(f"{k.strip('_')} is None; pass one value per row.")
+    if any(_is_frame(v) for v in named.values()):
+        parts = _frame_parts(named, len(columns), pos_label)
+    elif any(is_dask(v) for v in named.values()):
+        parts = _array_parts(named, len(columns), pos_label)
+    else:
+        return _memory_counts(named, len(columns), pos_label), names
+    return progress.compute(_tree(parts, merge_blocks)), names
+
+
+def _levels(keys: list[tuple[Any, ...]], j: int, name: str) -> list[Any]:
+    values = {k[j] for k in keys}
+    known = [v for v in values if v != MISSING]
+    try:
+        levels = sorted(known)
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in known})
+        raise TypeError(f"sensitive feature {name!r} mixes values that cannot be sorted into "
+                        f"groups (types {kinds}); give it as one type, e.g. .astype(str)."
+                        ) from None
+    if MISSING in values:
+        if UNKNOWN in levels:
+            raise ValueError(f"sensitive feature {name!r} has missing values and a group named "
+                             f"{UNKNOWN!r}; rename that group, so the two stay apart.")
+        levels.append(UNKNOWN)
+    return levels
+
+
+def arrange_counts(total: AuditBlock, names: list[str], pos_label: Any) -> Counts:
+    """The summed statistics on the grid of every combination of the groups' levels."""
+    keys = list(total.cells.keys)
+    if not keys:
+        raise ValueError("the inputs have no rows; an audit needs at least one.")
+    for name, seen in zip(("y_true", "y_pred"), total.labels, strict=True):
+        if len(seen) > 2:
+            raise ValueError(f"{name} holds more than two values ({sorted(map(str, seen))[:5]});"
+                             " an audit compares binary decisions: map them to two values.")
+    if pos_label not in total.labels[0] | total.labels[1]:
+        raise ValueError(f"pos_label={pos_label!r} is in neither y_true nor y_pred (values "
+                         f"{sorted(map(str, total.labels[0] | total.labels[1]))}): give the "
+                         "favourable outcome's value.")
+    levels = [_levels(keys, j, n) for j, n in enumerate(names)]
+    code = [{(MISSING if v == UNKNOWN else v): i for i, v in enumerate(lv)} for lv in levels]
+    sizes = tuple(len(lv) for lv in levels)
+    index = np.array([np.ravel_multi_index(tuple(code[j][k[j]] for j in range(len(names))),
+                                           sizes) * 4 + k[-2] * 2 + k[-1] for k in keys])
+    n_groups = int(np.prod(sizes))
+    rows = np.zeros(n_groups * 4, dtype=np.int64)
+    rows[index] = total.cells.values[0]
+    weights = squares = None
+    if len(total.cells.values) > 1:
+        sums = np.zeros((n_groups * 4, 2), dtype=np.float64)
+        sums[index] = exact_value(total.cells.values[1])
+        weights, squares = (sums[:, j].reshape(n_groups, 2, 2) for j in (0, 1))
+    group_index = (pd.MultiIndex.from_product(levels, names=names) if len(names) > 1
+                   else pd.Index(levels[0], name=names[0]))
+    auc = None
+    if total.histograms is not None:
+        raw = [tuple(MISSING if isinstance(v, str) and v == UNKNOWN else v for v in combo)
+               for combo in itertools.product(*levels)]
+        auc = _auc_table([[total.histograms.get((*g, y)) for y in (0, 1)] for g in raw])
+    return Counts(group_index, rows.reshape(n_groups, 2, 2), weights, squares, auc)
+
+
+def _pooled(histograms: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Several histograms of scores as one."""
+    present = [h for h in histograms if h is not None]
+    if not present:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    bins, inverse = np.unique(np.concatenate([b for b, _ in present]), return_inverse=True)
+    total = np.bincount(inverse, weights=np.concatenate([c for _, c in present]),
+                        minlength=len(bins))
+    return bins, total.astype(np.int64)
+
+
+def _auc_table(per_group: list[list[Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(AUC, variance, bound) per group and, last, of all rows."""
+    pairs = [(_pooled([neg]), _pooled([pos])) for neg, pos in per_group]
+    pairs.append((_pooled([n for n, _ in per_group]), _pooled([p for _, p in per_group])))
+    auc, var, bound = zip(*(auc_from_histograms(n, p) for n, p in pairs), strict=True)
+    return np.array(auc), np.array(var), np.array(bound)
+
+
+def _check_params(n_boot: Any, confidence: Any, min_group_size: Any) -> None:
+    if isinstance(n_boot, bool) or not isinstance(n_boot, Integral) or n_boot < 0:
+        raise ValueError(f"n_boot must be an integer >= 0 (0: no bootstrap), got {n_boot!r}.")
+    if isinstance(confidence, bool) or not isinstance(confidence, Real) \
+            or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), e.g. 0.95; got {confidence!r}.")
+    if isinstance(min_group_size, bool) or not isinstance(min_group_size, Integral) \
+            or min_group_size < 1:
+        raise ValueError(f"min_group_size must be an integer >= 1 (1: report every group), "
+                         f"got {min_group_size!r}.")
+
+
+def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = None,
+          sample_weight: Any = None, n_boot: int = 1000, confidence: float = 0.95,
+          min_group_size: int = 1, reference_group: Any = None, pos_label: Any = 1,
+          random_state: int | None = None) -> Audit:
+    """Per-group metrics of binary decisions, with confidence intervals, from one pass.
+
+    The rows are read once, into a table of rows per (group, label, decision) and per-group
+    histograms of the scores; every metric, interval and test comes from these tables (the
+    bootstrap resamples the table's cells, not the rows).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like, pandas, dask array or dask Series of shape (n_samples,)
+        True labels and decisions, two values each (``pos_label`` is the favourable one).
+    sensitive_features : array-like, DataFrame, dask DataFrame, or list of columns
+        One or several columns; every combination of their values is a group, indexed as
+        fairlearn's ``MetricFrame`` indexes it (a MultiIndex for several columns). A missing
+        value is the group ``"unknown"``.
+    y_score : array-like of shape (n_samples,), default=None
+        Scores (higher: more favourable) for the per-group ``roc_auc``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights (0, or between 2**-40 and 2**40), for every rate; ``count`` stays rows.
+    n_boot : int, default=1000
+        Bootstrap replicates for the intervals (0: none). They cost no pass over the rows.
+    confidence : float, default=0.95
+        Coverage of every interval; the tests' level is ``1 - confidence``.
+    min_group_size : int, default=1
+        Groups with fewer rows keep their count, but their rates and intervals are NaN, and
+        they are left out of every comparison (``suppressed``).
+    reference_group : group or None, default=None
+        The group the others are compared with (a tuple for several columns); None: the
+        largest group.
+    pos_label : scalar, default=1
+        The favourable value of ``y_true`` and ``y_pred``.
+    random_state : int or None, default=None
+        Seed of the bootstrap: one seed gives the same intervals for any partitioning and
+        any number of workers.
+
+    Returns
+    -------
+    Audit
+
+    Examples
+    --------
+    >>> a = audit([1, 0, 1, 0, 1, 1], [1, 0, 0, 0, 1, 1], n_boot=0,
+    ...           sensitive_features=["a", "a", "a", "b", "b", "b"])
+    >>> a.by_group["selection_rate"].round(3).to_dict()
+    {'a': 0.333, 'b': 0.667}
+    """
+    _check_params(n_boot, confidence, min_group_size)
+    if y_score is not None and sample_weight is not None:
+        raise ValueError("roc_auc with sample_weight is not supported: pass y_score without "
+                         "sample_weight, or audit the rates with weights and no y_score.")
+    total, names = count_pass(y_true, y_pred, sensitive_features, y_score, sample_weight,
+                              pos_label)
+    counts = arrange_counts(total, names, pos_label)
+    return Audit(counts, n_boot=int(n_boot), confidence=float(confidence),
+                 min_group_size=int(min_group_size), reference_group=reference_group,
+                 random_state=random_state)
