@@ -123,6 +123,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    from .audit_job import audit_input, audit_job
+
+    break_lock(args)
+    data = audit_input(args)  # refused before a cluster starts
+    return run_job(args, "audit", lambda run, client, _: audit_job(run, client, data))
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from .show import show_run
 
@@ -180,6 +188,6 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo, "fkr": cmd_fkr, "safairkm": cmd_safairkm, "fce": cmd_fce,
-    "predict": cmd_predict, "show": cmd_show, "plot": cmd_plot, "datasets": cmd_datasets,
+    "predict": cmd_predict, "audit": cmd_audit, "show": cmd_show, "plot": cmd_plot, "datasets": cmd_datasets,
 }
 

@@ -13,7 +13,7 @@ import distributed
 from ..datasets import FCE_POOL_NAMES, FCE_POOLS, load_dataset, load_fce_pool
 from ..metrics import REPORT_COLUMNS
 from ..store import create_run
-from .audit import audit_labelings, subset_summary
+from .labelings import audit_labelings, subset_summary
 from .paper.fce_paper import VARIANTS, pool_rows
 from .paper.fkr_paper import CV_METHOD, METHODS, PAPER_KERNELS, run_method
 

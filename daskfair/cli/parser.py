@@ -86,6 +86,20 @@ examples:
   daskfair predict front.zarr --balance 0.8 --input people.csv --output clusters/
 """
 
+_AUDIT_HELP = """\
+Audit binary decisions by group: per-group rates (selection, true and false positive,
+error, precision; ROC AUC with --score), their differences and ratios against a reference
+group and between the extremes, with bootstrap intervals and tests corrected for
+multiplicity. One pass over the table: the bootstrap resamples its count table, so every
+replicate is free. Several --sensitive columns audit every combination of their values.
+
+examples:
+  daskfair audit --input decisions.parquet --label hired --prediction offer \\
+      --sensitive sex race --min-group-size 30 --report audit.html
+  daskfair audit --input applicants/ --model credit.zarr --label default --pos-label 0 \\
+      --sensitive sex --store credit-audit.zarr
+"""
+
 _SHOW_HELP = """\
 Summarise a stored run: kind, status, parameters, results, arrays. A run that did not
 finish is shown as INCOMPLETE (exit status 1).
@@ -255,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"daskfair {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in (_add_demo, _add_fkr, _add_safairkm, _add_fce, _add_predict,
+    for add in (_add_demo, _add_fkr, _add_safairkm, _add_fce, _add_predict, _add_audit,
                 _add_store_and_data):
         add(sub)
     return parser
@@ -424,6 +438,49 @@ def _add_predict(sub: Any) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="replace predictions daskfair wrote at --output (nothing else)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_cluster_options(p)
+
+
+def _add_audit(sub: Any) -> None:
+    p = _sub(sub, "audit", "audit decisions by group, with intervals and a report",
+             _AUDIT_HELP)
+    g = p.add_argument_group("what is audited")
+    g.add_argument("--input", required=True, metavar="PATH",
+                   help="the table: CSV file or glob (optionally .gz), Parquet file, directory "
+                        "or glob")
+    g.add_argument("--label", required=True, metavar="COLUMN", help="the true outcome")
+    g.add_argument("--prediction", metavar="COLUMN", help="the decision made")
+    g.add_argument("--score", metavar="COLUMN",
+                   help="a score (higher: more favourable), for the per-group ROC AUC")
+    g.add_argument("--model", metavar="STORE",
+                   help="predict the decisions and scores with this stored classifier, in the "
+                        "same pass (instead of --prediction and --score)")
+    g.add_argument("--sensitive", required=True, nargs="+", metavar="COLUMN",
+                   help="sensitive columns; several: every combination of their values is a "
+                        "group (a missing value is the group 'unknown')")
+    g.add_argument("--weight", metavar="COLUMN", help="row weights")
+    g.add_argument("--pos-label", default="1", metavar="VALUE",
+                   help="the favourable value of --label and the decisions (default 1)")
+    s = p.add_argument_group("statistics")
+    s.add_argument("--n-boot", type=int, default=1000, metavar="B",
+                   help="bootstrap replicates (default %(default)s; 0: Wilson intervals only)")
+    s.add_argument("--confidence", type=float, default=0.95, metavar="C",
+                   help="coverage of the intervals; the tests' level is 1 - C (default "
+                        "%(default)s)")
+    s.add_argument("--min-group-size", type=int, default=1, metavar="N",
+                   help="groups of fewer rows are counted but their rates are not reported or "
+                        "compared (default 1: every group)")
+    s.add_argument("--reference-group", nargs="+", metavar="VALUE",
+                   help="the group the others are compared with, one value per --sensitive "
+                        "column (default: the largest group)")
+    o = p.add_argument_group("output")
+    o.add_argument("--store", default="daskfair-audit.zarr", metavar="PATH",
+                   help="zarr store of the audit (default %(default)s)")
+    o.add_argument("--report", metavar="HTML", help="also write a self-contained HTML report")
+    o.add_argument("--overwrite", action="store_true",
+                   help="replace the daskfair audit in --store (nothing else is replaced)")
+    _add_break_lock(o)
+    o.add_argument("--no-progress", action="store_true", help="no progress bars")
     _add_cluster_options(p)
 
 

@@ -304,9 +304,50 @@ class Audit:
         hidden = self._present & ~self._eligible
         return {self.counts.index[i]: int(sizes[i]) for i in np.flatnonzero(hidden)}
 
+    def to_state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """``(arrays, attributes)`` from which :meth:`from_state` rebuilds this audit, bit
+        for bit (the bootstrap is drawn again from the stored counts and seed)."""
+        c = self.counts
+        arrays = {"rows": c.rows}
+        if c.weights is not None:
+            arrays.update(weights=c.weights, squares=c.squares)
+        if c.auc is not None:
+            arrays.update(auc=np.stack(c.auc))
+        index = c.index
+        levels = [list(lv) for lv in index.levels] if isinstance(index, pd.MultiIndex) \
+            else [list(index)]
+        attrs = {"levels": [[v.item() if isinstance(v, np.generic) else v for v in lv]
+                            for lv in levels],
+                 "names": [str(n) for n in index.names],
+                 "reference_group": _plain(self.reference_group), "n_boot": self.n_boot,
+                 "confidence": self.confidence, "min_group_size": self.min_group_size,
+                 "random_state": self.random_state}
+        return arrays, attrs
+
+    @classmethod
+    def from_state(cls, arrays: dict[str, np.ndarray], attrs: dict[str, Any]) -> Audit:
+        """The audit :meth:`to_state` described."""
+        levels, names = attrs["levels"], attrs["names"]
+        index = (pd.MultiIndex.from_product(levels, names=names) if len(names) > 1
+                 else pd.Index(levels[0], name=names[0]))
+        auc = tuple(arrays["auc"]) if "auc" in arrays else None
+        counts = Counts(index, np.asarray(arrays["rows"]), arrays.get("weights"),
+                        arrays.get("squares"), auc)
+        ref = attrs["reference_group"]
+        return cls(counts, n_boot=attrs["n_boot"], confidence=attrs["confidence"],
+                   min_group_size=attrs["min_group_size"],
+                   reference_group=tuple(ref) if isinstance(ref, list) else ref,
+                   random_state=attrs["random_state"])
+
     def __repr__(self) -> str:
         return (f"Audit({int(self._present.sum())} groups, {int(self.counts.rows.sum()):,} "
                 f"rows, n_boot={self.n_boot}, confidence={self.confidence})")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _check_method(method: str) -> None:

@@ -20,7 +20,7 @@ from ._audit_blocks import AuditBlock, audit_block, exact_value, merge_blocks
 from ._audit_result import Audit, Counts
 from ._audit_stats import auc_from_histograms
 
-__all__ = ["UNKNOWN", "audit"]
+__all__ = ["UNKNOWN", "audit", "check_audit_params"]
 
 #: The group name of rows whose sensitive value is missing.
 UNKNOWN = "unknown"
@@ -212,7 +212,8 @@ def _auc_table(per_group: list[list[Any]]) -> tuple[np.ndarray, np.ndarray, np.n
     return np.array(auc), np.array(var), np.array(bound)
 
 
-def _check_params(n_boot: Any, confidence: Any, min_group_size: Any) -> None:
+def check_audit_params(n_boot: Any, confidence: Any, min_group_size: Any) -> None:
+    """The statistics' parameters of :func:`audit`, checked (before any work)."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, Integral) or n_boot < 0:
         raise ValueError(f"n_boot must be an integer >= 0 (0: no bootstrap), got {n_boot!r}.")
     if isinstance(confidence, bool) or not isinstance(confidence, Real) \
@@ -273,7 +274,7 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
     >>> a.by_group["selection_rate"].round(3).to_dict()
     {'a': 0.333, 'b': 0.667}
     """
-    _check_params(n_boot, confidence, min_group_size)
+    check_audit_params(n_boot, confidence, min_group_size)
     if y_score is not None and sample_weight is not None:
         raise ValueError("roc_auc with sample_weight is not supported: pass y_score without "
                          "sample_weight, or audit the rates with weights and no y_score.")

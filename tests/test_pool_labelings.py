@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from daskfair.cli import main
-from daskfair.cli.audit import audit_labelings, subset_summary
+from daskfair.cli.labelings import audit_labelings, subset_summary
 from daskfair.cli.paper.fkr_paper import CV_METHOD
 from daskfair.datasets import load_fce_pool
 from daskfair.metrics import REPORT_COLUMNS, clustering_report

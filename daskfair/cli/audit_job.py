@@ -1,0 +1,224 @@
+"""``daskfair audit``: the decisions of a table (or of a stored model on it) audited by
+group in one pass, printed, stored, and written as an HTML report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+
+__all__ = ["AuditInput", "audit_input", "audit_job", "format_audit", "read_audit"]
+
+#: The columns a model adds to the table it audits (its decision and score).
+_MODEL_COLUMNS = ("prediction", "probability")
+
+
+class AuditInput:
+    """The lazy table an audit reads, and which of its columns play which part."""
+
+    def __init__(self, frame: Any, path: Path, args: argparse.Namespace) -> None:
+        self.frame, self.path, self.args = frame, path, args
+        self.prediction = "prediction" if args.model else args.prediction
+        self.score = "probability" if args.model else args.score
+        self.params = _params(frame, args)
+
+    def columns(self) -> dict[str, Any]:
+        a = self.args
+        return {"label": a.label, "prediction": self.prediction, "score": self.score,
+                "sensitive": list(a.sensitive), "weight": a.weight}
+
+
+def _typed(text: str, dtype: Any, flag: str) -> Any:
+    """A value given on the command line, as the column's type."""
+    if pd.api.types.is_bool_dtype(dtype):
+        if text.lower() not in ("true", "false", "1", "0"):
+            raise ValueError(f"{flag} {text!r}: the column holds true/false values.")
+        return text.lower() in ("true", "1")
+    if pd.api.types.is_numeric_dtype(dtype):
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{flag} {text!r}: the column holds numbers.") from None
+        return int(value) if value.is_integer() else value
+    return text
+
+
+def _scored(part: pd.DataFrame, scorer: Any, keep: list[str]) -> pd.DataFrame:
+    return scorer.score(part, keep)[0]
+
+
+def _with_model(table: Any, args: argparse.Namespace, keep: list[str]) -> Any:
+    """The table's ``keep`` columns beside the model's decisions and probabilities (lazy)."""
+    from ..models import load
+    from ..models.scoring import Scorer
+
+    scorer = Scorer.of(load(args.model))
+    if scorer.kind != "classifier":
+        raise ValueError(f"--model {args.model} holds a {scorer.kind}; an audit needs a "
+                         "classifier's decisions (a fair kernel classifier run or model).")
+    clash = sorted(set(keep) & set(_MODEL_COLUMNS))
+    if clash:
+        raise ValueError(f"the table has column(s) {clash}, which the model's output is "
+                         "named: rename them in the table.")
+    scorer.check_table(table._meta, keep)
+    meta = table._meta[keep].copy()
+    meta["prediction"] = np.asarray(scorer.final.classes_)[:0]
+    meta["decision"] = np.zeros(0)
+    meta["probability"] = np.zeros(0)
+    return table[list(dict.fromkeys([*scorer.columns, *keep]))].map_partitions(
+        _scored, scorer, keep, meta=meta)
+
+
+def audit_input(args: argparse.Namespace) -> AuditInput:
+    """The table, checked before a cluster starts: every named column is there."""
+    from ..tables import read_table
+
+    if args.model is None and args.prediction is None:
+        raise ValueError("give the decisions: --prediction COLUMN, or --model STORE to "
+                         "predict them from the table.")
+    if args.model is not None and (args.prediction or args.score):
+        raise ValueError("--model predicts the decisions and scores: leave out --prediction "
+                         "and --score.")
+    path = Path(args.input).absolute()
+    table = read_table(path)
+    keep = list(dict.fromkeys(c for c in [args.label, *args.sensitive, args.weight,
+                                          args.prediction, args.score] if c))
+    missing = [c for c in keep if c not in table.columns]
+    if missing:
+        raise ValueError(f"{args.input} has no column(s) {missing}; its columns are "
+                         f"{list(table.columns)}.")
+    frame = _with_model(table, args, keep) if args.model else table[keep]
+    return AuditInput(frame, path, args)
+
+
+def _params(frame: Any, a: argparse.Namespace) -> dict[str, Any]:
+    """The audit's parameters from the flags, as the columns' types."""
+    from ..metrics.audit_pass import check_audit_params
+
+    check_audit_params(a.n_boot, a.confidence, a.min_group_size)
+    ref = a.reference_group
+    if ref is not None:
+        if len(ref) != len(a.sensitive):
+            raise ValueError(f"--reference-group needs one value per --sensitive column "
+                             f"({len(a.sensitive)}), got {len(ref)}.")
+        ref = tuple(_typed(v, frame._meta[c].dtype, "--reference-group")
+                    for v, c in zip(ref, a.sensitive, strict=True))
+        ref = ref[0] if len(ref) == 1 else ref
+    pos = _typed(a.pos_label, frame._meta[a.label].dtype, "--pos-label")
+    return {"n_boot": a.n_boot, "confidence": a.confidence, "min_group_size": a.min_group_size,
+            "reference_group": ref, "pos_label": pos, "random_state": a.random_state}
+
+
+def run_audit(data: AuditInput) -> Any:
+    """The audit of the input's columns, in one pass on the current client."""
+    from ..metrics import audit
+
+    f, a = data.frame, data.args
+    return audit(f[a.label], f[data.prediction], sensitive_features=f[list(a.sensitive)],
+                 y_score=f[data.score] if data.score else None,
+                 sample_weight=f[a.weight] if a.weight else None, **data.params)
+
+
+def _about(audit: Any, data: AuditInput, client: Any) -> dict[str, Any]:
+    cols = {k: v for k, v in data.columns().items() if v}
+    return {"input": str(data.path), "rows": f"{int(audit.counts.rows.sum()):,}",
+            "partitions": data.frame.npartitions, **{f"column: {k}": v for k, v in cols.items()},
+            **({"model": str(Path(data.args.model).absolute())} if data.args.model else {}),
+            "n_boot": audit.n_boot, "confidence": audit.confidence,
+            "min_group_size": audit.min_group_size,
+            "reference_group": str(audit.reference_group), "random_state": audit.random_state,
+            "workers": len(client.scheduler_info().get("workers", {})) if client else 1,
+            "daskfair": __version__}
+
+
+def write_report(audit: Any, about: dict[str, Any], path: str | os.PathLike[str]) -> Path:
+    """The HTML report at ``path``, which appears only once it is whole."""
+    from ..metrics.report import audit_html
+
+    path = Path(path).absolute()
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_text(audit_html(audit, about), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def audit_job(run: Any, client: Any, data: AuditInput) -> str:
+    """The audit, stored in ``run``, with the report if asked; the text to print."""
+    audit = run_audit(data)
+    arrays, attrs = audit.to_state()
+    for name, values in arrays.items():
+        run.write_array(name, values)
+    about = _about(audit, data, client)
+    run.set_attrs(audit=attrs, about=about,
+                  by_group=_plain_table(audit.by_group),
+                  suppressed=[_name(g) for g in audit.suppressed])
+    text = format_audit(audit)
+    if data.args.report:
+        text += f"\nreport: {write_report(audit, about, data.args.report)}"
+    return text
+
+
+def _plain_table(frame: pd.DataFrame) -> dict[str, dict[str, float | None]]:
+    return {_name(g): {c: None if np.isnan(v) else float(v) for c, v in row.items()}
+            for g, row in frame.iterrows()}
+
+
+def read_audit(path: str | os.PathLike[str]) -> Any:
+    """The audit stored by ``daskfair audit`` at ``path`` (checked against its manifest)."""
+    from ..metrics import Audit
+    from ..store import open_run
+
+    run = open_run(path)
+    if run.kind != "audit":
+        raise ValueError(f"{path} holds a {run.kind} run, not an audit.")
+    arrays = {name: run.read_array(name) for name in run.array_names()}
+    return Audit.from_state(arrays, run.attrs["audit"])
+
+
+def _name(group: Any) -> str:
+    return ", ".join(map(str, group)) if isinstance(group, tuple | list) else str(group)
+
+
+def _cell(point: float, lo: float, hi: float) -> str:
+    if np.isnan(point):
+        return "—"
+    return f"{point:.3f}" if np.isnan(lo) else f"{point:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def format_audit(audit: Any) -> str:
+    """The per-group table with intervals, the largest gaps, and what is more than noise."""
+    by = audit.by_group
+    lo, hi = audit.by_group_ci if audit.n_boot else audit.by_group_wilson_ci
+    present = by[by["count"].notna()]
+    table = pd.DataFrame({c: [_cell(present.loc[g, c], lo.loc[g, c], hi.loc[g, c])
+                              for g in present.index] for c in audit.metrics[1:]},
+                         index=present.index)
+    table.insert(0, "rows", [f"{int(n):,}" for n in present["count"]])
+    how = f"bootstrap, {audit.n_boot:,} replicates" if audit.n_boot else "Wilson"
+    lines = [f"Per group ({audit.confidence:.0%} intervals, {how}):", table.to_string(), ""]
+    gap, ratio = audit.difference(), audit.ratio()
+    dlo, dhi = audit.difference_ci() if audit.n_boot else (gap * np.nan, gap * np.nan)
+    lines.append("Largest gap between groups (smallest ratio):")
+    for c in gap.index:
+        lines.append(f"  {c:<20} {_cell(gap[c], dlo[c], dhi[c]):<26} ({ratio[c]:.3f})")
+    impact = audit.ratio_to_reference()["selection_rate"].dropna()
+    low = impact[impact < 0.8]
+    lines.append(f"\nReference group: {_name(audit.reference_group)}")
+    if len(low):
+        lines.append("Impact ratio below 4/5: " + "; ".join(f"{_name(g)} {r:.3f}" for g, r in
+                                                          low.items()))
+    tests = audit.tests()
+    sig = tests[tests["significant"]]
+    lines.append(f"Differences beyond noise (Holm, level {1 - audit.confidence:.2g}): "
+                 + ("; ".join(f"{m} of {_name(g)}" for (m, *g) in sig.index) if len(sig)
+                    else "none"))
+    if audit.suppressed:
+        lines.append("Suppressed (fewer than --min-group-size rows): " + "; ".join(
+            f"{_name(g)} ({n:,} rows)" for g, n in audit.suppressed.items()))
+    return "\n".join(lines)

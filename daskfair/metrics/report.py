@@ -1,0 +1,212 @@
+"""An audit as one self-contained HTML page: tables, a plot per metric (inline SVG), the
+comparisons with the reference group, and what was audited. Every name from the user's
+table is escaped, and the page may load nothing and run no script (its Content Security
+Policy says so to the browser)."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ._audit_result import Audit
+
+__all__ = ["FOUR_FIFTHS", "audit_html"]
+
+#: The four-fifths rule: a selection rate below 4/5 of the reference group's is flagged.
+FOUR_FIFTHS = 0.8
+_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+_STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
+table{border-collapse:collapse;margin:.6em 0 1.4em}td,th{padding:.25em .6em;text-align:right;
+border-bottom:1px solid #ddd}th{background:#f3f3f3}td.g,th.g{text-align:left}
+.flag{color:#b00020;font-weight:600}.muted{color:#777}svg{display:block;margin:.3em 0 1.4em}
+h2{margin-top:1.8em;border-bottom:2px solid #444}code{background:#f3f3f3;padding:0 .2em}
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _name(group: Any) -> str:
+    return ", ".join(map(str, group)) if isinstance(group, tuple) else str(group)
+
+
+def _num(x: float, digits: int = 3) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _interval(point: float, lo: float | None, hi: float | None) -> str:
+    if lo is None or math.isnan(point):
+        return _num(point)
+    return f"{_num(point)} <span class='muted'>[{_num(lo)}, {_num(hi)}]</span>"
+
+
+def _intervals(a: Audit) -> tuple[Any, Any, str]:
+    """The per-group intervals the page shows: the bootstrap's, or Wilson's without it."""
+    if a.n_boot > 0:
+        lo, hi = a.by_group_ci
+        return lo, hi, f"bootstrap percentile, {a.n_boot:,} replicates"
+    lo, hi = a.by_group_wilson_ci
+    return lo, hi, "Wilson (rates) and DeLong (roc_auc)"
+
+
+def _group_table(a: Audit) -> str:
+    lo, hi, how = _intervals(a)
+    by = a.by_group
+    cols = a.metrics[1:]
+    head = "".join(f"<th>{_e(c)}</th>" for c in cols)
+    rows = []
+    suppressed = a.suppressed
+    for g in by.index:
+        if np.isnan(by.loc[g, "count"]):
+            continue  # a combination of levels with no rows
+        label = f"<td class='g'>{_e(_name(g))}</td><td>{int(by.loc[g, 'count']):,}</td>"
+        if g in suppressed:
+            cells = (f"<td colspan='{len(cols)}' class='muted'>suppressed: fewer than "
+                     f"{a.min_group_size:,} rows</td>")
+        else:
+            cells = "".join(f"<td>{_interval(by.loc[g, c], lo.loc[g, c], hi.loc[g, c])}</td>"
+                            for c in cols)
+        rows.append(f"<tr data-group>{label}{cells}</tr>")
+    return (f"<p>Intervals: {_e(how)}, {a.confidence:.0%} confidence.</p>"
+            f"<table id='groups'><tr><th class='g'>group</th><th>rows</th>{head}</tr>"
+            + "".join(rows) + "</table>")
+
+
+def _comparison_table(a: Audit) -> str:
+    diff, ratio = a.difference_to_reference(), a.ratio_to_reference()
+    tests = a.tests()
+    ci = (a.difference_to_reference_ci(), a.ratio_to_reference_ci()) if a.n_boot else None
+    rows = []
+    for g in diff.index:
+        if g == a.reference_group or diff.loc[g].isna().all():
+            continue
+        key = g if isinstance(g, tuple) else (g,)
+        cells = []
+        for c in diff.columns:
+            d = _interval(diff.loc[g, c], *((ci[0][0].loc[g, c], ci[0][1].loc[g, c])
+                                             if ci else (None, None)))
+            r = ratio.loc[g, c]
+            flag = c == "selection_rate" and r < FOUR_FIFTHS
+            noise = tests.loc[(c, *key)] if (c, *key) in tests.index else None
+            mark = " <span class='flag'>beyond noise</span>" if (
+                noise is not None and bool(noise["significant"])) else ""
+            ratio_text = f"<span class='flag'>{_num(r)} &lt; 4/5</span>" if flag else _num(r)
+            cells.append(f"<td>{d}{mark}<br><span class='muted'>ratio</span> {ratio_text}</td>")
+        rows.append(f"<tr data-comparison><td class='g'>{_e(_name(g))}</td>{''.join(cells)}</tr>")
+    head = "".join(f"<th>{_e(c)}</th>" for c in diff.columns)
+    return (f"<p>Each group minus (and over) the reference group <b>"
+            f"{_e(_name(a.reference_group))}</b>. <i>beyond noise</i>: a two-proportion test "
+            f"(DeLong's for roc_auc), Holm-adjusted over the whole table, at level "
+            f"{1 - a.confidence:.2g}. The four-fifths rule flags an impact ratio (selection "
+            f"rate over the reference's) below {FOUR_FIFTHS}.</p>"
+            f"<table id='comparisons'><tr><th class='g'>group</th>{head}</tr>"
+            + "".join(rows) + "</table>")
+
+
+def _worst_table(a: Audit) -> str:
+    diff, ratio = a.difference(), a.ratio()
+    none = [None, None]
+    dci, rci = (a.difference_ci(), a.ratio_ci()) if a.n_boot else (none, none)
+    rows = []
+    for c in diff.index:
+        d = _interval(diff[c], *(e[c] if e is not None else None for e in dci))
+        r = _interval(ratio[c], *(e[c] if e is not None else None for e in rci))
+        rows.append(f"<tr><td class='g'>{_e(c)}</td><td>{d}</td><td>{r}</td></tr>")
+    return ("<table id='worst'><tr><th class='g'>metric</th><th>largest gap between groups</th>"
+            f"<th>smallest ratio</th></tr>{''.join(rows)}</table>")
+
+
+def _plot(a: Audit, metric: str, lo: Any, hi: Any, by: Any = None, mark: float | None = None,
+          title: str | None = None) -> str:
+    """One row per compared group: its value (dot) and interval (line); a dashed line at
+    all rows' value (or at ``mark``)."""
+    by = a.by_group if by is None else by
+    groups = [g for g in by.index if not np.isnan(by.loc[g, metric])]
+    if not groups:
+        return ""
+    width, left, row = 720, 230, 22
+    height = row * len(groups) + 30
+    line = a.overall[metric] if mark is None else mark
+    ends = np.r_[[by.loc[g, metric] for g in groups], [lo.loc[g, metric] for g in groups],
+                 [hi.loc[g, metric] for g in groups], line]
+    ends = ends[np.isfinite(ends)]
+    pad = 0.05 * max(float(ends.max() - ends.min()), 1e-9)
+    x0, x1 = float(ends.min()) - pad, float(ends.max()) + pad
+
+    def x(v: float) -> float:
+        return left + (width - left - 20) * (v - x0) / (x1 - x0)
+
+    parts = [f"<svg width='{width}' height='{height}' role='img' "
+             f"aria-label='{_e(metric)} by group'>"]
+    ov = x(line)
+    parts.append(f"<line x1='{ov:.1f}' x2='{ov:.1f}' y1='0' y2='{height - 20}' "
+                 "stroke='#999' stroke-dasharray='4 3'/>")
+    for i, g in enumerate(groups):
+        y = 15 + i * row
+        v, l, h = by.loc[g, metric], lo.loc[g, metric], hi.loc[g, metric]
+        parts.append(f"<text x='{left - 8}' y='{y + 4}' text-anchor='end' font-size='12'>"
+                     f"{_e(_name(g))}</text>")
+        if np.isfinite(l) and np.isfinite(h):
+            parts.append(f"<line x1='{x(l):.1f}' x2='{x(h):.1f}' y1='{y}' y2='{y}' "
+                         "stroke='#1f5fa8' stroke-width='2'/>")
+        parts.append(f"<circle cx='{x(v):.1f}' cy='{y}' r='4' fill='#1f5fa8'/>")
+    for v in (x0, x1):
+        parts.append(f"<text x='{x(v):.1f}' y='{height - 4}' font-size='11' "
+                     f"text-anchor='middle'>{_num(v, 2)}</text>")
+    parts.append("</svg>")
+    return f"<h3>{_e(title or metric)}</h3>" + "".join(parts)
+
+
+def _about(about: Mapping[str, Any]) -> str:
+    rows = "".join(f"<tr><td class='g'>{_e(k)}</td><td class='g'><code>{_e(v)}</code></td></tr>"
+                   for k, v in about.items())
+    return f"<table id='about'>{rows}</table>"
+
+
+def audit_html(audit: Audit, about: Mapping[str, Any] | None = None,
+               title: str = "Audit of decisions by group") -> str:
+    """The audit as one HTML page that needs no network to open.
+
+    Parameters
+    ----------
+    audit : Audit
+    about : mapping, default=None
+        What was audited (input, rows, columns, parameters, version), shown as given.
+    title : str, default="Audit of decisions by group"
+
+    Returns
+    -------
+    str
+    """
+    lo, hi, _ = _intervals(audit)
+    plots = "".join(_plot(audit, m, lo, hi) for m in audit.metrics[1:])
+    if audit.n_boot:
+        ratio = audit.ratio_to_reference().drop(index=[audit.reference_group])
+        rlo, rhi = (x.drop(index=[audit.reference_group]) for x in audit.ratio_to_reference_ci())
+        plots += _plot(audit, "selection_rate", rlo, rhi, by=ratio, mark=FOUR_FIFTHS,
+                       title="impact ratio (selection rate over the reference group's); "
+                             "dashed: four-fifths")
+    small = audit.suppressed
+    suppressed = ("<p>None: every group has at least "
+                  f"{audit.min_group_size:,} rows.</p>") if not small else (
+        f"<p>Fewer than {audit.min_group_size:,} rows: their rows are counted, their rates "
+        "and intervals are not shown, and they are left out of every comparison.</p><ul>"
+        + "".join(f"<li>{_e(_name(g))}: {n:,} rows</li>" for g, n in small.items()) + "</ul>")
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{_POLICY}\">"
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<h1>{_e(title)}</h1>"
+        f"<h2>Groups</h2>{_group_table(audit)}"
+        f"<h2>Against the reference group</h2>{_comparison_table(audit)}"
+        f"<h2>Largest gaps</h2>{_worst_table(audit)}"
+        f"<h2>Each group's value and interval</h2><p>Dashed line: all rows.</p>{plots}"
+        f"<h2>Suppressed groups</h2>{suppressed}"
+        f"<h2>What was audited</h2>{_about(about or {})}"
+        "</body></html>")

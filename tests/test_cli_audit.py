@@ -1,0 +1,138 @@
+"""``daskfair audit``: a table of several partitions audited on a multi-process cluster as
+the library audits it in this process; stored without loss; a stored model's decisions
+audited in the same pass; the HTML report rendered by Chromium, names escaped."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import daskfair
+from daskfair.cli import main
+from daskfair.cli.audit_job import read_audit
+from daskfair.metrics import audit
+
+from .test_cli_jobs import _run, scheduler  # noqa: F401 - the module's cluster
+from .test_tables import _table
+
+pytestmark = pytest.mark.cluster
+
+EVIL = "<script>alert(1)</script>"
+
+
+def _decisions(n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"sex": rng.choice(["F", "M"], n),
+                       "race": rng.choice(["a", "b", EVIL], n, p=[0.6, 0.35, 0.05]),
+                       "hired": rng.integers(0, 2, n), "w": rng.uniform(0.5, 2, n)})
+    df["score"] = rng.random(n) + 0.4 * df["hired"]
+    df["offer"] = (df["score"] > 0.8).astype(int)
+    df.loc[rng.choice(n, 30, replace=False), "race"] = None
+    return df
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    root = tmp_path_factory.mktemp("audit")
+    df = _decisions()
+    (root / "t").mkdir()
+    for i, lo in enumerate(range(0, len(df), 700)):  # six partitions
+        df.iloc[lo:lo + 700].to_parquet(root / "t" / f"p{i}.parquet", index=False)
+    return root, df
+
+
+def test_cli_audit_equals_the_library_and_stores_it(table, scheduler, capsys):  # noqa: F811
+    root, df = table
+    code, out, err = _run(
+        ["audit", "--input", str(root / "t"), "--label", "hired", "--prediction", "offer",
+         "--score", "score", "--sensitive", "sex", "race", "--min-group-size", "150",
+         "--n-boot", "500", "--store", str(root / "a.zarr"), "--report",
+         str(root / "a.html"), "--scheduler", scheduler, "--no-progress"], capsys)
+    assert code == 0, err
+    ours = audit(df["hired"], df["offer"], sensitive_features=df[["sex", "race"]],
+                 y_score=df["score"], n_boot=500, min_group_size=150, random_state=0)
+    stored = read_audit(root / "a.zarr")
+    pd.testing.assert_frame_equal(stored.by_group, ours.by_group, check_exact=True)
+    for end in (0, 1):
+        pd.testing.assert_frame_equal(stored.by_group_ci[end], ours.by_group_ci[end],
+                                      check_exact=True)
+    assert "Per group (95% intervals, bootstrap, 500 replicates)" in out
+    assert f"Reference group: {', '.join(ours.reference_group)}" in out
+    small = ours.suppressed
+    assert ("F", "unknown") in small  # the missing race is a group of its own, counted
+    line = next(x for x in out.splitlines() if x.startswith("Suppressed"))
+    assert len(re.findall(r"\(\d[\d,]* rows\)", line)) == len(small)
+    assert f"F, {EVIL} ({small[('F', EVIL)]} rows)" in line
+    assert (root / "a.html").is_file()
+
+
+def test_cli_audit_of_a_stored_models_decisions(scheduler, tmp_path, capsys):  # noqa: F811
+    df = _table(1500)
+    df.to_csv(tmp_path / "train.csv", index=False)
+    assert main(["fkr", "--input", str(tmp_path / "train.csv"), "--label", "risk",
+                 "--sensitive", "sex", "--features", "age", "income", "purpose", "housing",
+                 "--n-landmarks", "60", "--cv", "2", "--scheduler", scheduler, "--store",
+                 str(tmp_path / "m.zarr"), "--no-progress"]) == 0
+    capsys.readouterr()
+    code, out, err = _run(
+        ["audit", "--input", str(tmp_path / "train.csv"), "--model", str(tmp_path / "m.zarr"),
+         "--label", "risk", "--pos-label", "good", "--sensitive", "sex", "--n-boot", "200",
+         "--store", str(tmp_path / "a.zarr"), "--scheduler", scheduler, "--no-progress"],
+        capsys)
+    assert code == 0, err
+    model = daskfair.load(tmp_path / "m.zarr")
+    ref = audit(df["risk"], model.predict(df), y_score=model.predict_proba(df)[:, 1],
+                sensitive_features=df["sex"], pos_label="good", n_boot=200, random_state=0)
+    got = read_audit(tmp_path / "a.zarr")
+    pd.testing.assert_frame_equal(got.by_group, ref.by_group, rtol=1e-12)
+    assert "roc_auc" in got.metrics
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--prediction", "nope"], "has no column(s) ['nope']"),
+    ([], "give the decisions: --prediction COLUMN, or --model STORE"),
+    (["--prediction", "offer", "--reference-group", "F"], "one value per --sensitive"),
+    (["--prediction", "offer", "--pos-label", "yes"], "--pos-label 'yes': the column holds"),
+    (["--prediction", "offer", "--n-boot", "-3"], "--n-boot must be"),
+])
+def test_cli_audit_refuses_bad_flags(table, tmp_path, capsys, args, message):
+    root, _ = table
+    code, _, err = _run(["audit", "--input", str(root / "t"), "--label", "hired",
+                         "--sensitive", "sex", "race", "--store", str(tmp_path / "x.zarr"),
+                         "--workers", "1", "--no-progress", *args], capsys)
+    assert code == 2 and message in err, err
+    assert not (tmp_path / "x.zarr").exists()  # refused before the run starts
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if path := shutil.which(name):
+            return path
+    pytest.skip("no Chromium on PATH: the report check needs one")
+
+
+def test_report_renders_in_chromium_with_names_escaped(tmp_path):
+    df = _decisions(3000, seed=1)
+    a = audit(df["hired"], df["offer"], sensitive_features=df[["sex", "race"]],
+              y_score=df["score"], n_boot=200, min_group_size=100, random_state=0)
+    from daskfair.metrics.report import audit_html
+
+    page = tmp_path / "r.html"
+    page.write_text(audit_html(a, {"input": f"/data/{EVIL}.parquet"}))
+    dom = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+         page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert "<table id=\"groups\">" in dom
+    present = int(a.by_group["count"].notna().sum())
+    groups_table = dom.split('id="groups"')[1].split("</table>")[0]
+    assert groups_table.count("<tr data-group") == present
+    # the hostile name is text everywhere: no script element, and the text is escaped
+    assert "<script" not in dom.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+    assert not re.search(r"<(link|img|iframe|object)\b", dom)  # nothing loaded from anywhere
+    assert "Content-Security-Policy" in page.read_text()
