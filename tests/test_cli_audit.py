@@ -79,7 +79,7 @@ def test_cli_audit_of_a_stored_models_decisions(scheduler, tmp_path, capsys):  #
                  "--n-landmarks", "60", "--cv", "2", "--scheduler", scheduler, "--store",
                  str(tmp_path / "m.zarr"), "--no-progress"]) == 0
     capsys.readouterr()
-    code, out, err = _run(
+    code, _, err = _run(
         ["audit", "--input", str(tmp_path / "train.csv"), "--model", str(tmp_path / "m.zarr"),
          "--label", "risk", "--pos-label", "good", "--sensitive", "sex", "--n-boot", "200",
          "--store", str(tmp_path / "a.zarr"), "--scheduler", scheduler, "--no-progress"],

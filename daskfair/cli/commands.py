@@ -188,6 +188,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo, "fkr": cmd_fkr, "safairkm": cmd_safairkm, "fce": cmd_fce,
-    "predict": cmd_predict, "audit": cmd_audit, "show": cmd_show, "plot": cmd_plot, "datasets": cmd_datasets,
+    "predict": cmd_predict, "audit": cmd_audit, "show": cmd_show, "plot": cmd_plot,
+    "datasets": cmd_datasets,
 }
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._keyed import MISSING, MAX_KEYS, Keyed, merge, too_many_keys
+from .._keyed import MAX_KEYS, MISSING, Keyed, merge, too_many_keys
 
 __all__ = ["EXPONENTS", "SCORE_BITS", "AuditBlock", "audit_block", "exact_value",
            "merge_blocks", "score_bins"]

@@ -38,8 +38,8 @@ def _columns(s: Any) -> tuple[list[Any], list[str]]:
         return [s], [str(s.name) if s.name is not None else "sensitive_feature_0"]
     if isinstance(s, list | tuple) and s and all(
             isinstance(c, np.ndarray | pd.Series) or is_dask(c) or _is_frame(c) for c in s):
-        return list(s), [str(c.name) if isinstance(c, pd.Series) or _is_frame(c) and
-                         c.name is not None else f"sensitive_feature_{i}"
+        return list(s), [str(c.name) if isinstance(c, pd.Series) or (_is_frame(c) and
+                         c.name is not None) else f"sensitive_feature_{i}"
                          for i, c in enumerate(s)]
     a = s if is_dask(s) else np.asarray(s, dtype=object)
     if a.ndim == 1:

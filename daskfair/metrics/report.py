@@ -149,11 +149,11 @@ def _plot(a: Audit, metric: str, lo: Any, hi: Any, by: Any = None, mark: float |
                  "stroke='#999' stroke-dasharray='4 3'/>")
     for i, g in enumerate(groups):
         y = 15 + i * row
-        v, l, h = by.loc[g, metric], lo.loc[g, metric], hi.loc[g, metric]
+        v, low, high = by.loc[g, metric], lo.loc[g, metric], hi.loc[g, metric]
         parts.append(f"<text x='{left - 8}' y='{y + 4}' text-anchor='end' font-size='12'>"
                      f"{_e(_name(g))}</text>")
-        if np.isfinite(l) and np.isfinite(h):
-            parts.append(f"<line x1='{x(l):.1f}' x2='{x(h):.1f}' y1='{y}' y2='{y}' "
+        if np.isfinite(low) and np.isfinite(high):
+            parts.append(f"<line x1='{x(low):.1f}' x2='{x(high):.1f}' y1='{y}' y2='{y}' "
                          "stroke='#1f5fa8' stroke-width='2'/>")
         parts.append(f"<circle cx='{x(v):.1f}' cy='{y}' r='4' fill='#1f5fa8'/>")
     for v in (x0, x1):
