@@ -123,20 +123,22 @@ def test_score_bins_keep_the_order():
 
 def test_delong_variance_against_the_pairwise_definition():
     rng = np.random.default_rng(1)
-    neg, pos = rng.normal(0, 1, 120), rng.normal(0.7, 1, 80)
-    neg[:10] = pos[:10]  # ties count one half
+    # scores on a grid of 1/1000: equal scores share a bin, distinct ones never do
+    neg = rng.integers(0, 700, 120) / 1000
+    pos = rng.integers(200, 1000, 80) / 1000
     # independent reference: the placements of DeLong, DeLong & Clarke-Pearson (1988)
     cmp = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
     auc = cmp.mean()
     v10, v01 = cmp.mean(axis=1), cmp.mean(axis=0)
     var = v10.var(ddof=1) / len(pos) + v01.var(ddof=1) / len(neg)
+    ties = (pos[:, None] == neg[None, :]).mean() / 2
 
     def hist(x):
         bins, counts = np.unique(score_bins(x), return_counts=True)
         return bins, counts
 
     got, got_var, bound = auc_from_histograms(hist(neg), hist(pos))
-    assert bound == pytest.approx(10 / (2 * 120 * 80))  # only the ten ties share bins
+    assert ties > 0 and bound == pytest.approx(ties, rel=1e-12)
     assert got == pytest.approx(auc, abs=1e-14)
     assert got_var == pytest.approx(var, rel=1e-12)
 

@@ -15,14 +15,15 @@ import pandas as pd
 from .._keyed import MAX_KEYS, MISSING, Keyed, merge, too_many_keys
 
 __all__ = ["EXPONENTS", "SCORE_BITS", "AuditBlock", "audit_block", "exact_value",
-           "merge_blocks", "score_bins"]
+           "UNIT_BINS", "merge_blocks", "score_bins"]
 
 #: Binary exponents (of ``numpy.frexp``) a weight or squared weight may have: weights are 0
 #: or in [2**-40, 2**40).
 EXPONENTS = np.arange(-80, 81)
-#: A score's bin is the top SCORE_BITS bits of its float32 order key (15 bits of mantissa:
-#: neighbouring bins differ by 2**-15 of the score, relatively).
-SCORE_BITS = 24
+#: Scores fall in bins below 2**SCORE_BITS: [0, 1] in UNIT_BINS equal bins, and scores
+#: outside it by the top 15 bits of their float32 order key (7 bits of mantissa).
+SCORE_BITS = 18
+UNIT_BINS = 2**14
 _HALF = 26  # a 53-bit mantissa is summed as two int64 halves of at most 27 bits
 
 
@@ -43,10 +44,14 @@ class AuditBlock:
 
 def _codes(column: Any) -> tuple[np.ndarray, list[Any]]:
     """Codes of a column's values (missing: the last code) and the values, MISSING last."""
-    codes, uniques = pd.factorize(np.asarray(column).ravel(), use_na_sentinel=True)
-    values = [u.item() if isinstance(u, np.generic) else u
-              for u in np.asarray(uniques, dtype=object)]
-    return np.where(codes < 0, len(values), codes).astype(np.int64), [*values, MISSING]
+    if not isinstance(column, pd.Series | pd.Categorical):  # pandas keeps Arrow strings
+        column = np.asarray(column).ravel()
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    values = [u.item() if isinstance(u, np.generic) else u for u in list(uniques)]
+    codes = np.asarray(codes, dtype=np.int64)
+    if (codes < 0).any():
+        codes = np.where(codes < 0, len(values), codes)
+    return codes, [*values, MISSING]
 
 
 def _exact_parts(w: np.ndarray, cell: np.ndarray, n_cells: int) -> np.ndarray:
@@ -79,39 +84,63 @@ def exact_value(parts: np.ndarray) -> np.ndarray:
 
 
 def score_bins(score: np.ndarray) -> np.ndarray:
-    """Bins that keep the order of the scores: a higher bin holds only higher scores."""
-    f = np.asarray(score, dtype=np.float32) + np.float32(0.0)  # -0.0 becomes 0.0
-    u = f.view(np.uint32)
-    key = np.where(u >> 31, ~u, u | np.uint32(0x80000000))
-    return (key >> np.uint32(32 - SCORE_BITS)).astype(np.int64)
+    """Bins that keep the order of the scores: a higher bin holds only higher scores.
+
+    Three ranges, one above the other: negative scores in [0, 2**14) and scores above 1 in
+    [2**17, 2**17 + 2**15) by their float32 order key; [0, 1] in UNIT_BINS + 1 equal bins
+    from 2**15 (probabilities, which most scores are, at a resolution of 6e-5).
+    """
+    s = np.asarray(score, dtype=np.float64)
+    out = (np.clip(s, 0.0, 1.0) * UNIT_BINS).astype(np.int64) + 2**15
+    outside = np.flatnonzero((s < 0) | (s > 1))
+    if len(outside):
+        f = s[outside].astype(np.float32)
+        u = f.view(np.uint32)
+        key = (np.where(u >> 31, ~u, u | np.uint32(0x80000000)) >> np.uint32(17)).astype(
+            np.int64)
+        out[outside] = np.where(f < 0, key, key + 2**17)
+    return out
 
 
 def _histograms(group: np.ndarray, truth: np.ndarray, bins: np.ndarray,
                 keys: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], tuple[np.ndarray, ...]]:
     """Per (group, label) key: its sorted distinct bins and their rows."""
-    joint = (group * 2 + truth) << SCORE_BITS | bins
-    uniq, counts = np.unique(joint, return_counts=True)
+    joint = np.sort((group * 2 + truth) << SCORE_BITS | bins)
+    cut = np.flatnonzero(np.diff(joint)) + 1
+    uniq = joint[np.r_[0, cut]] if len(joint) else joint
+    counts = np.diff(np.r_[0, cut, len(joint)]) if len(joint) else joint
     owner = uniq >> SCORE_BITS
     cuts = np.flatnonzero(np.diff(owner)) + 1
     out = {}
     for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(uniq)], strict=True):
         g, y = divmod(int(owner[lo]), 2)
-        out[(*keys[g], y)] = (uniq[lo:hi] & ((1 << SCORE_BITS) - 1), counts[lo:hi])
+        out[(*keys[g], y)] = ((uniq[lo:hi] & ((1 << SCORE_BITS) - 1)).astype(np.int32),
+                              counts[lo:hi].astype(np.int64))
     return out
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values of a column (by counting, for small integers)."""
+    if values.dtype.kind in "iub" and len(values):
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < 4096:
+            return np.flatnonzero(np.bincount(values.astype(np.int64) - lo)) + lo
+    return pd.unique(values)
 
 
 def _binary(values: Any, name: str, pos_label: Any) -> tuple[np.ndarray, frozenset[Any]]:
     """1 where ``values == pos_label``, and the distinct values (checked after the pass)."""
     values = np.asarray(values).ravel()
-    if pd.isna(values).any():
+    if values.dtype.kind not in "iub" and pd.isna(values).any():
         raise ValueError(f"{name} holds missing values (NaN/None); every row needs a label. "
                          "Drop those rows or fill them first.")
-    seen = pd.unique(values)
+    seen = _distinct(values)
     if len(seen) > 2:
         raise ValueError(f"{name} holds more than two values ({sorted(map(str, seen))[:5]}); "
                          "an audit compares binary decisions: map them to two values.")
-    return (values == pos_label).astype(np.int64), frozenset(v.item() if isinstance(
-        v, np.generic) else v for v in seen)
+    kind = bool if values.dtype.kind == "b" else None
+    return (values == pos_label).astype(np.int8), frozenset(
+        kind(v) if kind else v.item() if isinstance(v, np.generic) else v for v in seen)
 
 
 def _check_inputs(score: Any, weight: Any) -> None:
@@ -139,7 +168,7 @@ def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
     n_groups = int(np.prod(sizes))
     if n_groups > MAX_KEYS:
         raise ValueError(too_many_keys(n_groups))
-    cell = (group * 2 + truth) * 2 + decision
+    cell = group * 4 + truth * 2 + decision
     rows = np.bincount(cell, minlength=n_groups * 4)
     present = np.flatnonzero(rows)
     group_keys = [tuple(columns[c][1][i] for c, i in enumerate(np.unravel_index(g, sizes)))
@@ -155,18 +184,22 @@ def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
     return AuditBlock(Keyed(keys, values), histograms, (seen_true, seen_pred))
 
 
+def _merge_sorted(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Two histograms (sorted distinct bins, rows) as one."""
+    bins = np.concatenate([a[0], b[0]])
+    # two sorted runs: the stable sort (a merge sort) merges them in linear time
+    order = np.argsort(bins, kind="stable")
+    bins, counts = bins[order], np.concatenate([a[1], b[1]])[order]
+    starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
+    return bins[starts], np.add.reduceat(counts, starts)
+
+
 def _merge_histograms(a: dict[Any, tuple[np.ndarray, np.ndarray]],
                       b: dict[Any, tuple[np.ndarray, np.ndarray]]) -> dict[Any, Any]:
     out = dict(a)
-    for key, (bins, counts) in b.items():
-        if key not in out:
-            out[key] = (bins, counts)
-            continue
-        both = np.concatenate([out[key][0], bins])
-        uniq, inverse = np.unique(both, return_inverse=True)
-        total = np.bincount(inverse, weights=np.concatenate([out[key][1], counts]),
-                            minlength=len(uniq))  # exact below 2**53 rows
-        out[key] = (uniq, total.astype(np.int64))
+    for key, hist in b.items():
+        out[key] = _merge_sorted(out[key], hist) if key in out else hist
     return out
 
 
