@@ -137,8 +137,13 @@ def size(n: int, args: argparse.Namespace, client: distributed.Client,
 
 
 def fairlearn_rows(folder: Path, rows: list[int], n_boot: int, fl_boot: int) -> list[dict]:
-    from fairlearn.metrics import (MetricFrame, count, false_positive_rate, selection_rate,
-                                   true_positive_rate)
+    from fairlearn.metrics import (
+        MetricFrame,
+        count,
+        false_positive_rate,
+        selection_rate,
+        true_positive_rate,
+    )
     from sklearn.metrics import accuracy_score
 
     metrics = {"selection_rate": selection_rate, "true_positive_rate": true_positive_rate,

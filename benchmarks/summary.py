@@ -539,6 +539,35 @@ def predict_at_scale(doc: dict[str, Any]) -> Extracted:
     return rows
 
 
+def audit_at_scale(doc: dict[str, Any]) -> Extracted:
+    rows = []
+    for n, r in doc["sizes"].items():
+        rows.append((f"audit of a Census-KDD-shaped decisions table, {int(n):,} rows, sex × "
+                     f"race, {doc['n_boot']:,} replicates; 2 workers", [
+                         Measure("s", r["audit_seconds"], ".1f"),
+                         Measure("floor s", r["floor_seconds"], ".1f"),
+                         Measure("× floor", r["ratio_to_floor"], ".2f"),
+                         Measure("× floor, no scores", r["ratio_no_scores"], ".2f"),
+                         Measure("CLI s", r["cli"]["seconds"], ".1f"),
+                         Measure("client peak GB", r["cli"]["client_peak_rss_gb"], ".2f")]))
+    for f in doc["fairlearn"]:
+        rows.append((f"fairlearn MetricFrame against daskfair's in-memory audit, "
+                     f"{f['rows']:,} rows in pandas", [
+                         Measure("fairlearn s", f["fairlearn_seconds"], ".1f"),
+                         Measure("fairlearn 100 replicates s (extrapolated)",
+                                 f.get("fairlearn_100_replicates_extrapolated"), ".0f"),
+                         Measure(f"daskfair {f['daskfair_n_boot']:,} replicates s",
+                                 f["daskfair_seconds"], ".2f")]))
+    for name, c in doc["coverage"]["scenarios"].items():
+        rows.append((f"coverage of 95% intervals, six groups, rates {name} "
+                     f"({doc['coverage']['runs']} data sets)", [
+                         Measure("group rate", c["group_rate"], ".3f"),
+                         Measure("to reference", c["difference_to_reference"], ".3f"),
+                         Measure("largest gap", c["largest_gap"], ".3f"),
+                         Measure("percentile", c["largest_gap_percentile"], ".3f")]))
+    return rows
+
+
 def cold_start(doc: dict[str, Any]) -> Extracted:
     rows = []
     for version, cases in doc["versions"].items():
@@ -583,7 +612,7 @@ EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
                             sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn,
                             fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
                             ffe_compas_columns, safairkm_end_to_end, tables_at_scale,
-                            predict_at_scale, cold_start,
+                            predict_at_scale, audit_at_scale, cold_start,
                             store_kill_points, slurm_end_to_end, code_shape)
 }
 # the same benchmark on Census-KDD alone (its own run: EG takes minutes per bound there)

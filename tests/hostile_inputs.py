@@ -399,6 +399,7 @@ ENTRY_POINTS: dict[str, Callable[..., Any]] = {
     **{name: _metric(name) for name in (
         "clustering_report", "balance", "demographic_parity_difference", "kmeans_cost",
         "error_rate", "normalized_entropy")},
+    "audit": lambda **kw: metrics.audit(**kw).overall.to_dict(),
     "create_run": _create_run,
     "open_run": _open_run,
     "resume_run": lambda **kw: resume_run(**kw),
@@ -1382,6 +1383,45 @@ case("store-break-live-lock", "break_lock", "store in use",
      lambda c: {"path": _locked(c, alive=True)},
      err(StoreLockedError, r"not breaking the lock.*holder is alive"),
      "wait for that run to finish, or stop it first", **STORE_FILE)
+
+# audits (issue 38): refused before any interval is drawn, never a partial table
+
+
+def _audit(c: Context, *, y: Any = None, p: Any = None, s: Any = None,
+           **params: Any) -> dict[str, Any]:
+    return {"y_true": c.w(D["yc"] if y is None else y),
+            "y_pred": c.w(D["yc"][::-1].copy() if p is None else p),
+            "sensitive_features": c.w(D["s"] if s is None else s), "n_boot": 50, **params}
+
+
+case("audit-works", "audit", "plain input", "two groups, binary labels and decisions",
+     lambda c: _audit(c), WORKS, "works")
+case("audit-one-group", "audit", "one group", "every row in group 0",
+     lambda c: _audit(c, s=_groups("one")),
+     err(ValueError, r"1 group\(s\) have at least min_group_size=1 rows.*compares two or more"),
+     "an audit compares groups: give a sensitive column with two or more")
+case("audit-nan-label", "audit", "NaN/inf", "a NaN true label",
+     lambda c: _audit(c, y=_nan(D["yc"])),
+     err(ValueError, r"y_true holds missing values.*Drop those rows or fill them"),
+     "drop or fill the rows first")
+case("audit-three-decisions", "audit", "more than two classes", "decisions 0, 1 and 2",
+     lambda c: _audit(c, p=np.arange(N) % 3),
+     err(ValueError, r"y_pred holds more than two values.*map them to two values"),
+     "an audit compares binary decisions")
+case("audit-short-groups", "audit", "mismatched lengths", "groups one row shorter",
+     lambda c: _audit(c, s=_groups("short")),
+     err(ValueError, r"every input needs one value per row"),
+     "give one group per row",
+     unknown=err(ValueError, r"unknown chunk sizes"))
+case("audit-all-suppressed", "audit", "K > n", "min_group_size larger than every group",
+     lambda c: _audit(c, min_group_size=100),
+     err(ValueError, r"0 group\(s\) have at least min_group_size=100 rows \(of 2 present\)"),
+     "lower min_group_size: no group would be reported")
+case("audit-absent-reference", "audit", "absent group", "reference_group names no group",
+     lambda c: _audit(c, reference_group=7),
+     err(ValueError, r"reference_group=7 is not a group; the groups are \[0, 1\]"),
+     "name one of the groups")
+
 
 # saved models: daskfair.load never runs what a store names (issue 37)
 MODEL_FILE = {"backends": ("file",)}

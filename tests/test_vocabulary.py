@@ -85,7 +85,8 @@ USED = {p for _, f in PUBLIC for p in _parameters(f)}
 def _dests() -> dict[str, argparse.Action]:
     parser = build_parser()
     out = {}
-    for command in ("demo", "fkr", "safairkm", "fce", "show", "plot", "datasets"):
+    for command in ("demo", "fkr", "safairkm", "fce", "predict", "audit", "show", "plot",
+                    "datasets"):
         for action in subparser(parser, command)._actions:
             if action.option_strings and action.dest != "help":
                 out[action.dest] = action

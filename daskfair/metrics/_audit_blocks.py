@@ -14,8 +14,16 @@ import pandas as pd
 
 from .._keyed import MAX_KEYS, MISSING, Keyed, merge, too_many_keys
 
-__all__ = ["EXPONENTS", "SCORE_BITS", "AuditBlock", "audit_block", "exact_value",
-           "UNIT_BINS", "merge_blocks", "score_bins"]
+__all__ = [
+    "EXPONENTS",
+    "SCORE_BITS",
+    "UNIT_BINS",
+    "AuditBlock",
+    "audit_block",
+    "exact_value",
+    "merge_blocks",
+    "score_bins",
+]
 
 #: Binary exponents (of ``numpy.frexp``) a weight or squared weight may have: weights are 0
 #: or in [2**-40, 2**40).

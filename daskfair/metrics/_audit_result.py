@@ -241,7 +241,7 @@ class Audit:
         _check_method(method)
         if method == "between_groups":
             return self._pair(pair_interval(*self._family(), self.confidence))
-        lo, _, high_lo, high_hi = extreme_interval(*self._family(to_overall=True),
+        _, _, high_lo, high_hi = extreme_interval(*self._family(to_overall=True),
                                                    self.confidence)
         return self._pair((np.maximum(high_lo, 0.0), high_hi))
 
@@ -343,7 +343,7 @@ class Audit:
         """``(arrays, attributes)`` from which :meth:`from_state` rebuilds this audit, bit
         for bit (the bootstrap is drawn again from the stored counts and seed)."""
         c = self.counts
-        arrays = {"rows": c.rows}
+        arrays = {"cell_rows": c.rows}
         if c.weights is not None:
             arrays.update(weights=c.weights, squares=c.squares)
         if c.auc is not None:
@@ -366,7 +366,7 @@ class Audit:
         index = (pd.MultiIndex.from_product(levels, names=names) if len(names) > 1
                  else pd.Index(levels[0], name=names[0]))
         auc = tuple(arrays["auc"]) if "auc" in arrays else None
-        counts = Counts(index, np.asarray(arrays["rows"]), arrays.get("weights"),
+        counts = Counts(index, np.asarray(arrays["cell_rows"]), arrays.get("weights"),
                         arrays.get("squares"), auc)
         ref = attrs["reference_group"]
         return cls(counts, n_boot=attrs["n_boot"], confidence=attrs["confidence"],

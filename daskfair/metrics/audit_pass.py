@@ -80,20 +80,32 @@ def _frame_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[A
 
 def _array_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[Any]:
     """One task per row chunk of the first dask array (the others cut alike)."""
+    for k, v in named.items():
+        if is_dask(v):
+            check_known_chunks(v, _public(k))
+    lengths = {_public(k): np.shape(v)[0] if np.ndim(v) else 0 for k, v in named.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"every input needs one value per row; got {lengths} rows.")
     ref = next(v for v in named.values() if is_dask(v))
-    check_known_chunks(ref, "the inputs")
     rows = ref.chunks[0]
     arrays = {}
     for k, v in named.items():
         a = v if is_dask(v) else da.from_array(np.asarray(v), chunks=(rows,))
         if a.ndim != 1 or a.shape[0] != ref.shape[0]:
-            raise ValueError(f"{k} must be 1-D with {ref.shape[0]} rows, got shape {a.shape}.")
-        check_known_chunks(a, k)
+            raise ValueError(f"{_public(k)} must be 1-D with {ref.shape[0]} rows (one value per "
+                             f"row), got shape {a.shape}.")
         arrays[k] = a.rechunk((rows,)).to_delayed(optimize_graph=True).ravel()
     keys = list(arrays)
     return [dask.delayed(_array_block, pure=True)([arrays[k][i] for k in keys], n_groups,
                                                  pos_label, tuple(keys))
             for i in range(len(rows))]
+
+
+def _public(key: str) -> str:
+    """The parameter an internal column name comes from."""
+    key = key.strip("_")
+    return {"score": "y_score", "weight": "sample_weight"}.get(
+        key, "sensitive_features" if key.startswith("group") else key)
 
 
 def _array_block(columns: list[Any], n_groups: int, pos_label: Any,
@@ -106,8 +118,8 @@ def _array_block(columns: list[Any], n_groups: int, pos_label: Any,
 def _memory_counts(named: dict[str, Any], n_groups: int, pos_label: Any) -> AuditBlock:
     arrays = {k: np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v)
               for k, v in named.items()}
-    n = {k: a.shape for k, a in arrays.items()}
-    if len({s for s in n.values()}) > 1 or any(len(s) != 1 for s in n.values()):
+    n = {_public(k): a.shape for k, a in arrays.items()}
+    if len(set(n.values())) > 1 or any(len(s) != 1 for s in n.values()):
         raise ValueError(f"every input needs one value per row; got shapes {n}.")
     length = next(iter(n.values()))[0]
     keys, step = list(arrays), block_size(len(arrays))
@@ -129,7 +141,7 @@ def count_pass(y_true: Any, y_pred: Any, sensitive_features: Any, y_score: Any =
         named["__weight"] = sample_weight
     for k, v in named.items():
         if v is None:
-            raise TypeError(f"{k.strip('_')} is None; pass one value per row.")
+            raise TypeError(f"{_public(k)} is None; pass one value per row.")
     if any(_is_frame(v) for v in named.values()):
         parts = _frame_parts(named, len(columns), pos_label)
     elif any(is_dask(v) for v in named.values()):
