@@ -22,9 +22,10 @@ seed, standardised on the training rows) and UCI Census-Income (KDD) (sex; the o
 the instance weight dropped, standardised on the training rows). fairlearn is a benchmark
 extra only.
 
-FairKernelClassifierCV is reported twice per bound: with its default selection (a margin
-for the validation noise, ``disparity_confidence=0.9``) and with none
-(``choose(b, disparity_confidence=None)``, the same fit). Besides the mean frontier, the
+FairKernelClassifierCV is reported three times per bound, from the same fit: with its
+default selection (an upper 90 % bound of the population's disparity,
+``disparity_confidence=0.9``), with none (``choose(b, disparity_confidence=None)``), and with
+the selection before issue 38 (a prediction bound for one fold of new rows, d + z·s·√(1 + F)). Besides the mean frontier, the
 output counts, per bound, the splits whose test SD is within the bound, and, per EG(LR)
 bound and split, whether FKR-CV's test front (its choices at every bound on that split) is
 more accurate at EG's test SD.
@@ -52,6 +53,29 @@ BOUNDS = (0.001, 0.005, 0.01, 0.02, 0.03, 0.05)
 DATASETS = ("adult", "ffe_credit", "ffe_crime", "ffe_compas", "census_kdd")
 DEFAULT = "FairKernelClassifierCV"
 NO_MARGIN = "FairKernelClassifierCV (no margin)"
+PREVIOUS = "FairKernelClassifierCV (one-fold margin)"
+
+
+def _one_fold_margin(state: dict, confidence: Any, new_rows: Any) -> np.ndarray:
+    """The selection before issue 38: d + z·s·√(1 + F), a prediction bound for the
+    disparity of new rows as many as one fold (s: the observed worst pair's)."""
+    from scipy.stats import norm
+
+    d = state["cv_disparity_"]
+    return d + norm.ppf(confidence) * np.sqrt(1 + state["n_splits_"]) * state[
+        "cv_disparity_sem_"]
+
+
+def choose_previous(cv: Any, bound: float) -> None:
+    """``cv.choose(bound)`` by the previous margin, for comparison in the same run."""
+    from daskfair.fkr import selection
+
+    current = selection.upper_bounds
+    selection.upper_bounds = _one_fold_margin
+    try:
+        cv.choose(bound, disparity_confidence=cv.disparity_confidence)
+    finally:
+        selection.upper_bounds = current
 
 
 def census_kdd() -> tuple[np.ndarray, ...]:
@@ -133,11 +157,15 @@ def run_split(name: str, data: Any, i: int, args: argparse.Namespace) -> list[di
     # -- daskfair ------------------------------------------------------------------------
     cv = FairKernelClassifierCV(gammas=gammas, n_landmarks=args.landmarks, random_state=i)
     _, secs = timed(lambda: cv.fit(Xtr, ytr, sensitive_features=str_))
-    for method, confidence in ((DEFAULT, cv.disparity_confidence), (NO_MARGIN, None)):
+    for method, confidence in ((DEFAULT, cv.disparity_confidence), (NO_MARGIN, None),
+                               (PREVIOUS, "previous")):
         for b in BOUNDS:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                cv.choose(b, disparity_confidence=confidence)
+                if confidence == "previous":
+                    choose_previous(cv, b)
+                else:
+                    cv.choose(b, disparity_confidence=confidence)
             add(method, b, cv.predict(Xte), secs if b == BOUNDS[0] else 0.0,
                 val_sd=cv.best_disparity_, val_sd_interval=cv.best_disparity_interval_,
                 val_error=1 - cv.best_score_, chosen={
@@ -266,7 +294,7 @@ def comparison(summary: list[dict], rows: list[dict]) -> list[dict]:
     (a split where FKR-CV has no choice as fair as EG counts as a loss)."""
     out = []
     for name in dict.fromkeys(r["data"] for r in summary):
-        for method in (DEFAULT, NO_MARGIN):
+        for method in (DEFAULT, NO_MARGIN, PREVIOUS):
             fkr = _front([(r["sd"], r["error"]) for r in summary
                           if r["data"] == name and r["method"] == method])
             for eg in (r for r in summary if r["data"] == name and r["method"] == "EG(LR)"):
@@ -309,6 +337,7 @@ def plot(summary: list[dict], rows: list[dict], names: list[str], name_: str) ->
     plt = pyplot()
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.8), squeeze=False)
     styles = {DEFAULT: ("o-", "crimson"), NO_MARGIN: ("o:", "salmon"),
+              PREVIOUS: ("o--", "grey"),
               "EG(LR)": ("s--", "tab:blue"),
               "EG(Nyström+LR)": ("^--", "tab:green")}
     for ax, name in zip(axes[0], names, strict=True):

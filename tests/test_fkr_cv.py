@@ -179,26 +179,35 @@ def test_regressor_validation_metrics_from_moments_equal_per_row_predictions():
         assert max(g_means) - min(g_means) < 1e-8 * np.abs(y).max()
 
 
-@pytest.mark.parametrize("confidence", [0.9, 0.75])
-def test_selection_keeps_a_margin_for_the_validation_noise(confidence):
+def _two_group_upper(d, sem, confidence):
+    """The population bound of two groups' gap, by hand (docs/design.md#fkr-selection-margin):
+    Šidák's constant for the ordered pairs that may be the largest gap; one pair (the
+    observed order) when d > c₂·s, both when not."""
     from scipy.stats import norm
 
+    c2 = norm.ppf(confidence ** 0.5)
+    return np.where(d > c2 * sem, d + norm.ppf(confidence) * sem, d + c2 * sem)
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.75])
+def test_selection_keeps_a_margin_for_the_validation_noise(confidence):
     X, y, s = _data(3000)
     cv = FairKernelClassifierCV(cv=4, disparity_bound=0.08, random_state=0,
                                 disparity_confidence=confidence, **SMALL)
     cv.fit(X, y, sensitive_features=s)
-    margin = norm.ppf(confidence) * np.sqrt(1 + 4) * cv.cv_disparity_sem_
-    ok = cv.cv_disparity_ + margin <= 0.08
+    upper = _two_group_upper(cv.cv_disparity_, cv.cv_disparity_sem_, confidence)
+    ok = upper <= 0.08
     # a real margin: some candidate within the bound on the validation rows is not feasible
     assert (ok < (cv.cv_disparity_ <= 0.08)).any()
     assert ok.any()
-    assert cv.best_disparity_ + margin[cv.cv_disparity_ == cv.best_disparity_].min() <= 0.08
     assert cv.best_score_ == 1 - cv.cv_error_[ok].min()
     lo, hi = cv.best_disparity_interval_
     chosen = cv.frontier_[cv.frontier_.selected].iloc[0]
-    assert hi == pytest.approx(chosen.disparity + norm.ppf(confidence) * np.sqrt(5)
-                               * chosen.disparity_sem, abs=1e-12)
+    assert hi == pytest.approx(float(_two_group_upper(chosen.disparity, chosen.disparity_sem,
+                                                      confidence)), abs=1e-12)
     assert hi <= 0.08 and lo == pytest.approx(max(0, 2 * chosen.disparity - hi), abs=1e-12)
+    np.testing.assert_allclose(cv.frontier_.disparity_upper, _two_group_upper(
+        cv.frontier_.disparity, cv.frontier_.disparity_sem, confidence), rtol=1e-12)
     # no entry of the table within the bound with its margin is more accurate
     fr = cv.frontier_
     assert (fr.error[fr.disparity_upper <= 0.08] >= chosen.error).all()
@@ -207,7 +216,7 @@ def test_selection_keeps_a_margin_for_the_validation_noise(confidence):
 
     matplotlib.use("Agg")
     ax = cv.plot_frontier()
-    drawn = [line.get_xdata() for line in ax.get_lines() if "new rows" in line.get_label()]
+    drawn = [line.get_xdata() for line in ax.get_lines() if "upper bound" in line.get_label()]
     assert len(drawn) == 1 and tuple(drawn[0]) == cv.best_disparity_interval_
     # the same figure from the arrays a run store keeps (pareto as 0/1, no family column)
     stored = {"disparity": fr.disparity.to_numpy(), "error": fr.error.to_numpy(),
@@ -215,10 +224,25 @@ def test_selection_keeps_a_margin_for_the_validation_noise(confidence):
     again = plot_frontier(stored, bound=cv.disparity_bound_, chosen=(chosen.disparity,
                           chosen.error), interval=cv.best_disparity_interval_,
                           confidence=cv.disparity_confidence_)
-    for label in ("front", "bound 0.08", f"on new rows ({confidence:.0%} each side)"):
+    for label in ("front", "bound 0.08", f"upper bound at {confidence:.0%}"):
         ours, theirs = ([np.asarray(line.get_xydata()) for line in a.get_lines()
                          if line.get_label() == label] for a in (ax, again))
         assert len(ours) == 1 and np.array_equal(ours[0], theirs[0]), label
+    # a bound on a sample of 500 new rows adds that sample's noise: every entry's bound is
+    # wider, and the choice no more accurate; back to the population's, the same choice
+    from daskfair.fkr.selection import upper_bounds
+
+    population = upper_bounds(vars(cv), confidence, None)
+    sample = upper_bounds(vars(cv), confidence, 500)
+    finite = np.isfinite(population)
+    assert (sample[finite] >= population[finite]).all()
+    noisy = finite & (population > cv.cv_disparity_)  # not where every rate is 0 or 1
+    assert noisy.any() and (sample[noisy] > population[noisy]).all()
+    cv.choose(0.08, new_rows=500)
+    assert cv.new_rows_ == 500 and cv.best_disparity_interval_[1] <= 0.08
+    assert cv.best_score_ <= 1 - chosen.error
+    cv.choose(0.08, new_rows=None)
+    assert cv.best_disparity_interval_ == (lo, hi)
     # without a margin, the same search picks a more accurate candidate
     cv.choose(0.08, disparity_confidence=None)
     assert cv.best_score_ > 1 - chosen.error

@@ -279,7 +279,7 @@ def _store_frontier(run: Run, est: Any) -> dict[str, Any]:
             "best_params": _chosen(est),
             "validation_disparity": est.best_disparity_,
             "validation_disparity_interval": list(est.best_disparity_interval_),
-            "disparity_confidence": est.disparity_confidence_,
+            "disparity_confidence": est.disparity_confidence_, "new_rows": est.new_rows_,
             "validation_error": _best_error(est),
             "front": front.to_dict(orient="records")}
 
@@ -362,7 +362,9 @@ def format_selection(selection: Mapping[str, Any]) -> str:
         margin = " (no margin)"
     else:
         lo, hi = selection["validation_disparity_interval"]
-        margin = f" (on new rows {lo:.4f} to {hi:.4f}, {confidence:.0%} on each side)"
+        rows = selection.get("new_rows")
+        about = "the population's" if rows is None else f"on {rows:,} new rows"
+        margin = f" ({about} at most {hi:.4f} at {confidence:.0%}; interval from {lo:.4f})"
     return (f"chosen from {selection['n_candidates']} candidates on "
             f"{selection['cv']} folds: {family} ({text}); validation disparity "
             f"{selection['validation_disparity']:.4f}{margin}, error "

@@ -309,9 +309,13 @@ def _add_fkr(sub: Any) -> None:
                         "a regression; compared with the validation disparity plus a margin "
                         "for its noise")
     g.add_argument("--disparity-confidence", type=_confidence, default=0.9, metavar="C",
-                   help="confidence that the disparity on new rows (as many as one fold) "
-                        "stays within the bound: sets the margin (default 0.9; 'none': no "
-                        "margin, the validation disparity alone)")
+                   help="confidence that the population's disparity (or, with --new-rows, "
+                        "that of a sample of new rows) is within the bound: an upper "
+                        "confidence bound over every pair of groups is compared with it "
+                        "(default 0.9; 'none': the validation disparity alone)")
+    g.add_argument("--new-rows", type=int, metavar="N",
+                   help="bound the disparity measured on a new sample of N rows instead of "
+                        "the population's (its noise added to the margin)")
     g.add_argument("--constraints", default="demographic_parity",
                    choices=["demographic_parity", "equalized_odds"],
                    help="what the bound limits (classification; default demographic parity)")

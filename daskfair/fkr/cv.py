@@ -33,7 +33,7 @@ from .search import (
     search_grid,
     validate_scores,
 )
-from .selection import check_bound, check_confidence, select
+from .selection import check_bound, check_confidence, check_new_rows, select
 from .statistics import FoldedMoments
 
 __all__ = ["FairKernelClassifierCV", "FairKernelRegressorCV", "constraint_name"]
@@ -75,7 +75,7 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
 
     def __init__(self, kernel: str = "rbf", *, gammas: Any = None, degree: int = 3,
                  coef0: float = 1.0, disparity_bound: float = 0.01,
-                 disparity_confidence: float | None = 0.9,
+                 disparity_confidence: float | None = 0.9, new_rows: int | None = None,
                  constraints: Any = "demographic_parity",
                  families: Any = ("reduction", "embedding"), relative_alphas: Any = None,
                  strengths: Any = None, fair_feature_counts: Any = None,
@@ -85,6 +85,7 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
                  min_group_size: int = 1, small_groups: str = "raise") -> None:
         self.kernel, self.gammas, self.degree, self.coef0 = kernel, gammas, degree, coef0
         self.disparity_bound, self.disparity_confidence = disparity_bound, disparity_confidence
+        self.new_rows = new_rows
         self.constraints, self.families = constraints, families
         self.relative_alphas, self.strengths = relative_alphas, strengths
         self.fair_feature_counts, self.fairness_weights = fair_feature_counts, fairness_weights
@@ -124,6 +125,7 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
                              f"constraint), got {p['fairness_weights']!r}.")
         return {**p, "disparity_bound": check_bound(p["disparity_bound"]),
                 "disparity_confidence": check_confidence(p["disparity_confidence"]),
+                "new_rows": check_new_rows(p["new_rows"]),
                 "families": families, "relative_alphas": alphas, "gammas": gammas,
                 "strengths": strengths, "fair_feature_counts": counts,
                 "fairness_weights": weights,
@@ -173,9 +175,10 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
                 # one landmark draw for every kernel setting
                 searches.append(self._search_kernel(data, p, gamma, folds, landmarks))
                 landmarks, data = searches[-1].feature_map.landmarks, searches[-1].data
-            fitted = {**search_attributes(searches), "n_splits_": folds.n_folds}
+            fitted = {**search_attributes(searches), "n_splits_": folds.n_folds,
+                      "_constraint": p["constraint"], "_n_rows": data.n}
             fitted.update(select(fitted, p["disparity_bound"], p["disparity_confidence"],
-                                 classify=classify, refit=p["refit"]))
+                                 classify=classify, refit=p["refit"], new_rows=p["new_rows"]))
             self._set_fitted({**fitted, **input_attributes(data, None)})
             return self
 
@@ -193,7 +196,8 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
                             dual_coef=fmap.whitening @ refit.coef, intercept=refit.intercept,
                             **results)
 
-    def choose(self, disparity_bound: float, disparity_confidence: Any = "unchanged") -> Any:
+    def choose(self, disparity_bound: float, disparity_confidence: Any = "unchanged",
+               new_rows: Any = "unchanged") -> Any:
         """Choose again under another bound from the stored validation results (no pass).
 
         Parameters
@@ -201,7 +205,9 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
         disparity_bound : float
             The new bound on the disparity.
         disparity_confidence : float, None or "unchanged", default="unchanged"
-            The new confidence of the margin (None: no margin).
+            The new confidence of the bound (None: the validation disparity alone).
+        new_rows : int, None or "unchanged", default="unchanged"
+            The new sample the bound is to hold on (None: the population).
 
         Returns
         -------
@@ -210,10 +216,14 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
         check_is_fitted(self, "cv_error_")
         p = self._checked_params()
         bound = check_bound(disparity_bound)
-        unchanged = isinstance(disparity_confidence, str) and disparity_confidence == "unchanged"
-        confidence = (self.disparity_confidence_ if unchanged
-                      else check_confidence(disparity_confidence))
-        self._set_fitted(select(vars(self), bound, confidence,
+
+        def given(value: Any) -> bool:
+            return not (isinstance(value, str) and value == "unchanged")
+
+        confidence = (check_confidence(disparity_confidence) if given(disparity_confidence)
+                      else self.disparity_confidence_)
+        rows = check_new_rows(new_rows) if given(new_rows) else self.new_rows_
+        self._set_fitted(select(vars(self), bound, confidence, new_rows=rows,
                                 classify=self._task == "classification", refit=p["refit"]))
         return self
 
@@ -267,7 +277,13 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     disparity_bound : float, default=0.01
         The largest disparity accepted (demographic parity or equalized odds difference).
     disparity_confidence : float in [0.5, 1) or None, default=0.9
-        Confidence of the margin for the disparity's noise (docs/design.md#fkr-selection-margin).
+        A candidate is accepted when an upper confidence bound of its disparity, at this
+        confidence and over every pair of groups, is within ``disparity_bound`` (None: its
+        validation disparity is; docs/design.md#fkr-selection-margin).
+    new_rows : int or None, default=None
+        What the bound is about: None, the disparity of the population the training rows were
+        drawn from (the validation estimate's own noise); a number, the disparity measured on
+        a new sample of that many rows (its noise added).
     constraints : {"demographic_parity", "equalized_odds"}, default="demographic_parity"
         Or fairlearn's ``DemographicParity()``, ``EqualizedOdds()`` (their bounds not read).
     families : sequence of {"reduction", "embedding"}, default=("reduction", "embedding")
@@ -299,13 +315,15 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     best_threshold_, best_score_, best_disparity_ : float
         Its threshold, validation accuracy and validation disparity.
     best_disparity_interval_ : tuple of float
-        The disparity expected on new rows at ``disparity_confidence`` (lower, upper).
+        The chosen candidate's validation disparity minus and plus the margin: its upper end
+        is the bound that was compared with ``disparity_bound`` (the population's, or that of
+        ``new_rows`` new rows).
     cv_disparity_, cv_disparity_sem_, cv_error_, thresholds_ : ndarray of shape (K, 257)
         Every candidate's validation disparity, its standard error and error per threshold.
     n_candidates_, n_splits_ : int
         K and the number of folds.
-    disparity_bound_, disparity_confidence_ : float, float or None
-        The bound and confidence of the current choice.
+    disparity_bound_, disparity_confidence_, new_rows_ : float, float or None, int or None
+        The bound, confidence and sample of the current choice.
     dual_coef_, intercept_, threshold_, calibration_ : ndarray of shape (m,), float, float, tuple
         The refitted score ``k(x, L) @ dual_coef_ + intercept_``, its threshold, Platt's (a, c).
     candidate_dual_coef_, candidate_intercept_, candidate_kernel_ : ndarray

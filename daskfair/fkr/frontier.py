@@ -146,7 +146,8 @@ def plot_frontier(frontier: Any, *, bound: float, chosen: tuple[float, float],
     chosen : tuple of float
         (disparity, error) of the chosen entry (a star).
     interval, confidence : tuple of float, float, default=None
-        The chosen entry's disparity on new rows (lower, upper) at that confidence each side.
+        The chosen entry's disparity interval (lower, upper; the upper end is the bound that
+        was compared) and its confidence.
     error_name : str, default="error"
         The error's name on the axis.
     ax : matplotlib.axes.Axes, default=None
@@ -173,7 +174,7 @@ def plot_frontier(frontier: Any, *, bound: float, chosen: tuple[float, float],
                label="selected")
     if confidence is not None and interval is not None:
         ax.plot(list(interval), [chosen[1]] * 2, "-|", color="crimson", lw=1.5,
-                label=f"on new rows ({confidence:.0%} each side)")
+                label=f"upper bound at {confidence:.0%}")
     ax.axvline(bound, color="grey", ls="--", lw=1, label=f"bound {bound:g}")
     ax.set_xlabel("validation disparity")
     ax.set_ylabel(f"validation {error_name}")

@@ -15,7 +15,7 @@ from .statistics import FoldedMoments, block_folds, row_index
 if TYPE_CHECKING:
     from .candidates import Linear
 
-__all__ = ["ScoreModel", "ThresholdTable", "pair_sem", "regression_validation",
+__all__ = ["ScoreModel", "ThresholdTable", "group_rates", "pair_sem", "regression_validation",
            "score_histograms", "threshold_table"]
 
 
@@ -102,38 +102,56 @@ def pair_sem(rate: np.ndarray, total: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return gap, np.sqrt(at(var, hi) + at(var, lo))
 
 
-def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.ndarray,
-                    rows_per_weight: float = 1.0) -> ThresholdTable:
-    """Every threshold of every candidate scored from its per-cell histograms (K, q, B)."""
-    # positives[k, q, j] = rows of cell q with a score in bin j or above
+def _positives(hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per candidate and cell, the rows at every threshold or above (K, q, T), and all rows."""
     positives = np.concatenate(
         [np.cumsum(hist[:, :, ::-1], axis=2)[:, :, ::-1], np.zeros((*hist.shape[:2], 1))],
         axis=2)
-    totals = hist.sum(axis=2)[:, :, None]
-    n = totals.sum(axis=1)
-    label = cell_label[None, :, None]
-    wrong = np.where(label == 1, totals - positives, positives).sum(axis=1)
-    J = int(cell_group.max()) + 1
+    return positives, hist.sum(axis=2)[:, :, None]
 
-    def summed(values: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
-        out = np.zeros((hist.shape[0], size, values.shape[2]))
+
+def _rates(positives: np.ndarray, totals: np.ndarray, index: np.ndarray, size: int,
+           rows_per_weight: float) -> tuple[np.ndarray, np.ndarray]:
+    """The positive rate (K, size, T) of the cells summed by ``index``, and their rows."""
+    def summed(values: np.ndarray) -> np.ndarray:
+        out = np.zeros((positives.shape[0], size, values.shape[2]))
         np.add.at(out, (slice(None), index), values)
         return out
 
-    def rates(index: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-        tot = summed(totals, index, size)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return summed(positives, index, size) / tot, tot * rows_per_weight
+    tot = summed(totals)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return summed(positives) / tot, tot * rows_per_weight
 
-    dp, dp_sem = pair_sem(*rates(cell_group, J))
+
+def group_rates(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.ndarray,
+                rows_per_weight: float, constraint: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The groups' positive rates (K, J, T) and rows (K, J, 1) the disparity compares: one
+    pair for demographic parity, one per class (FPR, TPR) for equalized odds."""
+    positives, totals = _positives(hist)
+    J = int(cell_group.max()) + 1
+    if constraint != "equalized_odds":
+        return [_rates(positives, totals, cell_group, J, rows_per_weight)]
+    rate, rows = _rates(positives, totals, cell_group * 2 + cell_label, 2 * J,
+                        rows_per_weight)
+    K = hist.shape[0]
+    rate, rows = rate.reshape(K, J, 2, -1), rows.reshape(K, J, 2, 1)
+    return [(rate[:, :, c], rows[:, :, c]) for c in (0, 1)]
+
+
+def threshold_table(hist: np.ndarray, cell_group: np.ndarray, cell_label: np.ndarray,
+                    rows_per_weight: float = 1.0) -> ThresholdTable:
+    """Every threshold of every candidate scored from its per-cell histograms (K, q, B)."""
+    positives, totals = _positives(hist)
+    n = totals.sum(axis=1)
+    label = cell_label[None, :, None]
+    wrong = np.where(label == 1, totals - positives, positives).sum(axis=1)
+    dp, dp_sem = pair_sem(*group_rates(hist, cell_group, cell_label, rows_per_weight,
+                                       "demographic_parity")[0])
     eo = eo_sem = None
     if (cell_label >= 0).all():
         # equalized odds: the larger of the two classes' gaps (FPR for class 0, TPR for 1)
-        K = hist.shape[0]
-        index = cell_group * 2 + cell_label
-        cell_rate, cell_total = rates(index, 2 * J)
-        cell_rate, cell_total = cell_rate.reshape(K, J, 2, -1), cell_total.reshape(K, J, 2, 1)
-        gaps = [pair_sem(cell_rate[:, :, c], cell_total[:, :, c]) for c in (0, 1)]
+        gaps = [pair_sem(*family) for family in group_rates(
+            hist, cell_group, cell_label, rows_per_weight, "equalized_odds")]
         worse = (gaps[1][0] > gaps[0][0]) | np.isnan(gaps[0][0])
         eo = np.where(worse, gaps[1][0], gaps[0][0])
         eo_sem = np.where(worse, gaps[1][1], gaps[0][1])

@@ -126,5 +126,7 @@ def search_attributes(searches: list[KernelSearch]) -> dict[str, Any]:
                    _hist=np.concatenate([s.hist for s in searches]),
                    _bins=(np.concatenate([s.lo for s in searches]),
                           np.concatenate([s.width for s in searches])),
-                   _cell_label=searches[0].data.cell_label)
+                   _cell_label=searches[0].data.cell_label,
+                   _cell_group=searches[0].data.cell_group,
+                   _rows_per_weight=searches[0].data.n / searches[0].total.n)
     return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -12,9 +12,11 @@ from scipy.stats import norm
 from ._base import ABSENT
 from ._predict import calibration_attributes
 from .calibration import calibrate
+from .bound import disparity_upper
 from .frontier import choose, cv_results
+from .scores import group_rates
 
-__all__ = ["check_bound", "check_confidence", "margin", "select"]
+__all__ = ["check_bound", "check_confidence", "check_new_rows", "select", "upper_bounds"]
 
 
 def check_bound(bound: Any) -> float:
@@ -35,31 +37,50 @@ def check_confidence(confidence: Any) -> Any:
     return confidence
 
 
-def margin(state: Mapping[str, Any], confidence: Any) -> np.ndarray:
-    """z·s·√(1 + F) of every candidate and threshold (0 without a confidence)."""
+def check_new_rows(new_rows: Any) -> int | None:
+    """``new_rows``, checked: a whole number >= 1, or None (the population)."""
+    if new_rows is None:
+        return None
+    if isinstance(new_rows, bool) or not isinstance(new_rows, Integral) or new_rows < 1:
+        raise ValueError(f"new_rows must be a whole number >= 1 (the rows the bound is to hold "
+                         f"on), or None (the population's disparity), got {new_rows!r}.")
+    return int(new_rows)
+
+
+def upper_bounds(state: Mapping[str, Any], confidence: Any, new_rows: int | None
+                 ) -> np.ndarray:
+    """Every candidate's and threshold's upper bound of the disparity (the validation
+    disparity itself without a confidence)."""
+    disparity = state["cv_disparity_"]
     if confidence is None:
-        return np.zeros_like(state["cv_disparity_"])
-    z = float(norm.ppf(confidence))
-    return z * np.sqrt(1.0 + state["n_splits_"]) * state["cv_disparity_sem_"]
+        return disparity
+    if "_hist" in state:  # a classifier: the groups' rates at every threshold
+        families = group_rates(state["_hist"], state["_cell_group"], state["_cell_label"],
+                               state["_rows_per_weight"], state["_constraint"])
+        return np.fmax(disparity_upper(families, confidence, new_rows), disparity)
+    # a regressor: s from the folds' spread; a sample of new_rows rows adds s²·n/new_rows
+    scale = 1.0 if new_rows is None else np.sqrt(1.0 + state["_n_rows"] / new_rows)
+    return disparity + float(norm.ppf(confidence)) * scale * state["cv_disparity_sem_"]
 
 
 def select(state: Mapping[str, Any], bound: float, confidence: Any, *, classify: bool,
-           refit: bool) -> dict[str, Any]:
+           refit: bool, new_rows: int | None = None) -> dict[str, Any]:
     """The fitted attributes of the choice under ``bound`` from the search's ``state``."""
     disparity, error = state["cv_disparity_"], state["cv_error_"]
-    allowed = margin(state, confidence)
-    upper = disparity + allowed
+    upper = upper_bounds(state, confidence, new_rows)
+    allowed = upper - disparity
     k, j = choose(disparity, error, bound, upper=upper, margin=confidence is not None)
     edges = state.get("thresholds_")
     results = cv_results(state["_table"], edges, disparity, error, (k, j), classify=classify,
                          bound=bound, upper=upper, sem=state["cv_disparity_sem_"])
     best = int(np.flatnonzero(results["selected"])[0])
     out = {"disparity_bound_": bound, "disparity_confidence_": confidence,
+           "new_rows_": new_rows,
            "cv_results_": results, "best_index_": best,
            "best_params_": results["params"][best],
            "best_score_": float(results["mean_test_score"][best]),
            "best_disparity_": float(disparity[k, j])}
-    out["best_disparity_interval_"] = (max(0.0, out["best_disparity_"] - allowed[k, j]),
+    out["best_disparity_interval_"] = (max(0.0, float(out["best_disparity_"] - allowed[k, j])),
                                        float(upper[k, j]))
     if edges is not None:
         out["best_threshold_"] = float(edges[k, j])
