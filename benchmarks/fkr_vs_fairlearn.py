@@ -25,8 +25,8 @@ extra only.
 FairKernelClassifierCV is reported three times per bound, from the same fit: with its
 default selection (an upper 90 % bound of the population's disparity,
 ``disparity_confidence=0.9``), with none (``choose(b, disparity_confidence=None)``), and with
-the selection before issue 38 (a prediction bound for one fold of new rows, d + z·s·√(1 + F)). Besides the mean frontier, the
-output counts, per bound, the splits whose test SD is within the bound, and, per EG(LR)
+the selection before issue 38 (a prediction bound for one fold of new rows,
+d + z·s·√(1 + F)). Besides the mean frontier, the output counts, per bound, the splits whose test SD is within the bound, and, per EG(LR)
 bound and split, whether FKR-CV's test front (its choices at every bound on that split) is
 more accurate at EG's test SD.
 

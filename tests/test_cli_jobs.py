@@ -10,7 +10,6 @@ import distributed
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import norm
 
 from daskfair.cli import main
 from daskfair.datasets import load_dataset, load_fce_pool, minmax_scale, preprocess_safairkm

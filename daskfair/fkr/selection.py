@@ -11,8 +11,8 @@ from scipy.stats import norm
 
 from ._base import ABSENT
 from ._predict import calibration_attributes
-from .calibration import calibrate
 from .bound import disparity_upper
+from .calibration import calibrate
 from .frontier import choose, cv_results
 from .scores import group_rates
 
