@@ -3,8 +3,9 @@
 A synthetic population (``make_fair_regression``, the label its target above the median)
 with 2 groups (70/30) or 7 groups of unequal sizes (30 % down to 5 %); each of ``--seeds``
 fits draws its own ``--train-rows`` training rows (three times as many with 7 groups), and
-one sample of ``--held-out`` rows stands for the population. Each fit (5 folds, ``--landmarks`` landmarks, default grid) then
-chooses at bounds .01 and .02 by three rules, from the same validation results (``choose``):
+one sample of ``--held-out`` rows stands for the population. Each fit (5 folds,
+``--landmarks`` landmarks, default grid) then chooses at bounds .01 and .02 by three rules,
+from the same validation results (``choose``):
 
 * ``population``: the default, an upper 90 % bound of the population's disparity over every
   pair of groups (docs/design.md#fkr-selection-margin);
