@@ -27,8 +27,8 @@ default selection (an upper 90 % bound of the population's disparity,
 ``disparity_confidence=0.9``), with none (``choose(b, disparity_confidence=None)``), and with
 the selection before issue 38 (a prediction bound for one fold of new rows,
 d + z·s·√(1 + F)). Besides the mean frontier, the output counts, per bound, the splits
-whose test SD is within the bound, and, per EG(LR) bound and split, whether FKR-CV's test front (its choices at every bound on that split) is
-more accurate at EG's test SD.
+whose test SD is within the bound, and, per EG(LR) bound and split, whether FKR-CV's test
+front (its choices at every bound on that split) is more accurate at EG's test SD.
 
     python benchmarks/fkr_vs_fairlearn.py [--splits 5] [--datasets adult ffe_credit ...]
         [--no-nystroem] [--lean] [--gamma-scale 0.1]
