@@ -95,7 +95,7 @@ def test_demo_command_writes_the_store(data_dir, tmp_path, capsys, monkeypatch):
     # objective is exactly the constant predictor here
     assert fkr["FKR-F2E (paper)"] == fkr["constant"]
     # the disparity-bound workflow beats the constant and is fairer than kernel ridge (its
-    # margin for the validation noise leaves little room at .01 on 2,454 minority rows)
+    # bound on the population's disparity leaves little room at .01 on 2,454 minority rows)
     cv = fkr[CV_METHOD]
     assert cv["error"] < fkr["constant"]["error"] - 0.005
     assert cv["disparity"] < fkr["kernel ridge"]["disparity"]
