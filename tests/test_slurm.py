@@ -261,3 +261,38 @@ def test_predict_on_real_slurm_jobs_equals_the_local_cluster(slurm, scheduler, t
     assert "1,200 rows predicted in 3 partitions" in out and "(tls://" in out
     ours, ref = pd.read_parquet(tmp_path / "on-slurm"), pd.read_parquet(tmp_path / "local")
     pd.testing.assert_frame_equal(ours, ref)
+
+
+def test_audit_on_real_slurm_jobs_equals_the_local_cluster(slurm, scheduler, tmp_path):
+    """``daskfair audit`` on SLURM workers with relative paths stores the audit the
+    LocalCluster stores (the same bits), and writes its report where the client meant."""
+    import pandas as pd
+
+    from daskfair.cli.audit_job import read_audit
+
+    from .test_cli_audit import _decisions
+
+    df = _decisions(3000, seed=2)
+    for i in range(3):
+        df.iloc[i * 1000:(i + 1) * 1000].to_parquet(tmp_path / f"d-{i}.parquet", index=False)
+    flags = ["--input", "d-*.parquet", "--label", "hired", "--prediction", "offer", "--score",
+             "score", "--sensitive", "sex", "race", "--n-boot", "300", "--no-progress"]
+    local = subprocess.run(
+        [sys.executable, "-m", "daskfair.cli", "audit", *flags, "--store", "local.zarr",
+         "--scheduler", scheduler], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert local.returncode == 0, local.stderr
+    env = {**os.environ, **slurm, "DASK_CONFIG": str(tmp_path / "dask-config")}
+    env.pop("DASK_SCHEDULER_ADDRESS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daskfair.cli", "audit", *flags, "--store", "on-slurm.zarr",
+         "--report", "audit.html", "--jobqueue", "slurm", "--jobqueue-config",
+         str(_config(tmp_path, "slurm")), "--jobqueue-wait", "120", "--jobs", "2"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = _finish(proc, tmp_path)
+    assert "Per group (95% intervals, bootstrap, 300 replicates)" in out and "(tls://" in out
+    ours, ref = read_audit(tmp_path / "on-slurm.zarr"), read_audit(tmp_path / "local.zarr")
+    pd.testing.assert_frame_equal(ours.by_group, ref.by_group, check_exact=True)
+    for end in (0, 1):
+        pd.testing.assert_frame_equal(ours.by_group_ci[end], ref.by_group_ci[end],
+                                      check_exact=True)
+    assert (tmp_path / "audit.html").is_file()

@@ -3,6 +3,7 @@
 from ._audit_result import Audit
 from ._audit_stats import RATES as AUDIT_RATES
 from .audit_pass import audit
+from .report import audit_html
 from .clustering import (
     REPORT_COLUMNS,
     balance,
@@ -37,6 +38,7 @@ __all__ = [
     "GroupReport",
     "WorstPair",
     "audit",
+    "audit_html",
     "balance",
     "cce",
     "clustering_accuracy",
