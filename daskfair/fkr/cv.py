@@ -373,6 +373,8 @@ class FairKernelRegressorCV(KernelRegressionMixin, RegressorMixin, _FairKernelCV
         The largest accepted gap between the groups' mean predictions (in the units of y).
     disparity_confidence : float in [0.5, 1) or None, default=0.9
         As in FairKernelClassifierCV, with the gap's standard error from the folds' spread.
+    new_rows : int or None, default=None
+        As in FairKernelClassifierCV.
     constraints : {"demographic_parity"}, default="demographic_parity"
         The mean-prediction gap; fairlearn's ``DemographicParity()`` is accepted too.
     strengths : sequence of float, default=None

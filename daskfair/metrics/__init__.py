@@ -3,7 +3,6 @@
 from ._audit_result import Audit
 from ._audit_stats import RATES as AUDIT_RATES
 from .audit_pass import audit
-from .report import audit_html
 from .clustering import (
     REPORT_COLUMNS,
     balance,
@@ -29,6 +28,7 @@ from .fairness import (
     mean_prediction_gap,
     regression_report,
 )
+from .report import audit_html
 
 __all__ = [
     "AUDIT_RATES",

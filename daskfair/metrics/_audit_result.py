@@ -55,6 +55,14 @@ class Audit:
     Every ``*_ci`` is a list ``[lower, upper]`` of objects shaped as the point estimate, as
     fairlearn's are: bootstrap percentiles at ``(1 ∓ confidence) / 2`` (``roc_auc``: a normal
     draw with DeLong's variance per group). They need ``n_boot > 0``.
+
+    Parameters
+    ----------
+    counts : Counts
+        What the pass counted.
+    n_boot, confidence, min_group_size, reference_group, random_state
+        As in :func:`~daskfair.metrics.audit` (``random_state=None`` draws a seed, kept in
+        ``random_state``).
     """
 
     def __init__(self, counts: Counts, *, n_boot: int, confidence: float,
@@ -172,11 +180,21 @@ class Audit:
         return pd.Series(values, index=self._compared()) if values.ndim == 1 else values
 
     def group_min(self) -> pd.Series:
-        """The lowest value of each metric over the compared groups."""
+        """The lowest value of each metric over the compared groups.
+
+        Returns
+        -------
+        pandas.Series
+        """
         return self._series(self._extremes(self._values)[0])
 
     def group_max(self) -> pd.Series:
-        """The highest value of each metric over the compared groups."""
+        """The highest value of each metric over the compared groups.
+
+        Returns
+        -------
+        pandas.Series
+        """
         return self._series(self._extremes(self._values)[1])
 
     def _family(self, log: bool = False, to_overall: bool = False
@@ -200,11 +218,21 @@ class Audit:
         return [self._series(e) for e in ends]
 
     def group_min_ci(self) -> list[pd.Series]:
-        """``[lower, upper]`` of :meth:`group_min` (simultaneous intervals of the groups)."""
+        """``[lower, upper]`` of :meth:`group_min` (simultaneous intervals of the groups).
+
+        Returns
+        -------
+        list of pandas.Series
+        """
         return self._pair(extreme_interval(*self._family(), self.confidence)[:2])
 
     def group_max_ci(self) -> list[pd.Series]:
-        """``[lower, upper]`` of :meth:`group_max` (simultaneous intervals of the groups)."""
+        """``[lower, upper]`` of :meth:`group_max` (simultaneous intervals of the groups).
+
+        Returns
+        -------
+        list of pandas.Series
+        """
         return self._pair(extreme_interval(*self._family(), self.confidence)[2:])
 
     def _difference(self, g: np.ndarray, o: np.ndarray, method: str) -> np.ndarray:
@@ -226,18 +254,45 @@ class Audit:
 
     def difference(self, method: str = "between_groups") -> pd.Series:
         """Per metric, the largest gap between two groups ("between_groups") or between a
-        group and all rows ("to_overall"), as fairlearn defines them."""
+        group and all rows ("to_overall"), as fairlearn defines them.
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+
+        Returns
+        -------
+        pandas.Series
+        """
         return self._series(self._difference(self._values, self._overall, method))
 
     def ratio(self, method: str = "between_groups") -> pd.Series:
         """Per metric, the smallest group's value over the largest's ("between_groups") or
-        the smallest ratio of a group to all rows, either way up ("to_overall")."""
+        the smallest ratio of a group to all rows, either way up ("to_overall").
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+
+        Returns
+        -------
+        pandas.Series
+        """
         return self._series(self._ratio(self._values, self._overall, method))
 
     def difference_ci(self, method: str = "between_groups") -> list[pd.Series]:
         """``[lower, upper]`` of :meth:`difference`, from simultaneous intervals of every
         pair of groups (or of every group's difference to all rows): a percentile interval
-        of a largest gap misses nearly equal groups' (docs/design.md#audits-in-one-pass)."""
+        of a largest gap misses nearly equal groups' (docs/design.md#audits-in-one-pass).
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+
+        Returns
+        -------
+        list of pandas.Series
+        """
         _check_method(method)
         if method == "between_groups":
             return self._pair(pair_interval(*self._family(), self.confidence))
@@ -247,7 +302,16 @@ class Audit:
 
     def ratio_ci(self, method: str = "between_groups") -> list[pd.Series]:
         """``[lower, upper]`` of :meth:`ratio`, as :meth:`difference_ci` on the logarithm
-        of the metrics (a ratio is ``exp(-largest log gap)``)."""
+        of the metrics (a ratio is ``exp(-largest log gap)``).
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+
+        Returns
+        -------
+        list of pandas.Series
+        """
         _check_method(method)
         if method == "between_groups":
             lo, hi = pair_interval(*self._family(log=True), self.confidence)
@@ -268,20 +332,40 @@ class Audit:
         return out
 
     def difference_to_reference(self) -> pd.DataFrame:
-        """Each group's metric minus the reference group's."""
+        """Each group's metric minus the reference group's.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._to_reference(self._values, "difference")
 
     def ratio_to_reference(self) -> pd.DataFrame:
         """Each group's metric over the reference group's (the impact ratio for
-        ``selection_rate``)."""
+        ``selection_rate``).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._to_reference(self._values, "ratio")
 
     def difference_to_reference_ci(self) -> list[pd.DataFrame]:
-        """``[lower, upper]`` of :meth:`difference_to_reference`."""
+        """``[lower, upper]`` of :meth:`difference_to_reference`.
+
+        Returns
+        -------
+        list of pandas.DataFrame
+        """
         return self._ci(lambda g, o: self._to_reference(g, "difference"))
 
     def ratio_to_reference_ci(self) -> list[pd.DataFrame]:
-        """``[lower, upper]`` of :meth:`ratio_to_reference`."""
+        """``[lower, upper]`` of :meth:`ratio_to_reference`.
+
+        Returns
+        -------
+        list of pandas.DataFrame
+        """
         return self._ci(lambda g, o: self._to_reference(g, "ratio"))
 
     # -- closed-form intervals and tests --------------------------------------------------
@@ -329,7 +413,14 @@ class Audit:
     def tests(self) -> pd.DataFrame:
         """Every compared group against the reference group, metric by metric: a two-sided
         two-proportion z-test (pooled; ``roc_auc``: DeLong), p-values adjusted by Holm's
-        method over the whole table, ``significant`` at level ``1 - confidence``."""
+        method over the whole table, ``significant`` at level ``1 - confidence``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by (metric, group): ``difference``, ``p_value``, ``p_holm``,
+            ``significant``.
+        """
         return _tests(self)
 
     @property
@@ -341,7 +432,12 @@ class Audit:
 
     def to_state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """``(arrays, attributes)`` from which :meth:`from_state` rebuilds this audit, bit
-        for bit (the bootstrap is drawn again from the stored counts and seed)."""
+        for bit (the bootstrap is drawn again from the stored counts and seed).
+
+        Returns
+        -------
+        tuple of (dict of str to ndarray, dict)
+        """
         c = self.counts
         arrays = {"cell_rows": c.rows}
         if c.weights is not None:
@@ -361,7 +457,17 @@ class Audit:
 
     @classmethod
     def from_state(cls, arrays: dict[str, np.ndarray], attrs: dict[str, Any]) -> Audit:
-        """The audit :meth:`to_state` described."""
+        """The audit :meth:`to_state` described.
+
+        Parameters
+        ----------
+        arrays, attrs : dict
+            As :meth:`to_state` returns them.
+
+        Returns
+        -------
+        Audit
+        """
         levels, names = attrs["levels"], attrs["names"]
         index = (pd.MultiIndex.from_product(levels, names=names) if len(names) > 1
                  else pd.Index(levels[0], name=names[0]))
