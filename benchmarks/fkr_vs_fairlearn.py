@@ -51,6 +51,7 @@ from daskfair.metrics import demographic_parity_difference, error_rate
 
 BOUNDS = (0.001, 0.005, 0.01, 0.02, 0.03, 0.05)
 DATASETS = ("adult", "ffe_credit", "ffe_crime", "ffe_compas", "census_kdd")
+# also: "adult_sex_race" (Adult with sex × race groups, 7 after merging those under 300 rows)
 DEFAULT = "FairKernelClassifierCV"
 NO_MARGIN = "FairKernelClassifierCV (no margin)"
 PREVIOUS = "FairKernelClassifierCV (one-fold margin)"
@@ -101,6 +102,25 @@ def census_kdd() -> tuple[np.ndarray, ...]:
     return X[tr], y[tr], s[tr], X[~tr], y[~tr], s[~tr]
 
 
+def adult_sex_race() -> Any:
+    """Adult with sex × race as the groups, those under 300 rows merged into "other" (7
+    groups), sex's columns dropped from the features."""
+    from types import SimpleNamespace
+
+    d = load_dataset("adult", sensitive_attribute="race")
+    names = list(d.feature_names)
+    sex = np.where(d.X[:, names.index("sex=Male")] == 1, "Male", "Female")
+    race = np.asarray(d.groups, dtype=object)[d.sensitive]
+    group = np.char.add(np.char.add(race.astype(str), ","), sex)
+    values, counts = np.unique(group, return_counts=True)
+    small = set(values[counts < 300])
+    group = np.where(np.isin(group, list(small)), "other", group)
+    groups, codes = np.unique(group, return_inverse=True)
+    keep = [j for j, n in enumerate(names) if not n.startswith("sex=")]
+    return SimpleNamespace(X=d.X[:, keep], y=d.y, sensitive=codes, groups=groups,
+                           splits=None)
+
+
 def split(name: str, data: Any, i: int) -> tuple[np.ndarray, ...]:
     """Scaled train/test arrays of split i."""
     if name == "census_kdd":
@@ -114,7 +134,8 @@ def split(name: str, data: Any, i: int) -> tuple[np.ndarray, ...]:
         from sklearn.model_selection import train_test_split
 
         train, test = train_test_split(np.arange(n), test_size=0.25, random_state=i,
-                                       stratify=data.y * 2 + data.sensitive)
+                                       stratify=data.y * (data.sensitive.max() + 1)
+                                       + data.sensitive)
         mu, sd = data.X[train].mean(axis=0), data.X[train].std(axis=0)
         X = (data.X - mu) / np.where(sd > 0, sd, 1.0)
     y, s = data.y.astype(int), data.sensitive
@@ -387,7 +408,8 @@ def main() -> None:
     args = ap.parse_args()
     rows: list[dict] = []
     for name in args.datasets:
-        data = census_kdd() if name == "census_kdd" else load_dataset(name)
+        data = (census_kdd() if name == "census_kdd" else adult_sex_race()
+                if name == "adult_sex_race" else load_dataset(name))
         for i in range(1 if name == "census_kdd" else args.splits):
             t0 = time.perf_counter()
             split_args = argparse.Namespace(**{**vars(args),

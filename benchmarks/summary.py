@@ -634,6 +634,8 @@ EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
 EXTRACTORS["fkr_vs_fairlearn_census"] = fkr_vs_fairlearn
 # the selection rules compared on the same fits (issue 38: the population's bound)
 EXTRACTORS["fkr_vs_fairlearn_population"] = fkr_vs_fairlearn
+EXTRACTORS["fkr_vs_fairlearn_sex_race"] = fkr_vs_fairlearn
+EXTRACTORS["fkr_vs_fairlearn_population_census"] = fkr_vs_fairlearn
 
 
 def _keys(doc: Any) -> str:

@@ -136,3 +136,19 @@ def test_report_renders_in_chromium_with_names_escaped(tmp_path):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
     assert not re.search(r"<(link|img|iframe|object)\b", dom)  # nothing loaded from anywhere
     assert "Content-Security-Policy" in page.read_text()
+
+
+def test_cli_audit_with_weights_and_a_reference_group(table, scheduler, capsys):  # noqa: F811
+    root, df = table
+    code, out, err = _run(
+        ["audit", "--input", str(root / "t"), "--label", "hired", "--prediction", "offer",
+         "--sensitive", "sex", "--weight", "w", "--reference-group", "M", "--n-boot", "200",
+         "--store", str(root / "w.zarr"), "--scheduler", scheduler, "--no-progress"], capsys)
+    assert code == 0, err
+    ours = audit(df["hired"], df["offer"], sensitive_features=df["sex"], sample_weight=df["w"],
+                 reference_group="M", n_boot=200, random_state=0)
+    stored = read_audit(root / "w.zarr")
+    assert stored.reference_group == "M" and "Reference group: M" in out
+    pd.testing.assert_frame_equal(stored.by_group, ours.by_group, check_exact=True)
+    pd.testing.assert_frame_equal(stored.difference_to_reference_ci()[1],
+                                  ours.difference_to_reference_ci()[1], check_exact=True)
