@@ -95,7 +95,7 @@ def census_kdd() -> tuple[np.ndarray, ...]:
     s = (df.pop(12).astype(str).str.strip() == "Female").to_numpy(dtype=int)
     df = df.drop(columns=[24])  # the instance weight
     # the package's own encoding of text columns: stripped, "missing" a level, one-hot
-    X, _ = _frame_to_X(df, [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])])
+    X, _ = _frame_to_X(df)
     tr = np.arange(len(y)) < n_train
     mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)
     X = (X - mu) / np.where(sd > 0, sd, 1.0)
