@@ -28,7 +28,7 @@ import time
 import warnings
 
 import numpy as np
-from scipy.stats import norm
+from fkr_vs_fairlearn import one_fold_margin
 
 from _common import RESULTS, pyplot, write_result
 from daskfair import FairKernelClassifierCV, make_fair_regression
@@ -45,17 +45,8 @@ SETTINGS = {
 BOUNDS = (0.01, 0.02)
 
 
-def _previous_rule(state: dict, confidence: float | None, new_rows: int | None) -> np.ndarray:
-    """The rule before issue 38: a prediction bound for one fold of new rows."""
-    d = state["cv_disparity_"]
-    if confidence is None:
-        return d
-    return d + norm.ppf(confidence) * np.sqrt(1 + state["n_splits_"]) * state[
-        "cv_disparity_sem_"]
-
-
 RULES = {"population": (selection.upper_bounds, 0.9),
-         "one fold of new rows": (_previous_rule, 0.9),
+         "one fold of new rows": (one_fold_margin, 0.9),
          "none": (selection.upper_bounds, None)}
 
 

@@ -57,12 +57,15 @@ NO_MARGIN = "FairKernelClassifierCV (no margin)"
 PREVIOUS = "FairKernelClassifierCV (one-fold margin)"
 
 
-def _one_fold_margin(state: dict, confidence: Any, new_rows: Any) -> np.ndarray:
+def one_fold_margin(state: dict, confidence: Any, new_rows: Any) -> np.ndarray:
     """The selection before issue 38: d + z·s·√(1 + F), a prediction bound for the
-    disparity of new rows as many as one fold (s: the observed worst pair's)."""
+    disparity of new rows as many as one fold (s: the observed worst pair's); a drop-in for
+    ``daskfair.fkr.selection.upper_bounds``."""
     from scipy.stats import norm
 
     d = state["cv_disparity_"]
+    if confidence is None:
+        return d
     return d + norm.ppf(confidence) * np.sqrt(1 + state["n_splits_"]) * state[
         "cv_disparity_sem_"]
 
@@ -72,7 +75,7 @@ def choose_previous(cv: Any, bound: float) -> None:
     from daskfair.fkr import selection
 
     current = selection.upper_bounds
-    selection.upper_bounds = _one_fold_margin
+    selection.upper_bounds = one_fold_margin
     try:
         cv.choose(bound, disparity_confidence=cv.disparity_confidence)
     finally:

@@ -229,7 +229,7 @@ def test_choose_and_fit_moments_check_the_parameters_first():
     with pytest.raises(ValueError, match=r"disparity_confidence must be a number in \[0.5, 1\)"):
         cv.choose(0.1, disparity_confidence=1.5)
     for rows in (0, -5, 2.5, True):
-        with pytest.raises(ValueError, match=r"new_rows must be a whole number >= 1"):
+        with pytest.raises(ValueError, match=r"new_rows must be an integer >= 1"):
             cv.choose(0.1, new_rows=rows)
     with pytest.raises(ValueError, match="refit must be True or False"):
         clone(cv).set_params(refit="no").fit(X, y, sensitive_features=s)

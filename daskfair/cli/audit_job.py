@@ -12,12 +12,9 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..metrics.report import group_name
 
 __all__ = ["AuditInput", "audit_input", "audit_job", "format_audit", "read_audit"]
-
-#: The columns a model adds to the table it audits (its decision and score).
-_MODEL_COLUMNS = ("prediction", "probability")
-
 
 class AuditInput:
     """The lazy table an audit reads, and which of its columns play which part."""
@@ -62,11 +59,7 @@ def _with_model(table: Any, args: argparse.Namespace, keep: list[str]) -> Any:
     if scorer.kind != "classifier":
         raise ValueError(f"--model {args.model} holds a {scorer.kind}; an audit needs a "
                          "classifier's decisions (a fair kernel classifier run or model).")
-    clash = sorted(set(keep) & set(_MODEL_COLUMNS))
-    if clash:
-        raise ValueError(f"the table has column(s) {clash}, which the model's output is "
-                         "named: rename them in the table.")
-    scorer.check_table(table._meta, keep)
+    scorer.check_table(table._meta, keep)  # also: no kept column named as an output
     meta = table._meta[keep].copy()
     meta["prediction"] = np.asarray(scorer.final.classes_)[:0]
     meta["decision"] = np.zeros(0)
@@ -157,7 +150,7 @@ def audit_job(run: Any, client: Any, data: AuditInput) -> str:
     about = _about(audit, data, client)
     run.set_attrs(audit=attrs, about=about,
                   by_group=_plain_table(audit.by_group),
-                  suppressed=[_name(g) for g in audit.suppressed])
+                  suppressed=[group_name(g) for g in audit.suppressed])
     text = format_audit(audit)
     if data.args.report:
         text += f"\nreport: {write_report(audit, about, data.args.report)}"
@@ -165,7 +158,7 @@ def audit_job(run: Any, client: Any, data: AuditInput) -> str:
 
 
 def _plain_table(frame: pd.DataFrame) -> dict[str, dict[str, float | None]]:
-    return {_name(g): {c: None if np.isnan(v) else float(v) for c, v in row.items()}
+    return {group_name(g): {c: None if np.isnan(v) else float(v) for c, v in row.items()}
             for g, row in frame.iterrows()}
 
 
@@ -179,10 +172,6 @@ def read_audit(path: str | os.PathLike[str]) -> Any:
         raise ValueError(f"{path} holds a {run.kind} run, not an audit.")
     arrays = {name: run.read_array(name) for name in run.array_names()}
     return Audit.from_state(arrays, run.attrs["audit"])
-
-
-def _name(group: Any) -> str:
-    return ", ".join(map(str, group)) if isinstance(group, tuple | list) else str(group)
 
 
 def _cell(point: float, lo: float, hi: float) -> str:
@@ -209,16 +198,16 @@ def format_audit(audit: Any) -> str:
         lines.append(f"  {c:<20} {_cell(gap[c], dlo[c], dhi[c]):<26} ({ratio[c]:.3f})")
     impact = audit.ratio_to_reference()["selection_rate"].dropna()
     low = impact[impact < 0.8]
-    lines.append(f"\nReference group: {_name(audit.reference_group)}")
+    lines.append(f"\nReference group: {group_name(audit.reference_group)}")
     if len(low):
-        lines.append("Impact ratio below 4/5: " + "; ".join(f"{_name(g)} {r:.3f}" for g, r in
-                                                          low.items()))
+        lines.append("Impact ratio below 4/5: " + "; ".join(
+            f"{group_name(g)} {r:.3f}" for g, r in low.items()))
     tests = audit.tests()
     sig = tests[tests["significant"]]
     lines.append(f"Differences beyond noise (Holm, level {1 - audit.confidence:.2g}): "
-                 + ("; ".join(f"{m} of {_name(g)}" for (m, *g) in sig.index) if len(sig)
+                 + ("; ".join(f"{m} of {group_name(g)}" for (m, *g) in sig.index) if len(sig)
                     else "none"))
     if audit.suppressed:
         lines.append("Suppressed (fewer than --min-group-size rows): " + "; ".join(
-            f"{_name(g)} ({n:,} rows)" for g, n in audit.suppressed.items()))
+            f"{group_name(g)} ({n:,} rows)" for g, n in audit.suppressed.items()))
     return "\n".join(lines)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from scipy.stats import norm
 
+from .._validation import check_int
 from ._base import ABSENT
 from ._predict import calibration_attributes
 from .bound import disparity_upper
@@ -39,12 +40,7 @@ def check_confidence(confidence: Any) -> Any:
 
 def check_new_rows(new_rows: Any) -> int | None:
     """``new_rows``, checked: a whole number >= 1, or None (the population)."""
-    if new_rows is None:
-        return None
-    if isinstance(new_rows, bool) or not isinstance(new_rows, Integral) or new_rows < 1:
-        raise ValueError(f"new_rows must be a whole number >= 1 (the rows the bound is to hold "
-                         f"on), or None (the population's disparity), got {new_rows!r}.")
-    return int(new_rows)
+    return None if new_rows is None else check_int(new_rows, "new_rows")
 
 
 def upper_bounds(state: Mapping[str, Any], confidence: Any, new_rows: int | None

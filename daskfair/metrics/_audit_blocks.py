@@ -22,6 +22,7 @@ __all__ = [
     "audit_block",
     "exact_value",
     "merge_blocks",
+    "more_than_two",
     "score_bins",
 ]
 
@@ -136,6 +137,12 @@ def _distinct(values: np.ndarray) -> np.ndarray:
     return pd.unique(values)
 
 
+def more_than_two(name: str, seen: Any) -> str:
+    """The error of a label column with more than two values."""
+    return (f"{name} holds more than two values ({sorted(map(str, seen))[:5]}); an audit "
+            "compares binary decisions: map them to two values.")
+
+
 def _binary(values: Any, name: str, pos_label: Any) -> tuple[np.ndarray, frozenset[Any]]:
     """1 where ``values == pos_label``, and the distinct values (checked after the pass)."""
     values = np.asarray(values).ravel()
@@ -144,8 +151,7 @@ def _binary(values: Any, name: str, pos_label: Any) -> tuple[np.ndarray, frozens
                          "Drop those rows or fill them first.")
     seen = _distinct(values)
     if len(seen) > 2:
-        raise ValueError(f"{name} holds more than two values ({sorted(map(str, seen))[:5]}); "
-                         "an audit compares binary decisions: map them to two values.")
+        raise ValueError(more_than_two(name, seen))
     kind = bool if values.dtype.kind == "b" else None
     return (values == pos_label).astype(np.int8), frozenset(
         kind(v) if kind else v.item() if isinstance(v, np.generic) else v for v in seen)
@@ -192,7 +198,7 @@ def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
     return AuditBlock(Keyed(keys, values), histograms, (seen_true, seen_pred))
 
 
-def _merge_sorted(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
+def merge_sorted(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Two histograms (sorted distinct bins, rows) as one."""
     bins = np.concatenate([a[0], b[0]])
@@ -207,7 +213,7 @@ def _merge_histograms(a: dict[Any, tuple[np.ndarray, np.ndarray]],
                       b: dict[Any, tuple[np.ndarray, np.ndarray]]) -> dict[Any, Any]:
     out = dict(a)
     for key, hist in b.items():
-        out[key] = _merge_sorted(out[key], hist) if key in out else hist
+        out[key] = merge_sorted(out[key], hist) if key in out else hist
     return out
 
 

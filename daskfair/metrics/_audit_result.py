@@ -143,10 +143,14 @@ class Audit:
     def _compared(self) -> list[str]:
         return self.metrics[1:]
 
-    def _ci(self, fn: Any) -> list[Any]:
+    def _replicates(self) -> tuple[np.ndarray, np.ndarray]:
+        """The bootstrap's groups (B, G, M) and all rows (B, M)."""
         if self._boot is None:
             raise ValueError("intervals need the bootstrap: call audit(..., n_boot=1000).")
-        sample = fn(*self._boot)
+        return self._boot
+
+    def _ci(self, fn: Any) -> list[Any]:
+        sample = fn(*self._replicates())
         q = [(1 - self.confidence) / 2, (1 + self.confidence) / 2]
         ends = _nan_reduce(lambda x, axis: np.nanquantile(x, q, axis=axis), sample, 0)
         point = fn(self._values, self._overall)
@@ -201,9 +205,7 @@ class Audit:
                 ) -> tuple[np.ndarray, np.ndarray]:
         """The compared groups' values (K, M) and replicates (B, K, M); on a log scale, or
         as each group's difference to all rows (and its negative)."""
-        if self._boot is None:
-            raise ValueError("intervals need the bootstrap: call audit(..., n_boot=1000).")
-        (g, o), (bg, bo) = (self._values, self._overall), self._boot
+        (g, o), (bg, bo) = (self._values, self._overall), self._replicates()
         point, boot = g[self._eligible, 1:], bg[:, self._eligible, 1:]
         if log:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -293,12 +295,7 @@ class Audit:
         -------
         list of pandas.Series
         """
-        _check_method(method)
-        if method == "between_groups":
-            return self._pair(pair_interval(*self._family(), self.confidence))
-        _, _, high_lo, high_hi = extreme_interval(*self._family(to_overall=True),
-                                                   self.confidence)
-        return self._pair((np.maximum(high_lo, 0.0), high_hi))
+        return self._pair(self._gap_interval(method, log=False))
 
     def ratio_ci(self, method: str = "between_groups") -> list[pd.Series]:
         """``[lower, upper]`` of :meth:`ratio`, as :meth:`difference_ci` on the logarithm
@@ -312,20 +309,23 @@ class Audit:
         -------
         list of pandas.Series
         """
+        lo, hi = self._gap_interval(method, log=True)
+        return self._pair((np.exp(-hi), np.exp(-lo)))
+
+    def _gap_interval(self, method: str, log: bool) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)`` of the largest gap, between two groups or a group and all rows
+        (of the metrics, or of their logarithms), from simultaneous intervals."""
         _check_method(method)
         if method == "between_groups":
-            lo, hi = pair_interval(*self._family(log=True), self.confidence)
-        else:
-            _, _, high_lo, hi = extreme_interval(*self._family(log=True, to_overall=True),
-                                                 self.confidence)
-            lo = np.maximum(high_lo, 0.0)
-        return self._pair((np.exp(-hi), np.exp(-lo)))
+            return pair_interval(*self._family(log=log), self.confidence)
+        _, _, high_lo, high_hi = extreme_interval(*self._family(log=log, to_overall=True),
+                                                   self.confidence)
+        return np.maximum(high_lo, 0.0), high_hi
 
     def _to_reference(self, g: np.ndarray, kind: str) -> Any:
         x, ref = g[..., :, 1:], g[..., self._ref, None, 1:]
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = x - ref if kind == "difference" else x / ref
-        out = out.copy()
+            out = x - ref if kind == "difference" else x / ref  # a new array
         out[..., ~self._eligible, :] = np.nan
         if g.ndim == 2:
             return pd.DataFrame(out, index=self.counts.index, columns=self._compared())

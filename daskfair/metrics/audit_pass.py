@@ -3,8 +3,9 @@ over the rows (docs/design.md#audits-in-one-pass)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import dask
@@ -15,8 +16,15 @@ import pandas as pd
 from .. import progress
 from .._blocks import _tree, block_size, streamed_tree
 from .._keyed import MISSING
-from .._validation import check_known_chunks, is_dask
-from ._audit_blocks import AuditBlock, audit_block, exact_value, merge_blocks
+from .._validation import check_int, check_known_chunks, is_dask
+from ._audit_blocks import (
+    AuditBlock,
+    audit_block,
+    exact_value,
+    merge_blocks,
+    merge_sorted,
+    more_than_two,
+)
 from ._audit_result import Audit, Counts
 from ._audit_stats import auc_from_histograms
 
@@ -51,11 +59,9 @@ def _columns(s: Any) -> tuple[list[Any], list[str]]:
 
 
 def _frame_block(part: pd.DataFrame, n_groups: int, pos_label: Any) -> AuditBlock:
-    cols = list(part.columns)
-    extra = {c: part[c] for c in cols[n_groups + 2:]}
-    return audit_block([part[c] for c in cols[:n_groups]], part[cols[n_groups]],
-                       part[cols[n_groups + 1]], extra.get("__score"), extra.get("__weight"),
-                       pos_label)
+    # the joined frame's columns are named by the inputs' keys
+    return _array_block([part[c] for c in part.columns], n_groups, pos_label,
+                        tuple(part.columns))
 
 
 def _frame_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[Any]:
@@ -176,14 +182,16 @@ def arrange_counts(total: AuditBlock, names: list[str], pos_label: Any) -> Count
         raise ValueError("the inputs have no rows; an audit needs at least one.")
     for name, seen in zip(("y_true", "y_pred"), total.labels, strict=True):
         if len(seen) > 2:
-            raise ValueError(f"{name} holds more than two values ({sorted(map(str, seen))[:5]});"
-                             " an audit compares binary decisions: map them to two values.")
+            raise ValueError(more_than_two(name, seen))
     if pos_label not in total.labels[0] | total.labels[1]:
         raise ValueError(f"pos_label={pos_label!r} is in neither y_true nor y_pred (values "
                          f"{sorted(map(str, total.labels[0] | total.labels[1]))}): give the "
                          "favourable outcome's value.")
     levels = [_levels(keys, j, n) for j, n in enumerate(names)]
-    code = [{(MISSING if v == UNKNOWN else v): i for i, v in enumerate(lv)} for lv in levels]
+    # the levels as the blocks keyed them: "unknown" is MISSING there
+    raw = [[MISSING if isinstance(v, str) and v == UNKNOWN else v for v in lv]
+           for lv in levels]
+    code = [{v: i for i, v in enumerate(lv)} for lv in raw]
     sizes = tuple(len(lv) for lv in levels)
     index = np.array([np.ravel_multi_index(tuple(code[j][k[j]] for j in range(len(names))),
                                            sizes) * 4 + k[-2] * 2 + k[-1] for k in keys])
@@ -199,9 +207,8 @@ def arrange_counts(total: AuditBlock, names: list[str], pos_label: Any) -> Count
                    else pd.Index(levels[0], name=names[0]))
     auc = None
     if total.histograms is not None:
-        raw = [tuple(MISSING if isinstance(v, str) and v == UNKNOWN else v for v in combo)
-               for combo in itertools.product(*levels)]
-        auc = _auc_table([[total.histograms.get((*g, y)) for y in (0, 1)] for g in raw])
+        auc = _auc_table([[total.histograms.get((*g, y)) for y in (0, 1)]
+                          for g in itertools.product(*raw)])
     return Counts(group_index, rows.reshape(n_groups, 2, 2), weights, squares, auc)
 
 
@@ -210,10 +217,7 @@ def _pooled(histograms: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     present = [h for h in histograms if h is not None]
     if not present:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    bins, inverse = np.unique(np.concatenate([b for b, _ in present]), return_inverse=True)
-    total = np.bincount(inverse, weights=np.concatenate([c for _, c in present]),
-                        minlength=len(bins))
-    return bins, total.astype(np.int64)
+    return functools.reduce(merge_sorted, present)
 
 
 def _auc_table(per_group: list[list[Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -226,15 +230,11 @@ def _auc_table(per_group: list[list[Any]]) -> tuple[np.ndarray, np.ndarray, np.n
 
 def check_audit_params(n_boot: Any, confidence: Any, min_group_size: Any) -> None:
     """The statistics' parameters of :func:`audit`, checked (before any work)."""
-    if isinstance(n_boot, bool) or not isinstance(n_boot, Integral) or n_boot < 0:
-        raise ValueError(f"n_boot must be an integer >= 0 (0: no bootstrap), got {n_boot!r}.")
+    check_int(n_boot, "n_boot", low=0)
+    check_int(min_group_size, "min_group_size")
     if isinstance(confidence, bool) or not isinstance(confidence, Real) \
             or not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), e.g. 0.95; got {confidence!r}.")
-    if isinstance(min_group_size, bool) or not isinstance(min_group_size, Integral) \
-            or min_group_size < 1:
-        raise ValueError(f"min_group_size must be an integer >= 1 (1: report every group), "
-                         f"got {min_group_size!r}.")
 
 
 def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = None,

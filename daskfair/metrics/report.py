@@ -14,7 +14,7 @@ import numpy as np
 
 from ._audit_result import Audit
 
-__all__ = ["FOUR_FIFTHS", "audit_html"]
+__all__ = ["FOUR_FIFTHS", "audit_html", "group_name"]
 
 #: The four-fifths rule: a selection rate below 4/5 of the reference group's is flagged.
 FOUR_FIFTHS = 0.8
@@ -32,8 +32,10 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _name(group: Any) -> str:
-    return ", ".join(map(str, group)) if isinstance(group, tuple) else str(group)
+def group_name(group: Any) -> str:
+    """A group as people read it: several columns' values joined by ", "."""
+    return ", ".join(map(str, group)) if isinstance(group, tuple | list) else str(group)
+
 
 
 def _num(x: float, digits: int = 3) -> str:
@@ -65,7 +67,7 @@ def _group_table(a: Audit) -> str:
     for g in by.index:
         if np.isnan(by.loc[g, "count"]):
             continue  # a combination of levels with no rows
-        label = f"<td class='g'>{_e(_name(g))}</td><td>{int(by.loc[g, 'count']):,}</td>"
+        label = f"<td class='g'>{_e(group_name(g))}</td><td>{int(by.loc[g, 'count']):,}</td>"
         if g in suppressed:
             cells = (f"<td colspan='{len(cols)}' class='muted'>suppressed: fewer than "
                      f"{a.min_group_size:,} rows</td>")
@@ -98,10 +100,11 @@ def _comparison_table(a: Audit) -> str:
                 noise is not None and bool(noise["significant"])) else ""
             ratio_text = f"<span class='flag'>{_num(r)} &lt; 4/5</span>" if flag else _num(r)
             cells.append(f"<td>{d}{mark}<br><span class='muted'>ratio</span> {ratio_text}</td>")
-        rows.append(f"<tr data-comparison><td class='g'>{_e(_name(g))}</td>{''.join(cells)}</tr>")
+        rows.append(f"<tr data-comparison><td class='g'>{_e(group_name(g))}</td>"
+                    f"{''.join(cells)}</tr>")
     head = "".join(f"<th>{_e(c)}</th>" for c in diff.columns)
     return (f"<p>Each group minus (and over) the reference group <b>"
-            f"{_e(_name(a.reference_group))}</b>. <i>beyond noise</i>: a two-proportion test "
+            f"{_e(group_name(a.reference_group))}</b>. <i>beyond noise</i>: a two-proportion test "
             f"(DeLong's for roc_auc), Holm-adjusted over the whole table, at level "
             f"{1 - a.confidence:.2g}. The four-fifths rule flags an impact ratio (selection "
             f"rate over the reference's) below {FOUR_FIFTHS}.</p>"
@@ -151,7 +154,7 @@ def _plot(a: Audit, metric: str, lo: Any, hi: Any, by: Any = None, mark: float |
         y = 15 + i * row
         v, low, high = by.loc[g, metric], lo.loc[g, metric], hi.loc[g, metric]
         parts.append(f"<text x='{left - 8}' y='{y + 4}' text-anchor='end' font-size='12'>"
-                     f"{_e(_name(g))}</text>")
+                     f"{_e(group_name(g))}</text>")
         if np.isfinite(low) and np.isfinite(high):
             parts.append(f"<line x1='{x(low):.1f}' x2='{x(high):.1f}' y1='{y}' y2='{y}' "
                          "stroke='#1f5fa8' stroke-width='2'/>")
@@ -197,7 +200,7 @@ def audit_html(audit: Audit, about: Mapping[str, Any] | None = None,
                   f"{audit.min_group_size:,} rows.</p>") if not small else (
         f"<p>Fewer than {audit.min_group_size:,} rows: their rows are counted, their rates "
         "and intervals are not shown, and they are left out of every comparison.</p><ul>"
-        + "".join(f"<li>{_e(_name(g))}: {n:,} rows</li>" for g, n in small.items()) + "</ul>")
+        + "".join(f"<li>{_e(group_name(g))}: {n:,} rows</li>" for g, n in small.items()) + "</ul>")
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{_POLICY}\">"

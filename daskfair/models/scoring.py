@@ -74,8 +74,8 @@ class Scorer:
                              f"(it reads {self.columns}); its columns are {list(meta.columns)}.")
         clash = sorted(set(keep) & set(OUTPUT_COLUMNS[self.kind]))
         if clash:
-            raise ValueError(f"--keep {clash}: the predictions add columns of that name; "
-                             "rename the column in the table.")
+            raise ValueError(f"the table's column(s) {clash} would clash with the columns the "
+                             "predictions add; rename them in the table.")
         text = set(self.encoder.levels_) if self.encoder is not None else set()
         for c in self.columns:
             if c not in text and is_text(meta[c].dtype):
