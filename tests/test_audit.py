@@ -143,7 +143,7 @@ def test_delong_variance_against_the_pairwise_definition():
     assert got_var == pytest.approx(var, rel=1e-12)
 
 
-def test_weights_are_summed_exactly():
+def test_weights_are_summed_exactly(several_blocks):
     rng = np.random.default_rng(2)
     n = 5000
     w = np.where(rng.random(n) < 0.5, 1e8, 1e-8) * rng.uniform(1, 2, n)
