@@ -587,15 +587,22 @@ def cold_start(doc: dict[str, Any]) -> Extracted:
     rows = []
     for version, cases in doc["versions"].items():
         for name, r in cases.items():
+            firsts = (r["empty_first"], r["filled_first"], r["new_checkout_first"])
             rows.append((f"{name}, 5,000 rows, a new process ({version})", [
-                Measure("first s empty/filled cache", (r["empty_first"], r["filled_first"]),
-                        ".2f"),
+                Measure("first s empty/filled cache/new checkout", firsts, ".2f"),
                 Measure("warm s", r["warm"], ".2f"),
                 Measure("imports s", r["imports_filled"], ".2f"),
                 Measure("compiled", r["n_compiled"])]))
     for version, d in doc.get("demo", {}).items():
         rows.append((f"daskfair demo from a new process ({version})", [
             Measure("s empty/filled cache", (d["empty"], d["filled"]), ".1f")]))
+    for version, d in doc.get("cluster", {}).items():
+        for job, what in (("fce", "FCE consensus of 10^7 rows"),
+                          ("front", "SAfairKM front of 10^6 rows")):
+            rows.append((f"{what}, a fresh 2-worker LocalCluster ({version})", [
+                Measure(f"first/second s, {state} cache",
+                        (d[f"{job}_{state}"]["first"], d[f"{job}_{state}"]["second"]), ".2f")
+                for state in ("empty", "filled")]))
     return rows
 
 

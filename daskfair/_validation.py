@@ -13,7 +13,6 @@ from typing import Any
 import dask.array as da
 import numpy as np
 import pandas as pd
-from sklearn.exceptions import DataConversionWarning
 
 from ._frames import count_rows, partition_array, partitions
 
@@ -59,6 +58,10 @@ def _frame_array(x: Any) -> da.Array:
 def column_or_1d(x: Any, name: str) -> Any:
     """Ravel a column vector (n, 1) to (n,) with a DataConversionWarning, as scikit-learn does."""
     if x.ndim == 2 and x.shape[1] == 1:
+        # scikit-learn's import is 0.5 s: a worker that unpickles a task importing this
+        # module should not pay it
+        from sklearn.exceptions import DataConversionWarning
+
         warnings.warn(
             f"A column-vector {name} was passed when a 1d array was expected; it is raveled. "
             f"Pass {name} of shape (n_samples,) (e.g. `{name}.ravel()`) to silence this.",

@@ -240,8 +240,9 @@ def test_delta_children_equal_full_copies(limit):
     at once) give the members of Algorithm 3 on full copies, bit for bit, also when a batch
     is assembled from two pools (a rebalance) and with the list's last member split off."""
     from daskfair._random import as_seed_sequence
-    from daskfair.safairkm.front import DEFAULT_PAIRS, expand_task
+    from daskfair.safairkm.front import DEFAULT_PAIRS
     from daskfair.safairkm.problem import start_members
+    from daskfair.safairkm.tasks import expand_task
 
     X, g = _data(n=300, groups=(0.4, 0.6), seed=5)
     ref = _algorithm3(X, g, 3, 4, 10, 7, DEFAULT_PAIRS)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from pathlib import Path
 
 import dask
 
+from .._folders import user_cache_dir
 from .errors import DataIntegrityError, DataUnavailableError
 from .fetch import fetch_file, matches, sha256_of
 from .sources import SOURCES, files_of
@@ -66,14 +66,7 @@ def cache_dir() -> Path:
         ``~/Library/Caches/daskfair/data`` on macOS, ``%LOCALAPPDATA%\\daskfair\\Cache\\data``
         on Windows.
     """
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-        return base / "daskfair" / "Cache" / "data"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "daskfair" / "data"
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"  # XDG: relative ignored
-    return base / "daskfair" / "data"
+    return user_cache_dir("data")
 
 
 def is_cache(path: Path) -> bool:

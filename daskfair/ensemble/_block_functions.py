@@ -3,8 +3,9 @@ A = GᵀY, and the Y-step's sweep (docs/design.md#fce-alternating-updates)."""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from .._compiled import compiled
 
 __all__ = ["CODE_LIMIT", "code_groups", "hr_rows", "sweep_block", "sweep_hr", "table_change",
            "tables_block"]
@@ -44,7 +45,7 @@ def _code_layout(offsets: np.ndarray, n_rows: int, starts: np.ndarray) -> tuple:
     return strides, np.array(spans, dtype=np.int64), np.concatenate(parts), code_pos
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def _codes(base: np.ndarray, starts: np.ndarray, strides: np.ndarray, E: np.ndarray) -> np.ndarray:
     n = base.shape[0]
     # tiles of rows: each run's codes summed column by column, the tile's labels in cache
@@ -61,7 +62,7 @@ def _codes(base: np.ndarray, starts: np.ndarray, strides: np.ndarray, E: np.ndar
     return E
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def _tables(E: np.ndarray, groups: np.ndarray, labels: np.ndarray, starts: np.ndarray,
             spans: np.ndarray, code_rows: np.ndarray, code_pos: np.ndarray, n_rows: int, c: int,
             n_groups: int, with_coassociation: bool) -> tuple[np.ndarray, ...]:
@@ -86,7 +87,7 @@ def _tables(E: np.ndarray, groups: np.ndarray, labels: np.ndarray, starts: np.nd
     return C, K, A
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def _count_label_pairs(K: np.ndarray, e: np.ndarray, labels: np.ndarray,
                        code_rows: np.ndarray, pos: int, w: int, span: int) -> None:
     # K = ZᵀY over one run of columns: (code, consensus label) pairs
@@ -106,7 +107,7 @@ def _count_label_pairs(K: np.ndarray, e: np.ndarray, labels: np.ndarray,
                 K[code_rows[pos + e[j] * w + t], labels[j]] += 1
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def _count_run_pairs(C: np.ndarray, e: np.ndarray, code_rows: np.ndarray, pos: int, w: int,
                      span: int) -> None:
     # C = ZᵀZ, upper triangle, for the pairs of columns within one run: counts of its codes
@@ -127,7 +128,7 @@ def _count_run_pairs(C: np.ndarray, e: np.ndarray, code_rows: np.ndarray, pos: i
                     C[code_rows[pos + e[j] * w + t], code_rows[pos + e[j] * w + t2]] += 1
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def _count_cross_pairs(C: np.ndarray, e: np.ndarray, e2: np.ndarray, code_rows: np.ndarray,
                        pos: int, w: int, span: int, pos2: int, w2: int, span2: int) -> None:
     # C = ZᵀZ for a column of one run with a column of a later run: (code, code) pairs
@@ -173,7 +174,7 @@ def tables_block(base: np.ndarray, groups: np.ndarray, labels: np.ndarray, *, of
     return C, K, A
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def hr_rows(base: np.ndarray, labels: np.ndarray, P: np.ndarray, Py: np.ndarray,
             offsets: np.ndarray) -> np.ndarray:
     """Rows of HR = B Q R of one block, (n_block, c): ``Σ_i P[offsets[i] + base[j, i]] + Py[y_j]``
@@ -192,7 +193,7 @@ def hr_rows(base: np.ndarray, labels: np.ndarray, P: np.ndarray, Py: np.ndarray,
     return HR
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def sweep_hr(HR: np.ndarray, groups: np.ndarray, labels: np.ndarray, counts: np.ndarray,
              fairness_weight: float) -> tuple[np.ndarray, np.ndarray]:
     """The Y-step's sequential choice of one block: (new labels, a copy of ``counts``, A = GᵀY,
@@ -215,7 +216,7 @@ def sweep_hr(HR: np.ndarray, groups: np.ndarray, labels: np.ndarray, counts: np.
     return new, counts
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def table_change(base: np.ndarray, old: np.ndarray, new: np.ndarray, offsets: np.ndarray,
                  n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
     """K's change, (S, c), and the (old, new) label pairs, (c, c), of one block's new labels;

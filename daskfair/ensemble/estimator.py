@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from functools import partial
 from itertools import pairwise
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dask.array as da
 import numpy as np
@@ -18,11 +18,13 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from .._groups import check_group_size_params, check_sensitive, group_column
 from .._random import as_seed_sequence
 from .._validation import check_int, check_n_clusters, is_dask
-from ..runtime.iterative import IterativeRun, check_resume
-from ..store import Run
+from ..runtime.iterative import IterativeRun, check_resume, is_open_run
 from .consensus import ALIGNMENTS, ConsensusState, auto_fairness, run_consensus, start_state
 from .labels import hold_base_labels, hold_groups
 from .selection import _auto_n_clusters
+
+if TYPE_CHECKING:
+    from ..store import Run
 
 __all__ = ["INITS", "FairClusteringEnsemble", "load_state", "save_state"]
 
@@ -216,7 +218,7 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         check_resume(store, resume, "fit")
         check_int(checkpoint_every, "checkpoint_every")
         inputs = self._prepare(base_labels, sensitive_features, params)
-        stored = None if store is None or isinstance(store, Run) else _stored_params(
+        stored = None if store is None or is_open_run(store) else _stored_params(
             params, inputs)
         with IterativeRun.open(store, resume=resume, kind="fce", params=stored,
                                checkpoint_every=checkpoint_every) as job:

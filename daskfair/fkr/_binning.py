@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from .._compiled import compiled
 
 __all__ = ["bin_scores"]
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def bin_scores(scores: np.ndarray, cells: np.ndarray, weights: np.ndarray, lo: np.ndarray,
                width: np.ndarray, hist: np.ndarray) -> None:
     """hist[k, cells[i], b] += weights[i], b the bin of scores[i, k] (end bins take the rest)."""

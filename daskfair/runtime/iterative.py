@@ -5,13 +5,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._validation import check_int
-from ..store import Run, create_run, resume_run
 from .recovery import count_recovery, wait_for_workers
 
-__all__ = ["IterativeRun", "Recoveries", "check_resume", "crossed"]
+if TYPE_CHECKING:
+    from ..store import Run
+
+__all__ = ["IterativeRun", "Recoveries", "check_resume", "crossed", "is_open_run"]
+
+
+def is_open_run(store: Any) -> bool:
+    """Whether ``store`` is an open :class:`~daskfair.store.Run` (zarr is imported only when
+    ``store`` is neither None nor a path: a run without a store never loads it)."""
+    if store is None or isinstance(store, (str, os.PathLike)):
+        return False
+    from ..store import Run
+
+    return isinstance(store, Run)
 
 
 def check_resume(store: Any, resume: bool, what: str = "run") -> None:
@@ -54,11 +66,13 @@ class IterativeRun:
     def open(cls, store: str | os.PathLike[str] | Run | None, *, resume: bool, kind: str,
              params: Mapping[str, Any], checkpoint_every: int = 1) -> IterativeRun:
         """A new run of ``kind`` at ``store``, the one to ``resume``, a handed one, or none."""
-        if isinstance(store, Run):
+        if is_open_run(store):
             return cls(store, resume=resume, checkpoint_every=checkpoint_every)
         if store is None:
             check_resume(store, resume)
             return cls(None, checkpoint_every=checkpoint_every)
+        from ..store import create_run, resume_run
+
         opened = (resume_run(store, kind=kind, params=params) if resume
                   else create_run(store, kind=kind, params=params))
         return cls(opened, owns=True, resume=resume, checkpoint_every=checkpoint_every)

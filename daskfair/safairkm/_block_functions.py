@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from .._compiled import compiled
 
 __all__ = ["balance_of", "cost_of", "expand_batch", "init_state", "plan_take", "run_member",
            "select_nondominated", "take_members"]
@@ -14,14 +15,14 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _TWO53 = 1.0 / 9007199254740992.0
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@compiled(inline="always")
 def _mix(z: np.uint64) -> np.uint64:
     z = (z ^ (z >> np.uint64(30))) * _M1
     z = (z ^ (z >> np.uint64(27))) * _M2
     return z ^ (z >> np.uint64(31))
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def stream_seed(base: np.uint64, t: np.int64, member: np.int64, pair: np.int64) -> np.uint64:
     """A 64-bit seed for (iteration, member rank, pair) under ``base`` (hash, not a counter)."""
     h = _mix(base + _GAMMA)
@@ -30,13 +31,13 @@ def stream_seed(base: np.uint64, t: np.int64, member: np.int64, pair: np.int64) 
     return _mix(h ^ (np.uint64(pair) * _M1 + _GAMMA))
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@compiled(inline="always")
 def _randint(state: np.ndarray, n: int) -> int:
     state[0] += _GAMMA
     return min(int(float(_mix(state[0]) >> np.uint64(11)) * _TWO53 * n), n - 1)
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def init_state(X: np.ndarray, groups: np.ndarray, labels: np.ndarray, n_clusters: int,
                n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-cluster sums (K × d) and cluster × group counts (K × J) of one label vector."""
@@ -51,7 +52,7 @@ def init_state(X: np.ndarray, groups: np.ndarray, labels: np.ndarray, n_clusters
     return sums, counts
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def cost_of(sums: np.ndarray, counts: np.ndarray, total_sq: float, n: int) -> float:
     """f1 from the state (the paper's eq. 2), exact up to rounding."""
     within = total_sq
@@ -65,7 +66,7 @@ def cost_of(sums: np.ndarray, counts: np.ndarray, total_sq: float, n: int) -> fl
     return max(within, 0.0) / n
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@compiled(inline="always")
 def _key(row: np.ndarray, out: np.ndarray) -> None:
     # a cluster's counts as sorted ratios to its largest group (out[0] its balance), sorted in
     # place without allocation: this runs for every cluster in every swap. Equal rationals
@@ -83,7 +84,7 @@ def _key(row: np.ndarray, out: np.ndarray) -> None:
         out[j] = v
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@compiled(inline="always")
 def _less(a: np.ndarray, b: np.ndarray) -> bool:
     for i in range(a.shape[0]):
         if a[i] != b[i]:
@@ -91,7 +92,7 @@ def _less(a: np.ndarray, b: np.ndarray) -> bool:
     return False
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def balance_of(counts: np.ndarray) -> float:
     """f2 from the cluster × group counts (an empty cluster constrains nothing)."""
     best = 1.0
@@ -104,7 +105,7 @@ def balance_of(counts: np.ndarray) -> float:
     return best
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@compiled(inline="always")
 def _move(X: np.ndarray, p: int, g: int, src: int, dst: int, labels: np.ndarray,
           sums: np.ndarray, counts: np.ndarray, sizes: np.ndarray, centers: np.ndarray,
           log: np.ndarray) -> None:
@@ -127,7 +128,7 @@ def _move(X: np.ndarray, p: int, g: int, src: int, dst: int, labels: np.ndarray,
         centers[dst, f] = sums[dst, f] / sizes[dst]
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@compiled(inline="always")
 def _sqdist(X: np.ndarray, p: int, centers: np.ndarray, k: int) -> float:
     s = 0.0
     for f in range(X.shape[1]):
@@ -136,7 +137,7 @@ def _sqdist(X: np.ndarray, p: int, centers: np.ndarray, k: int) -> float:
     return s
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def _kmeans_updates(X: np.ndarray, groups: np.ndarray, labels: np.ndarray, sums: np.ndarray,
                     counts: np.ndarray, sizes: np.ndarray, centers: np.ndarray, n_a: int,
                     state: np.ndarray, log: np.ndarray) -> None:
@@ -154,7 +155,7 @@ def _kmeans_updates(X: np.ndarray, groups: np.ndarray, labels: np.ndarray, sums:
             _move(X, p, groups[p], src, best, labels, sums, counts, sizes, centers, log)
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def _pick(X: np.ndarray, labels: np.ndarray, grp_idx: np.ndarray, start: int, stop: int,
           cluster: int, in_cluster: int, centers: np.ndarray, towards: int, n_candidates: int,
           state: np.ndarray) -> int:
@@ -179,7 +180,7 @@ def _pick(X: np.ndarray, labels: np.ndarray, grp_idx: np.ndarray, start: int, st
     return best
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def _swap_update(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
                  labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, sizes: np.ndarray,
                  centers: np.ndarray, global_target: bool, n_candidates: int,
@@ -237,7 +238,7 @@ def _swap_update(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr
     return True
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def run_member(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
                labels: np.ndarray, sums: np.ndarray, counts: np.ndarray, n_a: int, n_b: int,
                n_iter: int, t0: int, global_target: bool, max_swap_candidates: int,
@@ -268,7 +269,7 @@ def run_member(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: 
             history[i, 1] = balance_of(counts)
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def _delta_room(dlo: np.ndarray, dhi: np.ndarray, update_pairs: np.ndarray,
                 q: int) -> tuple[int, int]:
     """(most moves of one child, room for the deltas of all output rows) of a batch."""
@@ -283,7 +284,7 @@ def _delta_room(dlo: np.ndarray, dhi: np.ndarray, update_pairs: np.ndarray,
     return most, room
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def _copy_state(sums: np.ndarray, counts: np.ndarray, b: int, out_sums: np.ndarray,
                 out_counts: np.ndarray, c: int) -> None:
     """Member b's state into output row c (loops: numba's slice copies are slower)."""
@@ -294,7 +295,7 @@ def _copy_state(sums: np.ndarray, counts: np.ndarray, b: int, out_sums: np.ndarr
             out_counts[c, k, g] = counts[b, k, g]
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def _write_delta(scratch: np.ndarray, dpos: np.ndarray, lo: int, hi: int, log: np.ndarray,
                  pos: np.ndarray, val: np.ndarray, filled: int) -> int:
     """Writes a child's delta (its parent's, then its moves) from ``filled`` on; the new end."""
@@ -311,7 +312,7 @@ def _write_delta(scratch: np.ndarray, dpos: np.ndarray, lo: int, hi: int, log: n
     return filled
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def expand_batch(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr: np.ndarray,
                  pool: np.ndarray, base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray,
                  dpos: np.ndarray, dval: np.ndarray, sums: np.ndarray, counts: np.ndarray,
@@ -371,7 +372,7 @@ def expand_batch(X: np.ndarray, groups: np.ndarray, grp_idx: np.ndarray, grp_ptr
     return out_base, first, last, pos, val, out_sums, out_counts, out_f1, out_f2
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def plan_take(base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray, idx: np.ndarray,
               limit: int, n_rows: int) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Which of members ``idx`` get a pool row of their own, and each old row's new row (or -1)."""
@@ -389,7 +390,7 @@ def plan_take(base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray, idx: np.ndarra
     return own, row, n_used, n_own
 
 
-@numba.njit(nogil=True, cache=True)
+@compiled
 def take_members(pool: np.ndarray, base: np.ndarray, dlo: np.ndarray, dhi: np.ndarray,
                  dpos: np.ndarray, dval: np.ndarray, idx: np.ndarray, own: np.ndarray,
                  row: np.ndarray, out_pool: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -212,13 +212,13 @@ def _fill_empty(labels: np.ndarray, k: int, rng: np.random.Generator) -> np.ndar
 
 def start_labels(problem: Problem, start: int, n_init: int, seed: Any) -> np.ndarray:
     """Start number ``start`` (seed child ``start``): random mod K, then (2nd half) k-means."""
-    from sklearn.cluster import kmeans_plusplus
-
     rng = child_rng(as_seed_sequence(seed), 1, start)
     k, n = problem.n_clusters, problem.n_samples
     if start < (n_init + 1) // 2:
         labels = rng.permutation(n) % k
     else:
+        from sklearn.cluster import kmeans_plusplus  # 0.2 s of imports: only when used
+
         centers, _ = kmeans_plusplus(problem.X, k, random_state=int(rng.integers(2**31)))
         labels = _lloyd(problem.X, centers)
     return _fill_empty(labels.astype(np.int64), k, rng).astype(problem.label_dtype)
