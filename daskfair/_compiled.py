@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -81,6 +82,7 @@ class _FunctionCache(caching.FunctionCache):
     def __init__(self, py_func: Callable[..., Any]) -> None:
         super().__init__(py_func)
         self._held: IO[bytes] | None = None
+        self._release_lock = threading.Lock()  # threads of a worker may end compiles together
 
     @property
     def lock_path(self) -> Path:
@@ -114,9 +116,10 @@ class _FunctionCache(caching.FunctionCache):
         return None
 
     def release(self) -> None:
-        if self._held is not None:
-            self._held.close()  # closing the file releases its lock
-            self._held = None
+        with self._release_lock:
+            held, self._held = self._held, None
+        if held is not None:
+            held.close()  # closing the file releases its lock
 
 
 def compiled(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
