@@ -23,7 +23,6 @@ except ImportError:  # Windows: no lock, each process compiles on its own
 
 __all__ = ["compile_cache_dir", "compiled"]
 
-_PACKAGE = Path(__file__).resolve().parent
 #: Seconds a process waits for another one compiling the same function before it compiles too.
 COMPILE_WAIT = 600.0
 
@@ -34,17 +33,25 @@ def compile_cache_dir() -> Path:
     return user_cache_dir("compiled") / f"numba-{numba.__version__}"
 
 
+@functools.cache
+def _digest(path: str, mtime_ns: int, size: int) -> str:
+    # one read per source file, not per function (a changed file is read again)
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 class _UserFolderLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
     # A source file's functions are cached in a subfolder named by the file's content, and an
     # entry is stamped with that content, not with where the file is installed or when it was
     # written: a new virtual environment or clone with the same source loads what another
     # compiled. numba keys each entry by its signature and the CPU, so nodes of several CPU
-    # models can share the folder.
+    # models can share the folder. The mixin's from_function gives None when the folder
+    # cannot be written, and numba's own locators are tried next.
     def __init__(self, py_func: Callable[..., Any], py_file: str) -> None:
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
         source = Path(py_file)
-        self._digest = hashlib.sha256(source.read_bytes()).hexdigest()
+        stat = source.stat()
+        self._digest = _digest(py_file, stat.st_mtime_ns, stat.st_size)
         self._cache_path = str(compile_cache_dir() /
                                f"{source.parent.name}.{source.stem}-{self._digest[:16]}")
 
@@ -53,13 +60,6 @@ class _UserFolderLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
 
     def get_source_stamp(self) -> str:
         return self._digest
-
-    @classmethod
-    def from_function(cls, py_func: Callable[..., Any], py_file: str) -> Any:
-        if not Path(py_file).resolve().is_relative_to(_PACKAGE):
-            return None
-        # None when the folder cannot be written: numba's own locators are tried next
-        return super().from_function(py_func, py_file)
 
 
 _NUMBA_LOCATORS = caching.CompileResultCacheImpl._locator_classes

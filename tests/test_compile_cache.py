@@ -41,9 +41,13 @@ def _checkout(root: Path) -> Path:
     return root
 
 
-def _run(checkout: Path, cache_home: Path, numba_cache: Path | None = None) -> dict:
+def _env(checkout: Path, cache_home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    env.update(PYTHONPATH=str(checkout), XDG_CACHE_HOME=str(cache_home))
+    return {**env, "PYTHONPATH": str(checkout), "XDG_CACHE_HOME": str(cache_home)}
+
+
+def _run(checkout: Path, cache_home: Path, numba_cache: Path | None = None) -> dict:
+    env = _env(checkout, cache_home)
     if numba_cache is not None:
         env["NUMBA_CACHE_DIR"] = str(numba_cache)
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
@@ -118,9 +122,7 @@ HOLDER = textwrap.dedent("""
 @pytest.mark.skipif(sys.platform == "win32", reason="the compile lock is POSIX only")
 def test_a_process_waits_for_another_compiling_the_same_function(tmp_path, checkouts):
     a, _ = checkouts
-    cache_home = tmp_path / "home-cache"
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    env.update(PYTHONPATH=str(a), XDG_CACHE_HOME=str(cache_home))
+    env = _env(a, tmp_path / "home-cache")
     holder = subprocess.Popen([sys.executable, "-c", HOLDER], env=env, cwd=a, text=True,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
@@ -158,8 +160,7 @@ FIT = textwrap.dedent("""
 @pytest.mark.skipif(sys.platform == "win32", reason="the compile lock is POSIX only")
 def test_two_processes_starting_together_compile_each_function_once(tmp_path, checkouts):
     a, _ = checkouts
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    env.update(PYTHONPATH=str(a), XDG_CACHE_HOME=str(tmp_path / "home-cache"))
+    env = _env(a, tmp_path / "home-cache")
     procs = [subprocess.Popen([sys.executable, "-c", FIT], env=env, cwd=a, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for _ in range(2)]
