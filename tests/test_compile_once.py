@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 MODULES = ("daskfair.safairkm._block_functions", "daskfair.ensemble._block_functions",
-           "daskfair.fkr._binning")
+           "daskfair.fkr._binning", "daskfair.metrics._audit_kernels")
 
 # a fresh process: the other tests' calls must not count
 SCRIPT = textwrap.dedent("""
@@ -44,6 +44,25 @@ SCRIPT = textwrap.dedent("""
     for X_in in (X, X.astype(np.float32), da.from_array(X, chunks=100)):
         daskfair.FairKernelClassifierCV(n_landmarks=30, cv=2, random_state=0).fit(
             X_in, y, sensitive_features=text)
+    import dask.dataframe as dd
+    import pyarrow as pa
+    from daskfair.metrics import audit
+    big = np.tile(text, 100)  # enough rows for the dense table of score bins
+    score = rng.random(len(big)) * 1.2 - 0.1
+    for groups in (pd.Series(big, dtype=pd.StringDtype("pyarrow")),
+                   pd.Series(pd.arrays.ArrowExtensionArray(pa.array(big, type=pa.string()))),
+                   pd.Series(np.where(score > 1, None, big), dtype=pd.StringDtype("pyarrow")),
+                   big):
+        for n in (len(big), 50):
+            labels = (score[:n] > 0.5).astype(np.int64)
+            audit(labels, labels, sensitive_features=groups[:n], y_score=score[:n], n_boot=0)
+            audit(labels.astype(bool), labels.astype(np.int8), sensitive_features=groups[:n],
+                  n_boot=0)
+    frame = dd.from_pandas(pd.DataFrame({"g": pd.Series(big, dtype=pd.StringDtype("pyarrow")),
+                                         "y": (score > 0.5).astype(int), "s": score}),
+                           npartitions=3)
+    audit(frame["y"], frame["y"], sensitive_features=frame[["g"]], y_score=frame["s"],
+          n_boot=0)
     out = {}
     for name in MODULES:
         module = importlib.import_module(name)
@@ -65,6 +84,6 @@ def test_every_block_function_compiles_one_signature(tmp_path):
                           timeout=600, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     compiled = json.loads(done.stdout.strip().splitlines()[-1])
-    assert len(compiled) >= 15  # the calls above reach the block functions
+    assert len(compiled) >= 18  # the calls above reach the block functions
     twice = {name: sigs for name, sigs in compiled.items() if len(sigs) > 1}
     assert not twice, json.dumps(twice, indent=1)

@@ -6,6 +6,7 @@ bits."""
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._keyed import MAX_KEYS, MISSING, Keyed, merge, too_many_keys
+from ._audit_kernels import SLOTS, occupied, tally, text_codes
 
 __all__ = [
     "EXPONENTS",
@@ -51,16 +53,73 @@ class AuditBlock:
     labels: tuple[frozenset[Any], frozenset[Any]] = (frozenset(), frozenset())
 
 
-def _codes(column: Any) -> tuple[np.ndarray, list[Any]]:
-    """Codes of a column's values (missing: the last code) and the values, MISSING last."""
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view (numba compiles read-only and writable arrays apart)."""
+    view = a.view()
+    view.setflags(write=False)
+    return view
+
+
+def _text_codes(column: Any, out: np.ndarray) -> list[Any] | None:
+    """Codes of an Arrow-backed text column, read from its buffers into ``out``, and its
+    values (None: not such a column)."""
+    dtype = getattr(column, "dtype", None)
+    if sys.byteorder != "little":  # the kernel reads the bytes as little-endian words
+        return None
+    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        import pyarrow as pa  # the column is Arrow's: pyarrow is there
+    elif isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+        if not (pa.types.is_string(dtype.pyarrow_dtype)
+                or pa.types.is_large_string(dtype.pyarrow_dtype)):
+            return None
+    else:
+        return None
+    arr = pa.array(column.array)
+    if isinstance(arr, pa.ChunkedArray):  # several chunks: one copy into one
+        arr = arr.combine_chunks()
+    if len(arr) != len(out) or not len(arr):
+        return None
+    # read-only views of Arrow's buffers (and read-only stand-ins): one compiled signature
+    valid, offsets, data = (np.frombuffer(b, dtype=np.uint8) if b is not None else None
+                            for b in arr.buffers())
+    offsets = offsets.view(np.int64 if pa.types.is_large_string(arr.type) else np.int32)
+    offsets = _read_only(offsets.astype(np.int64, copy=False))
+    data = data if data is not None else _read_only(np.zeros(0, dtype=np.uint8))
+    words = np.zeros(len(data) // 8 + 2, dtype=np.uint64)
+    words.view(np.uint8)[:len(data)] = data
+    valid = valid if arr.null_count and valid is not None else _read_only(
+        np.zeros(0, dtype=np.uint8))
+    firsts = np.empty(MAX_KEYS, dtype=np.int64)
+    k = text_codes(offsets, data, words, valid, arr.offset, out, firsts,
+                   np.zeros(SLOTS, dtype=np.uint64), np.zeros(SLOTS, dtype=np.int64))
+    if k < 0:
+        raise ValueError(too_many_keys(MAX_KEYS + 1))
+    values = [arr[int(f)].as_py() for f in firsts[:k]]
+    if arr.null_count:
+        out[out < 0] = k
+        values.append(MISSING)
+    return values
+
+
+def _codes(column: Any, out: np.ndarray) -> list[Any]:
+    """Codes of a column's values by first appearance, into ``out``, and the values (MISSING
+    last, if a value is missing)."""
+    text = _text_codes(column, out)
+    if text is not None:
+        return text
     if not isinstance(column, pd.Series | pd.Categorical):  # pandas keeps Arrow strings
         column = np.asarray(column).ravel()
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    if len(codes) != len(out):
+        raise ValueError(f"every input needs one value per row; got {len(out)} labels and "
+                         f"{len(codes)} sensitive values.")
     values = [u.item() if isinstance(u, np.generic) else u for u in list(uniques)]
-    codes = np.asarray(codes, dtype=np.int64)
+    out[:] = codes
     if (codes < 0).any():
-        codes = np.where(codes < 0, len(values), codes)
-    return codes, [*values, MISSING]
+        out[codes < 0] = len(values)
+        values.append(MISSING)
+    return values
 
 
 def _exact_parts(w: np.ndarray, cell: np.ndarray, n_cells: int) -> np.ndarray:
@@ -129,11 +188,13 @@ def _histograms(group: np.ndarray, truth: np.ndarray, bins: np.ndarray,
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values of a column (by counting, for small integers)."""
+    """The distinct values of a column (by its range, for integers)."""
     if values.dtype.kind in "iub" and len(values):
-        lo, hi = int(values.min()), int(values.max())
-        if hi - lo < 4096:
-            return np.flatnonzero(np.bincount(values.astype(np.int64) - lo)) + lo
+        lo, hi = values.min(), values.max()
+        if int(hi) - int(lo) <= 1:  # the minimum and the maximum are both there
+            return np.array([lo] if lo == hi else [lo, hi], dtype=values.dtype)
+        if int(hi) - int(lo) < 4096:
+            return np.flatnonzero(np.bincount(values.astype(np.int64) - int(lo))) + int(lo)
     return pd.unique(values)
 
 
@@ -176,26 +237,71 @@ def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
     _check_inputs(score, weight)
     truth, seen_true = _binary(y_true, "y_true", pos_label)
     decision, seen_pred = _binary(y_pred, "y_pred", pos_label)
-    columns = [_codes(g) for g in groups]
-    sizes = [len(v) for _, v in columns]
-    group = np.ravel_multi_index([c for c, _ in columns], sizes)
+    codes = np.empty((len(groups), len(truth)), dtype=np.int32)
+    levels = [_codes(g, codes[j]) for j, g in enumerate(groups)]
+    sizes = [len(v) for v in levels]
     n_groups = int(np.prod(sizes))
     if n_groups > MAX_KEYS:
         raise ValueError(too_many_keys(n_groups))
-    cell = group * 4 + truth * 2 + decision
-    rows = np.bincount(cell, minlength=n_groups * 4)
+    strides = np.array([np.prod(sizes[j + 1:], dtype=np.int64) for j in range(len(sizes))],
+                       dtype=np.int64)
+    group_keys = [tuple(levels[c][i] for c, i in enumerate(np.unravel_index(g, sizes)))
+                  for g in range(n_groups)] if len(truth) else []
+    s = _read_only(np.zeros(0) if score is None else
+                   np.ascontiguousarray(score, dtype=np.float64).ravel())
+    # scores in [0, 1] are counted in a dense table where it is small beside the rows
+    dense = score is not None and n_groups * 2 * (UNIT_BINS + 1) <= 4 * len(s)
+    rows = np.zeros(n_groups * 4, dtype=np.int64)
+    table = np.zeros((n_groups * 2, UNIT_BINS + 1) if dense else (0, 0), dtype=np.int32)
+    outside = tally(codes, strides, truth, decision, s if dense else s[:0], UNIT_BINS, rows,
+                    table)
+    group = strides @ codes if weight is not None or outside or (
+        score is not None and not dense) else None
     present = np.flatnonzero(rows)
-    group_keys = [tuple(columns[c][1][i] for c, i in enumerate(np.unravel_index(g, sizes)))
-                  for g in range(n_groups)] if len(cell) else []
     keys = tuple((*group_keys[c // 4], (c // 2) % 2, c % 2) for c in present)
-    values: tuple[np.ndarray, ...] = (rows[present].astype(np.int64),)
+    values: tuple[np.ndarray, ...] = (rows[present],)
     if weight is not None:
+        cell = group * 4 + truth * 2 + decision
         parts = _exact_parts(np.asarray(weight, dtype=np.float64), cell, n_groups * 4)
         values = (*values, parts[present])
     histograms = None
     if score is not None:
-        histograms = _histograms(group, truth, score_bins(score), group_keys)
+        histograms = _score_histograms(table if dense else None, outside, group, truth, s,
+                                       group_keys)
     return AuditBlock(Keyed(keys, values), histograms, (seen_true, seen_pred))
+
+
+def _score_histograms(table: np.ndarray | None, outside: int, group: np.ndarray,
+                      truth: np.ndarray, score: np.ndarray, keys: list[tuple[Any, ...]]
+                      ) -> dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]]:
+    """Per (group, label) key: its sorted distinct score bins and their rows, from the dense
+    table of unit bins (the scores outside [0, 1] sorted and merged in), or, without a
+    table, from sorting every row's bin."""
+    if table is None:
+        return _histograms(group, truth, score_bins(score), keys)
+    out = _table_histograms(table, keys)
+    if outside:  # the table holds the scores in [0, 1] only
+        far = np.flatnonzero((score < 0) | (score > 1))
+        out = _merge_histograms(out, _histograms(group[far], truth[far],
+                                                 score_bins(score[far]), keys))
+    return out
+
+
+def _table_histograms(table: np.ndarray, keys: list[tuple[Any, ...]]
+                      ) -> dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]]:
+    """Per (group, label) key: the occupied bins of its row of the dense table of unit bins,
+    as :func:`score_bins` numbers them, and their rows."""
+    most = min(table.size, int(table.sum()))
+    owner, unit, counts = (np.empty(most, dtype=np.int64) for _ in range(3))
+    m = occupied(table, owner, unit, counts)
+    owner, unit, counts = owner[:m], unit[:m], counts[:m]
+    cuts = np.searchsorted(owner, np.arange(table.shape[0] + 1))
+    out = {}
+    for k in np.flatnonzero(np.diff(cuts)):
+        g, y = divmod(int(k), 2)
+        lo, hi = cuts[k], cuts[k + 1]
+        out[(*keys[g], y)] = ((unit[lo:hi] + 2**15).astype(np.int32), counts[lo:hi])
+    return out
 
 
 def merge_sorted(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]

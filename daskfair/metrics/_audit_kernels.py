@@ -1,0 +1,124 @@
+"""numba kernels of an audit's block (docs/design.md#audits-in-one-pass): codes of a text
+column read from its Arrow buffers, and one loop over the rows that counts the (group,
+label, decision) cells and the scores' histogram bins."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._compiled import compiled
+from .._keyed import MAX_KEYS
+
+__all__ = ["SLOTS", "occupied", "tally", "text_codes"]
+
+#: Slots of the open-addressing table of distinct texts: a power of two, at least twice
+#: MAX_KEYS, so a probe sequence stays short.
+SLOTS = 1 << (2 * MAX_KEYS - 1).bit_length()
+_SLOT_BITS = SLOTS.bit_length() - 1
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: Fibonacci hashing
+_LONG = np.uint64(1 << 63)
+
+
+@compiled(inline="always")
+def _same_text(data: np.ndarray, a: int, b: int, n: int) -> bool:
+    for q in range(n):
+        if data[a + q] != data[b + q]:
+            return False
+    return True
+
+
+@compiled(inline="always")
+def _word(words: np.ndarray, lo: int) -> np.uint64:
+    # the 8 bytes from byte lo, from the two words that hold them (r = 0: the second adds 0)
+    w, r = lo >> 3, np.uint64(8 * (lo & 7))
+    return (words[w] >> r) | ((words[w + 1] << np.uint64(1)) << (np.uint64(63) - r))
+
+
+@compiled
+def text_codes(offsets: np.ndarray, data: np.ndarray, words: np.ndarray, valid: np.ndarray,
+               start: int, codes: np.ndarray, firsts: np.ndarray, slot_keys: np.ndarray,
+               slot_codes: np.ndarray) -> int:
+    """Code each text by first appearance, into ``codes`` (-1: missing); the row of each
+    code's first appearance into ``firsts``. Returns the number of codes, or -1 after more
+    than MAX_KEYS.
+
+    Row i's bytes are ``data[offsets[start + i]:offsets[start + i + 1]]``, and ``words`` holds
+    the same bytes as little-endian 8-byte words, with a spare word after them. A row is valid
+    where bit ``start + i`` of ``valid`` is set (an empty ``valid``: every row). ``slot_keys``
+    and ``slot_codes`` hold SLOTS zeros.
+    """
+    k = 0
+    for i in range(codes.shape[0]):
+        j = start + i
+        if valid.shape[0] and not (valid[j >> 3] >> (j & 7)) & 1:
+            codes[i] = -1
+            continue
+        lo, n = offsets[j], offsets[j + 1] - offsets[j]
+        # the key: a text of up to 7 bytes is its bytes and its length (below 8, in the top
+        # byte: equal keys are equal texts); a longer one its first 8 bytes with the top
+        # bit set, so it never equals a short text's key, told apart by comparing the rest
+        word = _word(words, lo)
+        if n < 8:
+            key = (word & ((np.uint64(1) << np.uint64(8 * n)) - np.uint64(1))) | (
+                np.uint64(n) << np.uint64(56))
+        else:
+            key = word | _LONG
+        slot = np.int64((key * _GOLDEN) >> np.uint64(64 - _SLOT_BITS))
+        while True:
+            c = slot_codes[slot] - 1
+            if c < 0:  # a new text
+                if k == MAX_KEYS:
+                    return -1
+                slot_keys[slot], slot_codes[slot] = key, k + 1
+                firsts[k] = i
+                codes[i] = k
+                k += 1
+                break
+            if slot_keys[slot] == key:
+                if n < 8:
+                    codes[i] = c
+                    break
+                f = start + firsts[c]
+                if offsets[f + 1] - offsets[f] == n and _same_text(data, offsets[f] + 8,
+                                                                   lo + 8, n - 8):
+                    codes[i] = c
+                    break
+            slot = (slot + 1) & (SLOTS - 1)
+    return k
+
+
+@compiled
+def occupied(table: np.ndarray, owner: np.ndarray, unit: np.ndarray,
+             counts: np.ndarray) -> int:
+    """The nonzero cells of a 2-D table in row-major order: their row, column and value
+    into ``owner``, ``unit`` and ``counts`` (long enough); returns how many."""
+    m = 0
+    for r in range(table.shape[0]):
+        for b in range(table.shape[1]):
+            if table[r, b]:
+                owner[m], unit[m], counts[m] = r, b, table[r, b]
+                m += 1
+    return m
+
+
+@compiled
+def tally(codes: np.ndarray, strides: np.ndarray, truth: np.ndarray, decision: np.ndarray,
+          score: np.ndarray, unit_bins: int, rows: np.ndarray, histogram: np.ndarray) -> int:
+    """Add each row i, of group ``g = strides @ codes[:, i]``, to ``rows[g * 4 + truth * 2 +
+    decision]`` and, for a score in [0, 1], to ``histogram[g * 2 + truth, int(score *
+    unit_bins)]`` (an empty ``score``: none). Returns the number of scores outside [0, 1],
+    which the caller bins itself."""
+    outside = 0
+    for i in range(truth.shape[0]):
+        g = 0
+        for c in range(codes.shape[0]):
+            g += codes[c, i] * strides[c]
+        g = g * 2 + truth[i]
+        rows[g * 2 + decision[i]] += 1
+        if score.shape[0]:
+            s = score[i]
+            if 0.0 <= s <= 1.0:
+                histogram[g, np.int64(s * unit_bins)] += 1
+            else:
+                outside += 1
+    return outside

@@ -1,0 +1,107 @@
+"""An audit's block statistics: the codes of Arrow text columns against pandas' factorize,
+the dense table of score bins against sorting the bins, on hostile texts and scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from daskfair._keyed import MAX_KEYS, MISSING
+from daskfair.metrics._audit_blocks import (
+    UNIT_BINS,
+    _codes,
+    _histograms,
+    audit_block,
+    score_bins,
+)
+
+
+def _texts(n: int, seed: int) -> list[str | None]:
+    rng = np.random.default_rng(seed)
+    # long texts that share their first 8 (or all but the last) bytes, short ones that
+    # differ in one byte or in length only, the empty text, non-ASCII text and missing
+    pool = ["", "a", "ab", "abc", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghij",
+            "abcdefgh" + "x" * 20, "abcdefgh" + "x" * 19 + "y", "Amer Indian Aleut or Eskimo",
+            "Amer Indian Aleut or Eskimx", "zürich", "zurich", "\x00", "\x00\x00", None]
+    return [pool[i] for i in rng.integers(0, len(pool), n)]
+
+
+def _coded(column: pd.Series) -> tuple[np.ndarray, list]:
+    out = np.empty(len(column), dtype=np.int64)
+    return out, _codes(column, out)
+
+
+def _reference(values: list) -> tuple[np.ndarray, list]:
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    uniques = list(uniques)
+    if (codes < 0).any():
+        codes = np.where(codes < 0, len(uniques), codes)
+        uniques.append(MISSING)
+    return codes, uniques
+
+
+@pytest.mark.parametrize("arrow_type", [pa.string(), pa.large_string()])
+@pytest.mark.parametrize("cut", [slice(None), slice(7, 1900)])
+def test_text_codes_equal_factorize(arrow_type, cut):
+    values = _texts(2000, seed=1)
+    column = pd.Series(pd.arrays.ArrowExtensionArray(pa.array(values, type=arrow_type)))
+    column = column.iloc[cut].reset_index(drop=True)  # an Arrow slice: offsets start inside
+    codes, uniques = _coded(column)
+    want_codes, want_uniques = _reference(values[cut])
+    assert uniques == want_uniques
+    np.testing.assert_array_equal(codes, want_codes)
+
+
+def test_text_codes_of_several_chunks_and_pandas_strings():
+    values = _texts(3000, seed=2)
+    chunked = pa.chunked_array([pa.array(values[:1000]), pa.array(values[1000:])])
+    for column in (pd.Series(pd.arrays.ArrowStringArray(chunked)),
+                   pd.Series(values, dtype=pd.StringDtype("pyarrow")),
+                   pd.Series(values, dtype=object)):
+        codes, uniques = _coded(column)
+        want_codes, want_uniques = _reference(values)
+        assert [None if u is pd.NA else u for u in uniques] == want_uniques
+        np.testing.assert_array_equal(codes, want_codes)
+
+
+def test_more_distinct_texts_than_groups_allowed_is_refused():
+    column = pd.Series([f"person {i}" for i in range(MAX_KEYS + 5)],
+                       dtype=pd.StringDtype("pyarrow"))
+    with pytest.raises(ValueError, match="bin a continuous attribute"):
+        _coded(column)
+
+
+@pytest.mark.parametrize("outside", [False, True])
+def test_dense_table_of_bins_equals_sorting_them(outside):
+    rng = np.random.default_rng(3)
+    n = 40_000  # enough rows for the dense table: 3 groups x 2 labels x UNIT_BINS bins
+    group = rng.choice(["a", "b", "c"], n, p=[0.7, 0.29, 0.01])
+    y = rng.integers(0, 2, n)
+    score = rng.random(n) ** 3
+    score[rng.random(n) < 0.05] = rng.choice([0.0, 1.0, 0.5 + 1 / UNIT_BINS], 1)
+    if outside:
+        score[rng.random(n) < 0.02] = rng.normal(0, 5, 1)
+    block = audit_block([pd.Series(group, dtype=pd.StringDtype("pyarrow"))], y, y, score)
+    codes, keys = pd.factorize(group)
+    want = _histograms(codes.astype(np.int64), y.astype(np.int8), score_bins(score),
+                       [(k,) for k in keys])
+    assert block.histograms.keys() == want.keys()
+    for key, (bins, counts) in want.items():
+        np.testing.assert_array_equal(block.histograms[key][0], bins)
+        np.testing.assert_array_equal(block.histograms[key][1], counts)
+        assert counts.sum() == ((group == key[0]) & (y == key[1])).sum()
+
+
+def test_text_codes_of_a_buffer_arrow_did_not_align():
+    values = [v if v is not None else "" for v in _texts(500, seed=4)]
+    data = "".join(values).encode()
+    offsets = np.r_[0, np.cumsum([len(v.encode()) for v in values])].astype(np.int64)
+    unaligned = pa.py_buffer(b"x" + data)[1:]  # starts one byte past an aligned address
+    arr = pa.Array.from_buffers(pa.large_string(), len(values),
+                                [None, pa.py_buffer(offsets.tobytes()), unaligned])
+    codes, uniques = _coded(pd.Series(pd.arrays.ArrowExtensionArray(arr)))
+    want_codes, want_uniques = _reference(values)
+    assert uniques == want_uniques
+    np.testing.assert_array_equal(codes, want_codes)
