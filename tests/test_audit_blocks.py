@@ -14,6 +14,7 @@ from daskfair.metrics._audit_blocks import (
     _codes,
     _histograms,
     audit_block,
+    merge_sorted,
     score_bins,
 )
 
@@ -105,3 +106,19 @@ def test_text_codes_of_a_buffer_arrow_did_not_align():
     want_codes, want_uniques = _reference(values)
     assert uniques == want_uniques
     np.testing.assert_array_equal(codes, want_codes)
+
+
+@pytest.mark.parametrize("sizes", [(0, 0), (0, 5), (7, 0), (300, 200), (1, 1000)])
+def test_merged_histograms_equal_counting_every_bin(sizes):
+    rng = np.random.default_rng(sum(sizes))
+    parts = []
+    for size in sizes:
+        bins = np.unique(rng.integers(0, 2000, size)).astype(np.int32)
+        parts.append((bins, rng.integers(1, 50, len(bins)).astype(np.int64)))
+    bins, counts = merge_sorted(*parts)
+    every = np.zeros(2000, dtype=np.int64)
+    for b, c in parts:
+        np.add.at(every, b, c)
+    np.testing.assert_array_equal(bins, np.flatnonzero(every))
+    np.testing.assert_array_equal(counts, every[every > 0])
+    assert bins.dtype == np.int32 and counts.dtype == np.int64

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._keyed import MAX_KEYS, MISSING, Keyed, merge, too_many_keys
-from ._audit_kernels import SLOTS, occupied, tally, text_codes
+from ._audit_kernels import SLOTS, merge_runs, occupied, tally, text_codes
 
 __all__ = [
     "EXPONENTS",
@@ -307,12 +307,12 @@ def _table_histograms(table: np.ndarray, keys: list[tuple[Any, ...]]
 def merge_sorted(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Two histograms (sorted distinct bins, rows) as one."""
-    bins = np.concatenate([a[0], b[0]])
-    # two sorted runs: the stable sort (a merge sort) merges them in linear time
-    order = np.argsort(bins, kind="stable")
-    bins, counts = bins[order], np.concatenate([a[1], b[1]])[order]
-    starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
-    return bins[starts], np.add.reduceat(counts, starts)
+    size = len(a[0]) + len(b[0])
+    bins, counts = np.empty(size, dtype=np.int32), np.empty(size, dtype=np.int64)
+    m = merge_runs(*(_read_only(np.asarray(x, dtype=t)) for x, t in
+                     ((a[0], np.int32), (a[1], np.int64), (b[0], np.int32), (b[1], np.int64))),
+                   bins, counts)
+    return bins[:m], counts[:m]
 
 
 def _merge_histograms(a: dict[Any, tuple[np.ndarray, np.ndarray]],

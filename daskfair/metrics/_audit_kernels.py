@@ -9,7 +9,7 @@ import numpy as np
 from .._compiled import compiled
 from .._keyed import MAX_KEYS
 
-__all__ = ["SLOTS", "occupied", "tally", "text_codes"]
+__all__ = ["SLOTS", "merge_runs", "occupied", "tally", "text_codes"]
 
 #: Slots of the open-addressing table of distinct texts: a power of two, at least twice
 #: MAX_KEYS, so a probe sequence stays short.
@@ -122,3 +122,30 @@ def tally(codes: np.ndarray, strides: np.ndarray, truth: np.ndarray, decision: n
             else:
                 outside += 1
     return outside
+
+
+@compiled
+def merge_runs(a_bins: np.ndarray, a_counts: np.ndarray, b_bins: np.ndarray,
+               b_counts: np.ndarray, bins: np.ndarray, counts: np.ndarray) -> int:
+    """Two histograms (sorted distinct bins and their rows) as one, into ``bins`` and
+    ``counts`` (long enough for both); returns its length."""
+    i = j = m = 0
+    while i < a_bins.shape[0] and j < b_bins.shape[0]:
+        if a_bins[i] < b_bins[j]:
+            bins[m], counts[m] = a_bins[i], a_counts[i]
+            i += 1
+        elif b_bins[j] < a_bins[i]:
+            bins[m], counts[m] = b_bins[j], b_counts[j]
+            j += 1
+        else:
+            bins[m], counts[m] = a_bins[i], a_counts[i] + b_counts[j]
+            i += 1
+            j += 1
+        m += 1
+    for r in range(i, a_bins.shape[0]):
+        bins[m], counts[m] = a_bins[r], a_counts[r]
+        m += 1
+    for r in range(j, b_bins.shape[0]):
+        bins[m], counts[m] = b_bins[r], b_counts[r]
+        m += 1
+    return m
