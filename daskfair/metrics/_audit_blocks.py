@@ -291,8 +291,8 @@ def _table_histograms(table: np.ndarray, keys: list[tuple[Any, ...]]
                       ) -> dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]]:
     """Per (group, label) key: the occupied bins of its row of the dense table of unit bins,
     as :func:`score_bins` numbers them, and their rows."""
-    most = min(table.size, int(table.sum()))
-    owner, unit, counts = (np.empty(most, dtype=np.int64) for _ in range(3))
+    nonzero = np.count_nonzero(table)
+    owner, unit, counts = (np.empty(nonzero, dtype=np.int64) for _ in range(3))
     m = occupied(table, owner, unit, counts)
     owner, unit, counts = owner[:m], unit[:m], counts[:m]
     cuts = np.searchsorted(owner, np.arange(table.shape[0] + 1))
