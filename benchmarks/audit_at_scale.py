@@ -10,9 +10,9 @@ thread each):
 * for each of ``--sizes``:
 
   - the floor: one pass reading the five columns (each partition read, its rows counted),
-    best of two;
+    best of three (of one at 10⁸ rows);
   - ``daskfair.metrics.audit`` on the columns of ``dask.dataframe.read_parquet`` with
-    ``--n-boot`` replicates, with and without scores (the ROC AUC's histograms), best of two;
+    ``--n-boot`` replicates, with and without scores (the ROC AUC's histograms), alike;
     goal: with scores, within 1.2 × the floor;
   - ``daskfair audit --input DIR ... --report`` as a user runs it, in a process of its own:
     wall time and that process's peak RSS (goal at 10⁸ rows: under 1 GB);
@@ -109,7 +109,7 @@ def size(n: int, args: argparse.Namespace, client: distributed.Client,
          sampler: MemorySampler, address: str, work: Path) -> dict:
     folder = make_table(n, args.data)
     out = {"rows": n, "partitions": -(-n // PART_ROWS)}
-    repeats = 1 if n > 20_000_000 else 2
+    repeats = 1 if n > 20_000_000 else 3
     floors, with_scores, without = [], [], []
     for _ in range(repeats):  # alternated: the page cache serves both alike
         floors.append(floor_pass(folder))
