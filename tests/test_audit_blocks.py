@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from daskfair._keyed import MAX_KEYS, MISSING
+from daskfair.metrics import audit
 from daskfair.metrics._audit_blocks import (
     UNIT_BINS,
     _codes,
@@ -30,7 +31,7 @@ def _texts(n: int, seed: int) -> list[str | None]:
 
 
 def _coded(column: pd.Series) -> tuple[np.ndarray, list]:
-    out = np.empty(len(column), dtype=np.int64)
+    out = np.empty(len(column), dtype=np.int32)  # as audit_block codes them
     return out, _codes(column, out)
 
 
@@ -95,17 +96,72 @@ def test_dense_table_of_bins_equals_sorting_them(outside):
         assert counts.sum() == ((group == key[0]) & (y == key[1])).sum()
 
 
-def test_text_codes_of_a_buffer_arrow_did_not_align():
+def test_text_codes_of_offsets_arrow_did_not_align():
     values = [v if v is not None else "" for v in _texts(500, seed=4)]
     data = "".join(values).encode()
     offsets = np.r_[0, np.cumsum([len(v.encode()) for v in values])].astype(np.int64)
-    unaligned = pa.py_buffer(b"x" + data)[1:]  # starts one byte past an aligned address
+    unaligned = pa.py_buffer(b"x" + offsets.tobytes())[1:]  # one byte past an aligned address
     arr = pa.Array.from_buffers(pa.large_string(), len(values),
-                                [None, pa.py_buffer(offsets.tobytes()), unaligned])
+                                [None, unaligned, pa.py_buffer(data)])
     codes, uniques = _coded(pd.Series(pd.arrays.ArrowExtensionArray(arr)))
     want_codes, want_uniques = _reference(values)
     assert uniques == want_uniques
     np.testing.assert_array_equal(codes, want_codes)
+
+
+def test_a_few_rows_of_a_long_column():
+    values = _texts(100_000, seed=5)
+    column = pd.Series(values, dtype=pd.StringDtype("pyarrow")).iloc[50_000:50_100]
+    codes, uniques = _coded(column.reset_index(drop=True))
+    want_codes, want_uniques = _reference(values[50_000:50_100])
+    assert [None if u is pd.NA else u for u in uniques] == want_uniques
+    np.testing.assert_array_equal(codes, want_codes)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_as_many_distinct_texts_as_groups_allowed(missing):
+    values = [f"p{i}" for i in range(MAX_KEYS)] * 2 + ([None] if missing else [])
+    codes, uniques = _coded(pd.Series(values, dtype=pd.StringDtype("pyarrow")))
+    assert len(uniques) == MAX_KEYS + missing
+    np.testing.assert_array_equal(codes, _reference(values)[0])
+
+
+def test_too_many_groups_for_any_integer_is_refused():
+    # 256**8 groups: a product that wraps to 0 in int64
+    columns = np.stack([np.roll(np.arange(256), k) for k in range(8)], axis=1)
+    y = np.arange(256) % 2
+    with pytest.raises(ValueError, match="bin a continuous attribute"):
+        audit(y, y, sensitive_features=columns, n_boot=0)
+
+
+def test_inputs_of_different_lengths_are_refused():
+    g = pd.Series(["a", "b", "a"], dtype=pd.StringDtype("pyarrow"))
+    with pytest.raises(ValueError, match="one value per row"):
+        audit_block([g], np.array([1, 0, 1]), np.array([1, 0]))
+    with pytest.raises(ValueError, match="one value per row"):
+        audit_block([g], np.array([1, 0, 1]), np.array([1, 0, 1]), np.array([0.5]))
+
+
+def test_cells_and_bins_of_two_columns_with_missing_values_against_pandas():
+    rng = np.random.default_rng(6)
+    n = 120_000  # dense: 3 x 4 groups (missing included) x 2 labels x UNIT_BINS bins
+    sex = rng.choice(["F", "M", None], n, p=[0.5, 0.49, 0.01])
+    race = rng.choice(["a", "bb", "Asian or Pacific Islander", None], n, p=[.6, .3, .08, .02])
+    y, d = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    score = np.where(rng.random(n) < 0.01, 1.5, rng.random(n))
+    block = audit_block([pd.Series(sex, dtype=pd.StringDtype("pyarrow")),
+                         pd.Series(race, dtype=pd.StringDtype("pyarrow"))], y, d, score)
+    frame = pd.DataFrame({"sex": sex, "race": race, "y": y, "d": d,
+                          "bin": score_bins(score)}).fillna({"sex": "?", "race": "?"})
+    want = frame.groupby(["sex", "race", "y", "d"]).size()
+    got = {tuple("?" if v is MISSING else v for v in key): int(rows)
+           for key, rows in zip(block.cells.keys, block.cells.values[0], strict=True)}
+    assert got == {key: int(rows) for key, rows in want.items()}
+    for (s_, r_, label), part in frame.groupby(["sex", "race", "y"]):
+        key = (*(MISSING if v == "?" else v for v in (s_, r_)), label)
+        bins, counts = np.unique(part["bin"], return_counts=True)
+        np.testing.assert_array_equal(block.histograms[key][0], bins)
+        np.testing.assert_array_equal(block.histograms[key][1], counts)
 
 
 @pytest.mark.parametrize("sizes", [(0, 0), (0, 5), (7, 0), (300, 200), (1, 1000)])

@@ -75,23 +75,28 @@ def _text_codes(column: Any, out: np.ndarray) -> list[Any] | None:
             return None
     else:
         return None
-    arr = pa.array(column.array)
+    arr = pa.array(column.array if isinstance(column, pd.Series) else column)
     if isinstance(arr, pa.ChunkedArray):  # several chunks: one copy into one
         arr = arr.combine_chunks()
     if len(arr) != len(out) or not len(arr):
         return None
-    # read-only views of Arrow's buffers (and read-only stand-ins): one compiled signature
     valid, offsets, data = (np.frombuffer(b, dtype=np.uint8) if b is not None else None
                             for b in arr.buffers())
-    offsets = offsets.view(np.int64 if pa.types.is_large_string(arr.type) else np.int32)
-    offsets = _read_only(offsets.astype(np.int64, copy=False))
-    data = data if data is not None else _read_only(np.zeros(0, dtype=np.uint8))
-    words = np.zeros(len(data) // 8 + 2, dtype=np.uint64)
-    words.view(np.uint8)[:len(data)] = data
-    valid = valid if arr.null_count and valid is not None else _read_only(
-        np.zeros(0, dtype=np.uint8))
+    # this array's rows only (a slice shares its parent's buffers), as read-only int64
+    # offsets and bytes: one compiled signature
+    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = offsets[arr.offset * np.dtype(width).itemsize:][:(len(arr) + 1) *
+                                                               np.dtype(width).itemsize]
+    offsets = offsets.view(width)
+    offsets = _read_only(offsets.astype(np.int64, copy=not offsets.flags.aligned))
+    data = _read_only(data if data is not None else np.zeros(0, dtype=np.uint8))
+    first, last = int(offsets[0]), int(offsets[-1])
+    words = np.zeros((last - first) // 8 + 2, dtype=np.uint64)
+    words.view(np.uint8)[:last - first] = data[first:last]
+    valid = _read_only(valid if arr.null_count and valid is not None else
+                       np.zeros(0, dtype=np.uint8))
     firsts = np.empty(MAX_KEYS, dtype=np.int64)
-    k = text_codes(offsets, data, words, valid, arr.offset, out, firsts,
+    k = text_codes(offsets, data, words, first, valid, arr.offset, out, firsts,
                    np.zeros(SLOTS, dtype=np.uint64), np.zeros(SLOTS, dtype=np.int64))
     if k < 0:
         raise ValueError(too_many_keys(MAX_KEYS + 1))
@@ -237,20 +242,24 @@ def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
     _check_inputs(score, weight)
     truth, seen_true = _binary(y_true, "y_true", pos_label)
     decision, seen_pred = _binary(y_pred, "y_pred", pos_label)
+    s = _read_only(np.zeros(0) if score is None else
+                   np.ascontiguousarray(score, dtype=np.float64).ravel())
+    lengths = {len(truth), len(decision)} | ({len(s)} if score is not None else set()) | (
+        {len(np.ravel(weight))} if weight is not None else set())
+    if len(lengths) > 1:  # the kernels index without bounds checks
+        raise ValueError(f"every input needs one value per row; got {sorted(lengths)} rows.")
     codes = np.empty((len(groups), len(truth)), dtype=np.int32)
     levels = [_codes(g, codes[j]) for j, g in enumerate(groups)]
     sizes = [len(v) for v in levels]
-    n_groups = int(np.prod(sizes))
+    n_groups = math.prod(sizes)  # Python's integers: no overflow however many columns
     if n_groups > MAX_KEYS:
         raise ValueError(too_many_keys(n_groups))
     strides = np.array([np.prod(sizes[j + 1:], dtype=np.int64) for j in range(len(sizes))],
                        dtype=np.int64)
     group_keys = [tuple(levels[c][i] for c, i in enumerate(np.unravel_index(g, sizes)))
                   for g in range(n_groups)] if len(truth) else []
-    s = _read_only(np.zeros(0) if score is None else
-                   np.ascontiguousarray(score, dtype=np.float64).ravel())
-    # scores in [0, 1] are counted in a dense table where it is small beside the rows
-    dense = score is not None and n_groups * 2 * (UNIT_BINS + 1) <= 4 * len(s)
+    # scores in [0, 1] are counted in a dense table (int32) where it is small beside the rows
+    dense = score is not None and n_groups * 2 * (UNIT_BINS + 1) <= 4 * len(s) < 2**33
     rows = np.zeros(n_groups * 4, dtype=np.int64)
     table = np.zeros((n_groups * 2, UNIT_BINS + 1) if dense else (0, 0), dtype=np.int32)
     outside = tally(codes, strides, truth, decision, s if dense else s[:0], UNIT_BINS, rows,

@@ -35,17 +35,17 @@ def _word(words: np.ndarray, lo: int) -> np.uint64:
 
 
 @compiled
-def text_codes(offsets: np.ndarray, data: np.ndarray, words: np.ndarray, valid: np.ndarray,
-               start: int, codes: np.ndarray, firsts: np.ndarray, slot_keys: np.ndarray,
-               slot_codes: np.ndarray) -> int:
+def text_codes(offsets: np.ndarray, data: np.ndarray, words: np.ndarray, first: int,
+               valid: np.ndarray, start: int, codes: np.ndarray, firsts: np.ndarray,
+               slot_keys: np.ndarray, slot_codes: np.ndarray) -> int:
     """Code each text by first appearance, into ``codes`` (-1: missing); the row of each
     code's first appearance into ``firsts``. Returns the number of codes, or -1 after more
     than MAX_KEYS.
 
-    Row i's bytes are ``data[offsets[start + i]:offsets[start + i + 1]]``, and ``words`` holds
-    the same bytes as little-endian 8-byte words, with a spare word after them. A row is valid
-    where bit ``start + i`` of ``valid`` is set (an empty ``valid``: every row). ``slot_keys``
-    and ``slot_codes`` hold SLOTS zeros.
+    Row i's bytes are ``data[offsets[i]:offsets[i + 1]]``, and ``words`` holds
+    ``data[first:offsets[-1]]`` as little-endian 8-byte words, with a spare word after them.
+    A row is valid where bit ``start + i`` of ``valid`` is set (an empty ``valid``: every
+    row). ``slot_keys`` and ``slot_codes`` hold SLOTS zeros.
     """
     k = 0
     for i in range(codes.shape[0]):
@@ -53,11 +53,11 @@ def text_codes(offsets: np.ndarray, data: np.ndarray, words: np.ndarray, valid: 
         if valid.shape[0] and not (valid[j >> 3] >> (j & 7)) & 1:
             codes[i] = -1
             continue
-        lo, n = offsets[j], offsets[j + 1] - offsets[j]
+        lo, n = offsets[i], offsets[i + 1] - offsets[i]
         # the key: a text of up to 7 bytes is its bytes and its length (below 8, in the top
         # byte: equal keys are equal texts); a longer one its first 8 bytes with the top
         # bit set, so it never equals a short text's key, told apart by comparing the rest
-        word = _word(words, lo)
+        word = _word(words, lo - first)
         if n < 8:
             key = (word & ((np.uint64(1) << np.uint64(8 * n)) - np.uint64(1))) | (
                 np.uint64(n) << np.uint64(56))
@@ -78,7 +78,7 @@ def text_codes(offsets: np.ndarray, data: np.ndarray, words: np.ndarray, valid: 
                 if n < 8:
                     codes[i] = c
                     break
-                f = start + firsts[c]
+                f = firsts[c]
                 if offsets[f + 1] - offsets[f] == n and _same_text(data, offsets[f] + 8,
                                                                    lo + 8, n - 8):
                     codes[i] = c
