@@ -84,10 +84,9 @@ def _text_codes(column: Any, out: np.ndarray) -> list[Any] | None:
                             for b in arr.buffers())
     # this array's rows only (a slice shares its parent's buffers), as read-only int64
     # offsets and bytes: one compiled signature
-    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
-    offsets = offsets[arr.offset * np.dtype(width).itemsize:][:(len(arr) + 1) *
-                                                               np.dtype(width).itemsize]
-    offsets = offsets.view(width)
+    width = np.dtype(np.int64 if pa.types.is_large_string(arr.type) else np.int32)
+    offsets = offsets[arr.offset * width.itemsize:(arr.offset + len(arr) + 1) *
+                      width.itemsize].view(width)
     offsets = _read_only(offsets.astype(np.int64, copy=not offsets.flags.aligned))
     data = _read_only(data if data is not None else np.zeros(0, dtype=np.uint8))
     first, last = int(offsets[0]), int(offsets[-1])
@@ -223,11 +222,10 @@ def _binary(values: Any, name: str, pos_label: Any) -> tuple[np.ndarray, frozens
         kind(v) if kind else v.item() if isinstance(v, np.generic) else v for v in seen)
 
 
-def _check_inputs(score: Any, weight: Any) -> None:
-    if score is not None and not np.isfinite(np.asarray(score, dtype=np.float64)).all():
+def _check_inputs(score: np.ndarray | None, w: np.ndarray | None) -> None:
+    if score is not None and not np.isfinite(score).all():
         raise ValueError("y_score holds NaN or infinite values; drop or fill those rows.")
-    if weight is not None:
-        w = np.asarray(weight, dtype=np.float64)
+    if w is not None:
         bad = ~np.isfinite(w) | (w < 0) | ((w != 0) & ((w < 2.0**-40) | (w >= 2.0**40)))
         if bad.any():
             raise ValueError(
@@ -239,13 +237,15 @@ def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
                 weight: Any = None, pos_label: Any = 1) -> AuditBlock:
     """Block function: the statistics of one block of rows (columns as numpy or pandas);
     the groups keep their raw values (missing: MISSING)."""
-    _check_inputs(score, weight)
-    truth, seen_true = _binary(y_true, "y_true", pos_label)
-    decision, seen_pred = _binary(y_pred, "y_pred", pos_label)
+    # each column converted once, read-only for the kernels (one compiled signature)
     s = _read_only(np.zeros(0) if score is None else
                    np.ascontiguousarray(score, dtype=np.float64).ravel())
+    w = None if weight is None else np.asarray(weight, dtype=np.float64).ravel()
+    _check_inputs(None if score is None else s, w)
+    truth, seen_true = _binary(y_true, "y_true", pos_label)
+    decision, seen_pred = _binary(y_pred, "y_pred", pos_label)
     lengths = {len(truth), len(decision)} | ({len(s)} if score is not None else set()) | (
-        {len(np.ravel(weight))} if weight is not None else set())
+        {len(w)} if w is not None else set())
     if len(lengths) > 1:  # the kernels index without bounds checks
         raise ValueError(f"every input needs one value per row; got {sorted(lengths)} rows.")
     codes = np.empty((len(groups), len(truth)), dtype=np.int32)
@@ -264,14 +264,14 @@ def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
     table = np.zeros((n_groups * 2, UNIT_BINS + 1) if dense else (0, 0), dtype=np.int32)
     outside = tally(codes, strides, truth, decision, s if dense else s[:0], UNIT_BINS, rows,
                     table)
-    group = strides @ codes if weight is not None or outside or (
+    group = strides @ codes if w is not None or outside or (
         score is not None and not dense) else None
     present = np.flatnonzero(rows)
     keys = tuple((*group_keys[c // 4], (c // 2) % 2, c % 2) for c in present)
     values: tuple[np.ndarray, ...] = (rows[present],)
-    if weight is not None:
+    if w is not None:
         cell = group * 4 + truth * 2 + decision
-        parts = _exact_parts(np.asarray(weight, dtype=np.float64), cell, n_groups * 4)
+        parts = _exact_parts(w, cell, n_groups * 4)
         values = (*values, parts[present])
     histograms = None
     if score is not None:
@@ -302,8 +302,7 @@ def _table_histograms(table: np.ndarray, keys: list[tuple[Any, ...]]
     as :func:`score_bins` numbers them, and their rows."""
     nonzero = np.count_nonzero(table)
     owner, unit, counts = (np.empty(nonzero, dtype=np.int64) for _ in range(3))
-    m = occupied(table, owner, unit, counts)
-    owner, unit, counts = owner[:m], unit[:m], counts[:m]
+    occupied(table, owner, unit, counts)
     cuts = np.searchsorted(owner, np.arange(table.shape[0] + 1))
     out = {}
     for k in np.flatnonzero(np.diff(cuts)):

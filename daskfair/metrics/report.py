@@ -37,7 +37,6 @@ def group_name(group: Any) -> str:
     return ", ".join(map(str, group)) if isinstance(group, tuple | list) else str(group)
 
 
-
 def _num(x: float, digits: int = 3) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
