@@ -3,13 +3,18 @@ the parameters of :func:`sklearn.metrics.pairwise_kernels` (docs/design.md#fkr-f
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, sigmoid_kernel
 
-__all__ = ["KERNELS", "kernel_block", "kernel_params"]
+__all__ = ["KERNELS", "MAX_DEGREE", "kernel_block", "kernel_params"]
+
+#: The largest degree of the polynomial kernel.
+MAX_DEGREE = 100
 
 
 def _linear(X: np.ndarray, Y: np.ndarray, **_: Any) -> np.ndarray:
@@ -63,9 +68,10 @@ def kernel_params(kernel: str, n_features: int, *, gamma: float | None = None,
     n_features : int
         Number of input features.
     gamma : float, default=None
-        Coefficient of the polynomial, sigmoid and rbf kernels; None: ``1 / n_features``.
+        Coefficient of the polynomial, sigmoid and rbf kernels, finite (positive for rbf);
+        None: ``1 / n_features``.
     degree : float, default=3
-        The polynomial kernel's degree, a positive integer.
+        The polynomial kernel's degree, an integer from 1 to :data:`MAX_DEGREE` (100).
     coef0 : float, default=1.0
         Additive constant of the polynomial and sigmoid kernels (the paper's c).
 
@@ -79,14 +85,19 @@ def kernel_params(kernel: str, n_features: int, *, gamma: float | None = None,
     ValueError
         On an unknown kernel or a bad parameter (the message says which).
     """
-    if kernel not in KERNELS:
+    if not isinstance(kernel, str) or kernel not in KERNELS:
         raise ValueError(f"unknown kernel {kernel!r}; choose one of {sorted(KERNELS)}.")
     if gamma is None:
         gamma = 1.0 / n_features
+    for name, value in (("gamma", gamma), ("coef0", coef0), ("degree", degree)):
+        if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}.")
     if gamma <= 0 and kernel in ("rbf",):
         raise ValueError(f"gamma must be positive for the rbf kernel, got {gamma}.")
-    if kernel in ("polynomial", "poly") and (degree < 1 or degree != int(degree)):
-        raise ValueError(f"degree must be a positive integer, got {degree}.")
+    if kernel in ("polynomial", "poly") and not (
+            degree == int(degree) and 1 <= degree <= MAX_DEGREE):
+        raise ValueError(f"degree must be an integer from 1 to {MAX_DEGREE}, got {degree}: "
+                         "higher degrees overflow float64 for most inputs.")
     return {"kernel": kernel, "gamma": float(gamma), "degree": degree, "coef0": float(coef0)}
 
 

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 import dask
 
-__all__ = ["IterationBar", "compute", "progress_enabled", "show_progress"]
+__all__ = ["IterationBar", "compute", "progress_enabled", "show_progress", "terminal"]
 
 _KEY = "daskfair.progress"
 
@@ -62,9 +62,26 @@ def compute(obj: Any, **kwargs: Any) -> Any:
             client = None
         if client is not None:
             future = client.compute(obj, **kwargs)
-            distributed.progress(future)
+            with _terminal_stdout():  # the bar redraws its line: it writes control characters
+                distributed.progress(future)
             return future.result()
     return obj.compute(**kwargs)
+
+
+def terminal() -> TextIO:
+    """The stream a progress bar writes to: standard output as it is, also where the
+    command line escapes the control characters of what it prints."""
+    return getattr(sys.stdout, "unescaped", sys.stdout)
+
+
+@contextmanager
+def _terminal_stdout() -> Iterator[None]:
+    saved = sys.stdout
+    sys.stdout = terminal()
+    try:
+        yield
+    finally:
+        sys.stdout = saved
 
 
 class IterationBar:
@@ -79,7 +96,7 @@ class IterationBar:
     label : str
         What is counted.
     stream : file, default=None
-        Where to write; None: ``sys.stdout``.
+        Where to write; None: :func:`terminal`.
     enabled : bool, default=None
         Whether to write at all; None: :func:`progress_enabled`.
     """
@@ -88,7 +105,7 @@ class IterationBar:
                  enabled: bool | None = None) -> None:
         self.total = max(1, int(total))
         self.label = label
-        self.stream = stream or sys.stdout
+        self.stream = stream or terminal()
         self.enabled = progress_enabled() if enabled is None else enabled
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._start = time.perf_counter()

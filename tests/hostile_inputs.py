@@ -18,6 +18,8 @@ strict xfail, so the fix shows up as an XPASS to be recorded here).
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 import shutil
 import stat
@@ -118,6 +120,9 @@ class Case:
         Needs a real Dask client although it fails (it fails after tasks were submitted).
     n_out : int
         Rows of the result of a case that works.
+    guarded : bool
+        An attack that could hang or exhaust memory: run in a forked child with 1 GiB more
+        memory at most and a time limit (tests/test_hostile_stores.py), not in this process.
     """
 
     id: str
@@ -133,6 +138,7 @@ class Case:
     same_as: Callable[[Context], dict[str, Any]] | None = None
     client: bool = False
     n_out: int = N
+    guarded: bool = False
 
     def expected(self, backend: str) -> Expect:
         if backend == "dask" and self.dask is not None:
@@ -788,8 +794,9 @@ case("fkc-classes-str", "FairKernelClassifier.fit", "labels out of range",
 case("fkrr-negative-mu", "FairKernelRidge.fit", "parameter out of range",
      "fairness_weight=-1",
      lambda c: _fkr("FairKernelRidge", c, fairness_weight=-1.0),
-     err(ValueError, r"fairness_weight must be >= 0"), "use fairness_weight >= 0",
-     unknown=err(ValueError, r"fairness_weight must be >= 0"))
+     err(ValueError, r"fairness_weight must be a finite number >= 0"),
+     "use fairness_weight >= 0",
+     unknown=err(ValueError, r"fairness_weight must be a finite number >= 0"))
 PREDICT = "FairKernelRegressor.predict"
 case("fkr-predict-wrong-features", PREDICT, "mismatched lengths", "X with 2 of 3 features",
      lambda c: {"X": c.w(D["X"][:, :2])},
@@ -1346,14 +1353,15 @@ case("store-write-strings", "Run.write_array", "non-numeric columns", "write an 
 case("store-truncated-chunk", "open_run", "corrupt store",
      "a finished run with one chunk of an array cut short",
      lambda c: {"path": _damaged(c, "truncate")},
-     err(CorruptStoreError, r"is corrupt: array 'x' has 4 files of .* bytes where 4 files of .* "
-                            r"bytes were written \(a chunk is truncated.*rerun the job "
-                            r"with overwrite=True"),
+     err(CorruptStoreError, r"is corrupt: array 'x' \(its file c/\d\) has .* bytes where .* were "
+                            r"written \(a chunk is truncated.*rerun the job with "
+                            r"overwrite=True"),
      "restore it from a backup, or rerun the job", **STORE_FILE)
 case("store-altered-chunk", "Run.read_array", "corrupt store",
      "a finished run with one byte of a chunk changed (same size)",
      lambda c: {"path": _damaged(c, "flip")},
-     err(CorruptStoreError, r"array 'x' has other contents than were written"),
+     err(CorruptStoreError, r"array 'x' \(its file c/\d\) has other contents than were "
+                            r"written"),
      "restore it from a backup, or rerun the job", **STORE_FILE)
 case("store-forged-marker", "open_run", "corrupt store",
      "an unfinished run whose status was edited to 'complete'",
@@ -1439,7 +1447,7 @@ case("model-pickle-node", "load", "store that names code",
 case("model-altered-array", "load", "corrupt store",
      "a saved model with one byte of its dual coefficients changed",
      lambda c: {"path": _model_store(c, "flip")},
-     err(CorruptStoreError, r"array 'model/dual_coef_' has other contents than were written"),
+     err(CorruptStoreError, r"array 'model/dual_coef_' \(its file c/0\) has other contents"),
      "restore it from a backup, or save the model again", **MODEL_FILE)
 case("model-missing-array", "load", "half-written store",
      "a store whose model refers to an array it never held",
@@ -1461,6 +1469,279 @@ case("model-front-no-point", "load", "store without a model",
      lambda c: {"path": _model_store(c, "front")},
      err(ValueError, r"front has 3 points .*choose one with front_point="),
      "choose a point with front_point= or balance=", **MODEL_FILE)
+
+# load: a store crafted by an attacker, who may rewrite the manifest (a checksum, not a
+# signature); each runs in a forked child with 1 GiB more memory at most (test_hostile_stores)
+
+@functools.cache
+def saved_pipeline() -> Path:
+    """A saved Pipeline(TableEncoder, ColumnScaler, FairKernelClassifier) to tamper with
+    (built once per process)."""
+    from sklearn.pipeline import Pipeline
+
+    from daskfair import FairKernelClassifier, save
+    from daskfair.tables import ColumnScaler, TableEncoder
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"age": rng.uniform(18, 80, 300), "job": rng.choice(["a", "b"], 300),
+                       "sex": rng.choice(["F", "M"], 300), "y": rng.integers(0, 2, 300)})
+    enc = TableEncoder().fit(df[["age", "job"]])
+    Z = enc.transform(df[["age", "job"]])
+    scale = ColumnScaler().fit(Z)
+    clf = FairKernelClassifier(kernel="polynomial", n_landmarks=30, random_state=0)
+    clf.fit(scale.transform(Z), df["y"], sensitive_features=df["sex"])
+    path = Path(tempfile.mkdtemp(prefix="daskfair-saved-")) / "m.zarr"
+    save(Pipeline([("encode", enc), ("scale", scale), ("model", clf)]), path)
+    return path
+
+
+#: The classifier inside the stored Pipeline's tree, and its arrays' folder.
+CLASSIFIER = ("params", "steps", 2, 1)
+ARRAYS_OF = "model/params/steps/2/1"
+
+
+def resign(path: Path, meta: dict | None = None) -> None:
+    """Write the store's root metadata ``meta`` with its manifest recomputed: what an attacker
+    who edits a store can do."""
+    from daskfair.store.integrity import build_manifest
+
+    meta = json.loads((path / "zarr.json").read_text()) if meta is None else meta
+    attrs = meta["attributes"]
+    attrs["daskfair"] = {k: v for k, v in attrs["daskfair"].items() if k != "manifest"}
+    (path / "zarr.json").write_text(json.dumps(meta))
+    attrs["daskfair"]["manifest"] = build_manifest(path, attrs)
+    (path / "zarr.json").write_text(json.dumps(meta))
+
+
+def tree_node(tree: Any, *keys: Any) -> Any:
+    """The node of a stored model's tree reached by names and positions."""
+    for key in keys:
+        kind = tree.get("~") if isinstance(tree, dict) else None
+        if kind == "dict":
+            tree = dict(tree["items"])[key]
+        elif kind == "tuple":
+            tree = tree["items"][key]
+        elif kind == "dataclass" and key == "fields":
+            tree = tree["fields"]
+        else:
+            tree = tree[key]
+    return tree
+
+
+def _with_node(path: Path, keys: tuple, value: Any) -> None:
+    """Set the entry ``keys[-1]`` of the dict node at ``keys[:-1]``, then re-sign."""
+    meta = json.loads((path / "zarr.json").read_text())
+    items = tree_node(meta["attributes"]["model"], *keys[:-1])["items"]
+    for pair in items:
+        if pair[0] == keys[-1]:
+            pair[1] = value
+            break
+    else:
+        items.append([keys[-1], value])
+    resign(path, meta)
+
+
+def _with_array(path: Path, name: str, data: Any, **options: Any) -> None:
+    import zarr
+
+    zarr.open_group(str(path), mode="r+").create_array(
+        f"{ARRAYS_OF}/{name}", data=data, overwrite=True,
+        config={"write_empty_chunks": True}, **options)
+    resign(path)
+
+
+def _link(path: Path, name: str, target: Any) -> None:
+    where = path / ARRAYS_OF / name
+    if where.is_dir():
+        shutil.rmtree(where)
+    else:
+        where.unlink()
+    if target == "fifo":
+        os.mkfifo(where)
+    else:
+        where.symlink_to(target, target_is_directory=Path(target).is_dir())
+
+
+def _marker(path: Path, **values: Any) -> None:
+    meta = json.loads((path / "zarr.json").read_text())
+    meta["attributes"]["daskfair"].update(values)
+    (path / "zarr.json").write_text(json.dumps(meta))
+
+
+def _attacked(c: Context, how: str) -> dict[str, Any]:
+    """The ``load`` arguments for a copy of :func:`saved_pipeline` attacked ``how``."""
+    path = c.tmp / "m.zarr"
+    shutil.copytree(saved_pipeline(), path)
+    m = 30  # the landmarks of saved_pipeline()
+    node, array = ATTACK_NODES.get(how), ATTACK_ARRAYS.get(how)
+    if node is not None:
+        _with_node(path, *node)
+    elif array is not None:
+        values = array(m)
+        _with_array(path, "dual_coef_", values, compressors=None, chunks=values.shape)
+    elif how == "memory":
+        (path / "cache" / "joblib").mkdir(parents=True)
+        (path / "cache" / "joblib" / "output.pkl").write_bytes(b"\x80\x04cos\nsystem\n.")
+        _with_node(path, ("params", "memory"), str(path / "cache"))
+    elif how == "dev-zero":
+        _link(path, "dual_coef_/c/0", "/dev/zero")
+    elif how == "fifo":
+        _link(path, "dual_coef_/c/0", "fifo")
+    elif how in ("linked-folder", "other-store"):
+        other = c.tmp / "other.zarr"
+        shutil.copytree(saved_pipeline(), other)
+        target = (other / "model" if how == "linked-folder" else other / ARRAYS_OF / "coef_")
+        _link(path, "dual_coef_/c" if how == "linked-folder" else "coef_", target)
+    elif how == "compressed":
+        _with_array(path, "dual_coef_", np.zeros(12_500_000), chunks=(12_500_000,))
+    elif how == "chunks":
+        _with_array(path, "dual_coef_", np.ones(m), compressors=None, chunks=(m,))
+        meta_path = path / ARRAYS_OF / "dual_coef_" / "zarr.json"
+        meta = json.loads(meta_path.read_text())
+        meta["shape"], meta["chunk_grid"]["configuration"]["chunk_shape"] = [10**6], [1]
+        meta_path.write_text(json.dumps(meta))
+        resign(path)
+    elif how == "created":
+        _marker(path, created="1999-01-01T00:00:00+00:00")
+    elif how == "digest":
+        published = open_run(path).digest
+        _marker(path, created="1999-01-01T00:00:00+00:00")
+        resign(path)
+        return {"path": path, "digest": published}
+    else:
+        _marker(path, **MARKERS[how])
+    return {"path": path}
+
+
+ATTACK_NODES = {
+    "seed-pool": ((*CLASSIFIER, "params", "random_state"), {
+        "~": "seed_sequence", "entropy": 1, "spawn_key": {"~": "tuple", "items": []},
+        "pool_size": 10**8, "n_children_spawned": 0}),
+    "wide-text": ((*CLASSIFIER, "state", "merged_groups_"), {
+        "~": "values", "dtype": "<U200000000", "shape": [1], "items": ["x"]}),
+    "deep": ((*CLASSIFIER, "state", "merged_groups_"), json.loads("[" * 600 + "]" * 600)),
+    "timezone": ((*CLASSIFIER, "state", "merged_groups_"), {
+        "~": "frame", "columns": ["a"], "dtypes": ["datetime64[ns, /etc/passwd]"],
+        "index": [], "data": [[]]}),
+    "degree": ((*CLASSIFIER, "params", "degree"), 10**9),
+    "threshold-param": ((*CLASSIFIER, "params", "threshold"), {"~": "float", "value": "inf"}),
+    "threshold": ((*CLASSIFIER, "state", "threshold_"), {"~": "float", "value": "inf"}),
+    "gamma": ((*CLASSIFIER, "state", "feature_map_", "fields", "params"), {
+        "~": "dict", "items": [["kernel", "rbf"], ["gamma", -0.5], ["degree", 3],
+                               ["coef0", 1.0]]}),
+    "attribute": ((*CLASSIFIER, "state", "predict"), 1),
+}
+ATTACK_ARRAYS = {
+    "nan": lambda m: np.full(m, np.nan),
+    "complex": lambda m: np.ones(m, complex),
+    "length": lambda m: np.ones(m + 1),
+}
+MARKERS = {"status": {"status": "complete (verified)"}, "kind": {"kind": "\x1b]0;x\x07"},
+           "versions": {"versions": {"daskfair": "1" * 1000}}}
+
+GUARDED = {"backends": ("file",), "guarded": True}
+for _id, _how, _input, _expect, _says in [
+    ("model-pipeline-memory", "memory",
+     "a Pipeline whose memory is a folder of the store holding a pickle (manifest rewritten)",
+     err(UnsafeModelError, r"memory is .*cache.*daskfair saves Pipelines without it"),
+     "load only what daskfair.save wrote: a stored Pipeline never caches"),
+    ("model-chunk-dev-zero", "dev-zero", "a chunk replaced by a link to /dev/zero",
+     err(CorruptStoreError, r"c/0 is a symbolic link; daskfair reads only plain files"),
+     "a store holds plain files only: restore it from a backup"),
+    ("model-chunk-fifo", "fifo", "a chunk replaced by a FIFO",
+     err(CorruptStoreError, r"c/0 is a FIFO \(named pipe\)"),
+     "a store holds plain files only: restore it from a backup"),
+    ("model-chunks-linked-out", "linked-folder",
+     "an array's chunk folder a link to a folder outside the store",
+     err(CorruptStoreError, r"dual_coef_/c is a symbolic link"),
+     "a store holds plain files only: restore it from a backup"),
+    ("model-array-of-another-store", "other-store",
+     "an array replaced by a link to another store's array",
+     err(CorruptStoreError, r"coef_ is a symbolic link"),
+     "a store holds plain files only: restore it from a backup"),
+    ("model-seed-pool", "seed-pool", "a 127-byte seed sequence node of pool size 10⁸",
+     err(UnsafeModelError, r"seed sequence of pool size 100000000"),
+     "load only what daskfair.save wrote"),
+    ("model-compressed-bomb", "compressed",
+     "100 MB of zeros as a 4 KB zstd chunk of the dual coefficients",
+     err(CorruptStoreError, r"dual_coef_.* is compressed, which daskfair never writes there"),
+     "load only what daskfair.save wrote (a model's arrays are stored uncompressed)"),
+    ("model-million-chunks", "chunks", "an array's metadata declaring 10⁶ chunks of one entry",
+     err(CorruptStoreError, r"declares 1,000,000 chunks and has 1 chunk files"),
+     "restore it from a backup"),
+    ("model-wide-text", "wide-text", "a 1-item text node of dtype <U200000000 (800 MB)",
+     err(UnsafeModelError, r"dtype <U200000000 hold at most 1 characters"),
+     "load only what daskfair.save wrote"),
+    ("model-deep-nesting", "deep", "a node nested 600 deep",
+     err(UnsafeModelError, r"nests deeper than 64 levels"), "load only what daskfair.save wrote"),
+    ("model-timezone-dtype", "timezone",
+     "a table node whose column dtype names a file as its timezone",
+     err(UnsafeModelError, r"table columns of dtypes"), "load only what daskfair.save wrote"),
+    ("model-nan-coefficients", "nan", "dual coefficients all NaN (manifest rewritten)",
+     err(UnsafeModelError, r"dual_coef_ holds NaN or infinite values"),
+     "load only what daskfair.save wrote"),
+    ("model-complex-coefficients", "complex", "complex dual coefficients",
+     err(CorruptStoreError, r"data type 'complex128'"), "load only what daskfair.save wrote"),
+    ("model-wrong-length", "length", "one dual coefficient more than the landmarks",
+     err(UnsafeModelError, r"dual_coef_ \(axis 0\) has 31 where m = 30"),
+     "load only what daskfair.save wrote"),
+    ("model-inf-threshold", "threshold", "an infinite threshold_",
+     err(UnsafeModelError, r"threshold_ is inf, not a finite number"),
+     "load only what daskfair.save wrote"),
+    ("model-inf-threshold-parameter", "threshold-param", "an infinite threshold parameter",
+     err(UnsafeModelError, r"threshold must be 'auto' or a finite number"),
+     "load only what daskfair.save wrote"),
+    ("model-negative-gamma", "gamma", "the feature map's rbf gamma negative",
+     err(UnsafeModelError, r"gamma must be positive for the rbf kernel"),
+     "load only what daskfair.save wrote"),
+    ("model-huge-degree", "degree", "a polynomial degree of 10⁹",
+     err(UnsafeModelError, r"degree must be an integer from 1 to 100"),
+     "load only what daskfair.save wrote"),
+    ("model-unknown-attribute", "attribute", "an attribute a fitted classifier never has",
+     err(UnsafeModelError, r"attributes \['predict'\] that a fitted FairKernelClassifier"),
+     "load only what daskfair.save wrote"),
+    ("model-forged-time", "created", "the marker's start time edited (manifest kept)",
+     err(CorruptStoreError, r"its attributes \(parameters, results or its marker\) were "
+                            r"changed"), "restore it from a backup"),
+    ("model-forged-and-resigned", "digest",
+     "the start time edited and the manifest rewritten, loaded with the published digest",
+     err(StoreError, r"has the digest [0-9a-f]{64}, not '[0-9a-f]{64}': it is not the model "
+                     r"its sender published"),
+     "ask the sender for the model again: only the published digest tells a forgery"),
+    ("store-marker-status", "status", "the marker's status 'complete (verified)'",
+     err(StoreError, r"malformed daskfair marker \(its status"), "rerun the job"),
+    ("store-marker-kind", "kind", "the marker's kind an escape sequence",
+     err(StoreError, r"malformed daskfair marker \(its kind"), "rerun the job"),
+    ("store-marker-versions", "versions", "a package version of 1,000 characters",
+     err(StoreError, r"malformed daskfair marker \(its package versions"), "rerun the job"),
+]:
+    case(_id, "load", "store crafted by an attacker", _input,
+         lambda c, how=_how: _attacked(c, how), _expect, _says, **GUARDED)
+
+
+def _bomb(c: Context) -> dict[str, Any]:
+    run = create_run(c.tmp / "r.zarr", kind="t")
+    run.write_array("x", da.zeros(300_000_000, dtype=np.uint8, chunks=100_000_000))
+    run.mark_complete()
+    return {"path": c.tmp / "r.zarr"}
+
+
+case("store-decompression-bomb", "Run.read_array", "store crafted by an attacker",
+     "a run's array of 300 MB of zeros in 20 KB of zstd chunks",
+     _bomb, err(CorruptStoreError, r"declares 300,000,000 bytes, more than this store may "
+                                   r"decode"), "restore it from a backup", **GUARDED)
+
+
+def _lease_link(c: Context) -> dict[str, Any]:
+    path = _run(c)
+    (path / LEASE_NAME).symlink_to("/dev/zero")
+    return {"path": path}
+
+
+case("store-lease-dev-zero", "open_run", "store crafted by an attacker",
+     "the lease file a link to /dev/zero",
+     _lease_link, err(CorruptStoreError, r"daskfair-lock.json is a symbolic link"),
+     "a store holds plain files only: restore it from a backup", **GUARDED)
 
 # load_input: the command line's --input
 

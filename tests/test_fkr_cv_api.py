@@ -238,5 +238,5 @@ def test_choose_and_fit_moments_check_the_parameters_first():
         cv.choose(0.2)
     assert vars(cv).keys() == before.keys()
     assert all(vars(cv)[k] is v for k, v in before.items() if k != "refit")
-    with pytest.raises(ValueError, match="fairness_weight must be >= 0"):
+    with pytest.raises(ValueError, match="fairness_weight must be a finite number >= 0"):
         FairKernelRidge(-1.0).fit_moments(cv.moments_[0], cv.feature_maps_[0])

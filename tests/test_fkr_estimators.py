@@ -336,7 +336,7 @@ def test_bad_inputs(data):
         est.fit(X, y, sensitive_features=s, sample_weight=np.ones(len(y) - 1))
     with pytest.raises(ValueError, match="loss must be one of"):
         FairKernelClassifier(loss="hinge").fit(X, y > 0, sensitive_features=s)
-    with pytest.raises(ValueError, match="threshold must be 'auto' or a number"):
+    with pytest.raises(ValueError, match="threshold must be 'auto' or a finite number"):
         FairKernelClassifier(threshold="median").fit(X, y > 0, sensitive_features=s)
     est.fit(X, y, sensitive_features=s)
     with pytest.raises(ValueError, match="X has 4 features, but FairKernelRegressor is expecting"):
@@ -355,13 +355,22 @@ SMALL_CV = {"relative_alphas": (1e-3,), "strengths": (0.0, 1.0), "fairness_weigh
     (FairKernelRegressor, {"n_landmarks": 0}, "n_landmarks must be >= 1"),
     (FairKernelRegressor, {"n_landmarks": 50.5}, "n_landmarks must be an integer >= 1"),
     (FairKernelRegressor, {"fit_intercept": "yes"}, "fit_intercept must be True or False"),
-    (FairKernelRegressor, {"fairness_weight": -1.0}, "fairness_weight must be >= 0 or None"),
+    (FairKernelRegressor, {"fairness_weight": -1.0},
+     "fairness_weight must be a finite number >= 0 or None"),
+    (FairKernelRegressor, {"fairness_weight": np.inf}, "fairness_weight must be a finite"),
+    (FairKernelRegressor, {"relative_alpha": True}, "relative_alpha must be a finite number"),
+    (FairKernelRegressor, {"relative_alpha": np.inf}, "relative_alpha must be a finite number"),
+    (FairKernelRegressor, {"kernel": "polynomial", "degree": 10**9},
+     "degree must be an integer from 1 to 100"),
+    (FairKernelRegressor, {"coef0": np.nan}, "coef0 must be a finite number"),
+    (FairKernelClassifier, {"threshold": np.inf}, "threshold must be 'auto' or a finite"),
     (FairKernelRegressor, {"n_fair_features": 0}, "n_fair_features must be >= 1"),
     (FairKernelRegressor, {"kernel": "cosine"}, "unknown kernel 'cosine'"),
     (FairKernelRegressor, {"gamma": -1.0}, "gamma must be positive"),
     (FairKernelRegressor, {"random_state": "seed"}, "random_state must be None"),
     (FairKernelClassifier, {"max_iter": 0}, "max_iter must be >= 1"),
-    (FairKernelRidge, {"relative_alpha": -1.0}, "relative_alpha must be >= 0"),
+    (FairKernelRidge, {"relative_alpha": -1.0}, "relative_alpha must be a finite number >= 0"),
+    (FairKernelRidge, {"fairness_weight": np.inf}, "fairness_weight must be a finite number"),
     (FairKernelRidge, {"landmarks": "random"}, "landmarks must be one of"),
     (FairKernelRidge, {"min_group_size": 0}, "min_group_size must be an integer >= 1"),
     (FairKernelClassifierCV, {"refit": "no"}, "refit must be True or False"),

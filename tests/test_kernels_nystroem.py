@@ -39,7 +39,7 @@ def test_kernel_defaults_and_errors():
     assert p["gamma"] == 1 / 8 and p["coef0"] == 1.0
     with pytest.raises(ValueError, match="unknown kernel 'cosine'"):
         kernel_params("cosine", 3)
-    with pytest.raises(ValueError, match="degree must be a positive integer"):
+    with pytest.raises(ValueError, match="degree must be an integer from 1 to 100"):
         kernel_params("polynomial", 3, degree=1.5)
     with pytest.raises(ValueError, match="gamma must be positive"):
         kernel_params("rbf", 3, gamma=0.0)

@@ -167,23 +167,44 @@ def test_an_empty_directory_is_used_without_overwrite(tmp_path):
     assert open_run(tmp_path / "empty.zarr").kind == "t"
 
 
-def test_overwrite_removes_only_what_the_run_wrote(tmp_path):
+def test_overwrite_refuses_a_run_holding_files_it_did_not_write(tmp_path):
     path = tmp_path / "run.zarr"
     run = create_run(path, kind="t", params={"a": 1})
     run.write_array("labels", np.arange(100), chunks=(10,))
     run.write_array("model/coef", np.ones((3, 3)))
     run.write_array("checkpoint_3/x", np.arange(4))
     run.mark_complete()
+    before = sorted(p.relative_to(path) for p in path.rglob("*"))
     (path / "README.txt").write_text("my notes on this run")
     (path / "model" / "plot.png").write_bytes(b"\x89PNG")
+    with pytest.raises(FileExistsError, match=r"2 file\(s\) daskfair did not write "
+                       r"\(README.txt, model/plot.png\); nothing in it is removed"):
+        create_run(path, kind="u", params={"b": 2}, overwrite=True)
+    assert open_run(path, verify=None).kind == "t"  # untouched: still the finished run
+    (path / "README.txt").unlink()
+    (path / "model" / "plot.png").unlink()
+    assert sorted(p.relative_to(path) for p in path.rglob("*")) == before
     new = create_run(path, kind="u", params={"b": 2}, overwrite=True)
     assert new.array_names() == [] and new.kind == "u" and new.params == {"b": 2}
-    assert (path / "README.txt").read_text() == "my notes on this run"
-    assert (path / "model" / "plot.png").read_bytes() == b"\x89PNG"
-    assert not (path / "labels").exists() and not (path / "model" / "zarr.json").exists()
+    assert sorted(p.name for p in path.iterdir()) == ["daskfair-lock.json", "zarr.json"]
     new.write_array("y", np.arange(3))
     new.mark_complete()
     assert open_run(path).array_names() == ["y"]
+
+
+def test_overwrite_of_an_unfinished_run_removes_what_it_recorded(tmp_path):
+    path = tmp_path / "run.zarr"
+    run = create_run(path, kind="t")
+    run.write_array("labels", np.arange(10), chunks=(5,))
+    run.write_array("checkpoint_2/state", np.arange(3))
+    run.close()  # crashed: no manifest, the nodes it wrote are recorded in its marker
+    assert open_run(path, allow_incomplete=True).info["nodes"] == ["labels"]
+    zarr.open_group(str(path), mode="a").create_array("mine", data=np.arange(2))
+    with pytest.raises(FileExistsError, match=r"mine/c/0, mine/zarr.json"):
+        create_run(path, kind="t", overwrite=True)
+    shutil.rmtree(path / "mine")
+    create_run(path, kind="t", overwrite=True).close()
+    assert sorted(p.name for p in path.iterdir()) == ["zarr.json"]
 
 
 def test_a_run_interrupted_while_being_replaced_is_incomplete_and_replaceable(tmp_path,
@@ -196,7 +217,9 @@ def test_a_run_interrupted_while_being_replaced_is_incomplete_and_replaceable(tm
     run.write_array("y", np.arange(10), chunks=(2,))
     run.mark_complete()
 
-    def dies(p):
+    def dies(p, info, dry_run=False):
+        if dry_run:
+            return
         shutil.rmtree(p / "x" / "c")  # part of the run removed, then the process dies
         raise KeyboardInterrupt
 
@@ -381,8 +404,8 @@ def test_a_truncated_chunk_is_corrupt(tmp_path):
     path = _finished(tmp_path / "run.zarr")
     chunk = path / "labels" / "c" / "3"
     chunk.write_bytes(chunk.read_bytes()[:-7])
-    with pytest.raises(CorruptStoreError, match=r"array 'labels' has 11 files of .* bytes where "
-                       r"11 files of .* bytes were written.*truncated.*overwrite=True"):
+    with pytest.raises(CorruptStoreError, match=r"array 'labels' \(its file c/3\) has .* bytes "
+                       r"where .* were written \(a chunk is truncated.*overwrite=True"):
         open_run(path)
     open_run(path, verify=None)  # explicitly unchecked
 
@@ -394,7 +417,8 @@ def test_an_altered_chunk_of_the_same_size_is_corrupt_when_read(tmp_path):
     data[-1] ^= 1
     chunk.write_bytes(bytes(data))
     run = open_run(path)  # sizes agree
-    with pytest.raises(CorruptStoreError, match="array 'weights' has other contents"):
+    with pytest.raises(CorruptStoreError,
+                       match=r"array 'weights' \(its file c/0\) has other contents"):
         run.read_array("weights")
     np.testing.assert_array_equal(run.read_array("labels"), np.arange(1000))
     with pytest.raises(CorruptStoreError, match="other contents"):
@@ -474,12 +498,16 @@ def test_overwrite_never_follows_a_symbolic_link(tmp_path):
     run.write_array("x", np.arange(3))
     run.mark_complete()
     (path / "linked").symlink_to(tmp_path / "other.zarr", target_is_directory=True)
-    with pytest.raises(FileExistsError, match=r"symbolic links daskfair never makes \(linked\)"):
+    with pytest.raises(FileExistsError, match=r"not replaced: .*run.zarr/linked is a symbolic "
+                       "link"):
         create_run(path, kind="t", overwrite=True)
     after = sorted(p.relative_to(tmp_path) for p in (tmp_path / "other.zarr").rglob("*"))
     assert after == before and open_run(tmp_path / "other.zarr").read_array("labels").size == 10
-    np.testing.assert_array_equal(open_run(path).read_array("x"), np.arange(3))  # untouched
     assert not (path / LEASE_NAME).exists()
+    with pytest.raises(CorruptStoreError, match="linked is a symbolic link"):  # nor read
+        open_run(path)
+    (path / "linked").unlink()
+    np.testing.assert_array_equal(open_run(path).read_array("x"), np.arange(3))  # untouched
 
 
 def test_overwrite_by_kind_replaces_only_a_run_of_that_kind(tmp_path):

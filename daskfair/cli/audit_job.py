@@ -13,6 +13,7 @@ import pandas as pd
 
 from .. import __version__
 from ..metrics.report import group_name
+from .outputs import check_output, write_output
 
 __all__ = ["AuditInput", "audit_input", "audit_job", "format_audit", "read_audit"]
 
@@ -78,6 +79,8 @@ def audit_input(args: argparse.Namespace) -> AuditInput:
     if args.model is not None and (args.prediction or args.score):
         raise ValueError("--model predicts the decisions and scores: leave out --prediction "
                          "and --score.")
+    if args.report:  # refused before anything is read
+        check_output(args.report, **_report_target(args))
     path = Path(args.input).absolute()
     table = read_table(path)
     keep = list(dict.fromkeys(c for c in [args.label, *args.sensitive, args.weight,
@@ -130,15 +133,21 @@ def _about(audit: Any, data: AuditInput, client: Any) -> dict[str, Any]:
             "daskfair": __version__}
 
 
-def write_report(audit: Any, about: dict[str, Any], path: str | os.PathLike[str]) -> Path:
-    """The HTML report at ``path``, which appears only once it is whole."""
+def _report_target(args: argparse.Namespace) -> dict[str, Any]:
+    """How the report is written: checked against the inputs and the store."""
+    from ..metrics.report import GENERATOR
+
+    avoid = [args.input, args.store, *([args.model] if args.model else [])]
+    return {"signature": GENERATOR.encode(), "what": "the report",
+            "overwrite": args.overwrite, "avoid": avoid}
+
+
+def write_report(audit: Any, about: dict[str, Any], args: argparse.Namespace) -> Path:
+    """The HTML report at ``--report``, which appears only once it is whole."""
     from ..metrics.report import audit_html
 
-    path = Path(path).absolute()
-    tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text(audit_html(audit, about), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_output(args.report, audit_html(audit, about).encode("utf-8"),
+                        **_report_target(args))
 
 
 def audit_job(run: Any, client: Any, data: AuditInput) -> str:
@@ -153,7 +162,7 @@ def audit_job(run: Any, client: Any, data: AuditInput) -> str:
                   suppressed=[group_name(g) for g in audit.suppressed])
     text = format_audit(audit)
     if data.args.report:
-        text += f"\nreport: {write_report(audit, about, data.args.report)}"
+        text += f"\nreport: {write_report(audit, about, data.args)}"
     return text
 
 
@@ -170,8 +179,9 @@ def read_audit(path: str | os.PathLike[str]) -> Any:
     run = open_run(path)
     if run.kind != "audit":
         raise ValueError(f"{path} holds a {run.kind} run, not an audit.")
-    arrays = {name: run.read_array(name) for name in run.array_names()}
-    return Audit.from_state(arrays, run.attrs["audit"])
+    with run.reading("the audit"):
+        arrays = {name: run.read_array(name) for name in run.array_names()}
+        return Audit.from_state(arrays, run.attrs["audit"])
 
 
 def _cell(point: float, lo: float, hi: float) -> str:

@@ -140,7 +140,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     from .plots import plot_run
 
-    print(f"wrote {plot_run(args.store, args.output)}")
+    print(f"wrote {plot_run(args.store, args.output, overwrite=args.overwrite)}")
     return 0
 
 

@@ -7,12 +7,14 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from ..datasets import DataUnavailableError
 from .commands import COMMANDS
 from .params import as_flags
 from .parser import build_parser, subparser
-from .session import on_sigterm
+from .session import TERMINATED, on_sigterm
+from .terminal import escaped_output
 
 __all__ = ["main"]
 
@@ -21,12 +23,24 @@ _USER_ERRORS = (ValueError, TypeError, FileNotFoundError, FileExistsError, Permi
                 ConnectionError, ImportError, DataUnavailableError)
 
 
+class _CurrentStderr(logging.StreamHandler):
+    """Writes to ``sys.stderr`` as it is when a message is logged (escaped in a command)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def _log_to_stderr(verbose: bool) -> None:
     # daskfair's own logger only: a root handler would also print distributed's INFO
     # messages (dask's configuration sets its loggers to INFO)
     log = logging.getLogger("daskfair")
     if not log.handlers:
-        handler = logging.StreamHandler()
+        handler = _CurrentStderr()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         log.addHandler(handler)
     log.setLevel(logging.INFO if verbose else logging.WARNING)
@@ -48,15 +62,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    _log_to_stderr(args.verbose)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, on_sigterm) if main_thread else None
-    try:
-        return COMMANDS[args.command](args)
-    except _USER_ERRORS as exc:
-        message = as_flags(str(exc), subparser(parser, args.command))
-        print(f"daskfair {args.command}: error: {message}", file=sys.stderr)
-        return 2
-    finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
+    with escaped_output():  # a store's or a table's text never reaches the terminal raw
+        _log_to_stderr(args.verbose)
+        try:
+            return COMMANDS[args.command](args)
+        except _USER_ERRORS as exc:
+            message = as_flags(str(exc), subparser(parser, args.command))
+            print(f"daskfair {args.command}: error: {message}", file=sys.stderr)
+            return 2
+        except (MemoryError, RecursionError) as exc:
+            if args.verbose:
+                raise
+            print(f"daskfair {args.command}: error: {type(exc).__name__} ({str(exc)[:200]}): "
+                  "an input or store holds more than can be read here (--verbose shows "
+                  "where).", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (on_sigterm)
+            print(f"\ndaskfair {args.command}: {exc or 'interrupted'}", file=sys.stderr)
+            return 143 if str(exc) == TERMINATED else 130
+        finally:
+            if main_thread:
+                signal.signal(signal.SIGTERM, previous)

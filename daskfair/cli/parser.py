@@ -439,6 +439,9 @@ def _add_predict(sub: Any) -> None:
                        help="safairkm runs: the point of the front (0: the lowest cost)")
     point.add_argument("--balance", type=float, metavar="B",
                        help="safairkm runs: the point whose balance is closest to B")
+    p.add_argument("--digest", metavar="HEX",
+                   help="refuse the model unless its digest is this one (daskfair show "
+                        "prints it; its sender publishes it)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace predictions daskfair wrote at --output (nothing else)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -496,6 +499,8 @@ def _add_store_and_data(sub: Any) -> None:
     plot.add_argument("store", metavar="STORE", help="path of a finished run's zarr store")
     plot.add_argument("-o", "--output", metavar="PNG",
                       help="where to write the figure (default: STORE with .png)")
+    plot.add_argument("--overwrite", action="store_true",
+                      help="replace a figure daskfair wrote there (nothing else is replaced)")
 
     ds = _sub(sub, "datasets", "list and verify the real data sets", _DATASETS_HELP)
     ds.add_argument("--data-dir", metavar="PATH",

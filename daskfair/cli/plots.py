@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..store import Run, open_run
+from .outputs import check_output, write_output
 
 __all__ = ["plot_fce_metrics", "plot_fronts", "plot_run", "plot_tradeoff"]
 
@@ -116,17 +118,42 @@ def plot_fce_metrics(report: Mapping[str, Any], *, ax: Any = None) -> Any:
     return ax
 
 
+#: The PNG text chunk that marks a figure daskfair wrote (``--overwrite`` replaces only those).
+SOFTWARE = "daskfair plot"
+
+
 def plot_run(run: Run | str | os.PathLike[str], output: str | os.PathLike[str] | None = None,
-             ) -> Path:
+             *, overwrite: bool = False) -> Path:
     """Draw a finished run's figure into ``output`` (default: the store's path with
-    ``.png``) and return that path."""
+    ``.png``) and return that path; an existing file is replaced only with ``overwrite``, and
+    only a figure daskfair wrote."""
     if not isinstance(run, Run):
         run = open_run(run, verify="contents")
     elif not run.is_complete:
         open_run(run.path)  # raises the incomplete-run error
+    out = Path(output) if output is not None else run.path.with_suffix(".png")
+    target = {"signature": b"Software\x00" + SOFTWARE.encode(), "what": "the figure",
+              "overwrite": overwrite, "avoid": [run.path]}
+    check_output(out, **target)  # before anything is drawn
     plt = _pyplot()
+    if run.kind == "fce" and "report" not in run.attrs:
+        raise ValueError(f"{run.path} holds an FCE consensus without metrics (stored by "
+                         "the estimator); plot runs of `daskfair fce`.")
+    with run.reading("the figure's results"):
+        ax = _figure(run)
+    if ax is None:
+        raise ValueError(f"no figure for runs of kind {run.kind!r}.")
+    ax.set_title(f"{run.kind}: {run.path.name}", fontsize=9)
+    ax.figure.tight_layout()
+    png = io.BytesIO()
+    ax.figure.savefig(png, format="png", dpi=120, metadata={"Software": SOFTWARE})
+    plt.close(ax.figure)
+    return write_output(out, png.getvalue(), **target)
+
+
+def _figure(run: Run) -> Any:
+    """The axes of a run's figure, by its kind (None: it has none)."""
     attrs = run.attrs
-    title = f"{run.kind}: {run.path.name}"
     if run.kind == "safairkm" or (run.kind == "demo" and "safairkm" in attrs):
         if run.kind == "demo":
             sa = attrs["safairkm"]
@@ -145,15 +172,7 @@ def plot_run(run: Run | str | os.PathLike[str], output: str | os.PathLike[str] |
         ax = plot_tradeoff(attrs["results"], error_name="error"
                            if attrs.get("task") == "classification" else "RMSE")
     elif run.kind == "fce":
-        if "report" not in attrs:
-            raise ValueError(f"{run.path} holds an FCE consensus without metrics (stored by "
-                             "the estimator); plot runs of `daskfair fce`.")
         ax = plot_fce_metrics(attrs["report"])
     else:
-        raise ValueError(f"no figure for runs of kind {run.kind!r}.")
-    ax.set_title(title, fontsize=9)
-    out = Path(output) if output is not None else run.path.with_suffix(".png")
-    ax.figure.tight_layout()
-    ax.figure.savefig(out, dpi=120)
-    plt.close(ax.figure)
-    return out
+        ax = None
+    return ax

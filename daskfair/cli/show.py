@@ -35,15 +35,19 @@ def _status(run: Any) -> str:
             "           Not a result: " + _unfinished_advice(run))
 
 
-def _model(tree: Any) -> str:
-    """A stored model's classes, outermost first: ``Pipeline(TableEncoder, ...)``."""
-    if not isinstance(tree, dict):
+def _model(tree: Any, depth: int = 0) -> str:
+    """A stored model's classes, outermost first: ``Pipeline(TableEncoder, ...)`` (as the
+    tree names them: ``daskfair.load`` checks them)."""
+    if not isinstance(tree, dict) or depth > 8:
         return "?"
-    name = str(tree.get("class", "?")).rsplit(".", 1)[-1]
+    name = str(tree.get("class", "?")).rsplit(".", 1)[-1][:40]
     if name != "Pipeline":
         return name
-    steps = dict(tree.get("params", {}).get("items", [])).get("steps", [])
-    inner = [_model(s["items"][1]) for s in steps if isinstance(s, dict) and "items" in s]
+    try:
+        steps = dict(tree["params"]["items"])["steps"]
+        inner = [_model(s["items"][1], depth + 1) for s in steps]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return "Pipeline(?)"
     return f"Pipeline({', '.join(inner)})"
 
 
@@ -63,6 +67,21 @@ def _results(run: Any) -> None:
             print(f"  {key:<22} {brief(value)}")
 
 
+def _refused_model(run: Any) -> str | None:
+    """Why ``daskfair.load`` would refuse the run's model (None: it would not, or no model)."""
+    from ..models import UnsafeModelError
+    from ..models.io import MODEL_KEY, check_model
+    from ..store import StoreError
+
+    if not run.is_complete or MODEL_KEY not in run.attrs:
+        return None
+    try:
+        check_model(run)
+    except (UnsafeModelError, StoreError) as exc:
+        return str(exc)
+    return None
+
+
 def show_run(path: str) -> int:
     """Print the run at ``path``; 0 when it is complete, 1 when it is not (or corrupt)."""
     from ..store import CorruptStoreError, open_run
@@ -79,7 +98,13 @@ def show_run(path: str) -> int:
     lock = lease_status(run.path)
     if lock:
         print(f"lock:      {lock}")
+    refused = _refused_model(run)
+    if refused:
+        print(f"model:    refused: {refused}")
+        return 1
     print(f"status:    {_status(run)}")
+    if run.digest:
+        print(f"digest:    {run.digest} (compare with the one its sender published)")
     versions = run.info.get("versions", {})
     print("software:  " + ", ".join(f"{k} {versions[k]}" for k in
                                      ("daskfair", "dask", "distributed", "zarr", "numpy")
@@ -89,7 +114,7 @@ def show_run(path: str) -> int:
         if value is not None:
             print(f"  {key:<22} {brief(value)}")
     _results(run)
-    arrays = run.arrays()
+    arrays = run.layouts()
     model = [a for name, a in arrays.items() if name.startswith("model/")]
     arrays = {k: v for k, v in arrays.items() if not k.startswith("model/")}
     if arrays or model:

@@ -316,8 +316,10 @@ def load_state(run: Run, like: Any) -> ConsensusState | None:
     ckpt = run.checkpoint
     if not ckpt:
         return None
-    group = run.group[ckpt["group"]]
-    labels = da.from_zarr(group["labels"]).persist() if is_dask(like) else group["labels"][...]
-    arrays = {key: np.asarray(group[key][...]) for key in _ARRAYS}
-    return ConsensusState(labels=labels, objective=[float(v) for v in ckpt["objective"]],
-                          n_iter=int(ckpt["iteration"]), **arrays)
+    name = ckpt["group"]
+    with run.reading(f"the checkpoint {name}"):
+        stored = run.array(f"{name}/labels")
+        labels = da.from_zarr(stored).persist() if is_dask(like) else stored[...]
+        arrays = {key: run.read_array(f"{name}/{key}") for key in _ARRAYS}
+        return ConsensusState(labels=labels, objective=[float(v) for v in ckpt["objective"]],
+                              n_iter=int(ckpt["iteration"]), **arrays)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import warnings
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
@@ -38,7 +39,8 @@ from .folds import FoldPlan
 from .statistics import FoldedMoments, arrange_moments, cell_moments
 
 __all__ = ["ABSENT", "APPROXIMATIONS", "FitInput", "KernelModelMixin", "binary_classes",
-           "check_choice", "check_flag", "check_kernel_params", "check_positive_int",
+           "check_choice", "check_finite", "check_flag", "check_kernel_params",
+           "check_positive_int",
            "class_column", "input_attributes", "shown"]
 
 logger = logging.getLogger(__name__)
@@ -174,6 +176,16 @@ def check_positive_int(name: str, value: Any) -> None:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {value!r}.")
+
+
+def check_finite(name: str, value: Any, *, low: float = 0.0, none: bool = False) -> None:
+    """A finite number ``>= low`` (a bool is not a number); None too when ``none``."""
+    if value is None and none:
+        return
+    if isinstance(value, bool | np.bool_) or not isinstance(value, Real) \
+            or not math.isfinite(value) or not value >= low:
+        raise ValueError(f"{name} must be a finite number >= {low:g}"
+                         f"{' or None' if none else ''}, got {value!r}.")
 
 
 def check_flag(name: str, value: Any) -> None:

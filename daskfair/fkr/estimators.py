@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from ._base import (
     FitInput,
     KernelModelMixin,
     check_choice,
+    check_finite,
     check_flag,
     check_kernel_params,
     check_positive_int,
@@ -108,16 +110,14 @@ class _FairFeatureModel(KernelModelMixin, BaseEstimator):
         check_choice("objective", p["objective"], OBJECTIVES)
         if p["n_fair_features"] is not None:
             check_positive_int("n_fair_features", p["n_fair_features"])
-        if not p["relative_alpha"] >= 0:
-            raise ValueError(f"relative_alpha must be >= 0, got {p['relative_alpha']}.")
+        check_finite("relative_alpha", p["relative_alpha"])
         check_flag("fit_intercept", p["fit_intercept"])
         weight = p["fairness_weight"]
         if weight is not None and p["objective"] == "paper":
             raise ValueError(
                 "fairness_weight applies to objective='mean_discrepancy' only; the paper "
                 "objective has no trade-off parameter (vary n_fair_features instead).")
-        if weight is not None and not weight >= 0:
-            raise ValueError(f"fairness_weight must be >= 0 or None, got {weight}.")
+        check_finite("fairness_weight", weight, none=True)
         return p
 
     def _fit_embedding(self, data: FitInput, p: dict[str, Any]
@@ -340,8 +340,12 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
     def _checked_params(self) -> dict[str, Any]:
         p = super()._checked_params()
         check_choice("loss", p["loss"], LOSSES)
-        if not (p["threshold"] == "auto" or isinstance(p["threshold"], int | float)):
-            raise ValueError(f"threshold must be 'auto' or a number, got {p['threshold']!r}.")
+        if not (isinstance(p["threshold"], str) and p["threshold"] == "auto"):
+            try:
+                check_finite("threshold", p["threshold"], low=-math.inf)
+            except ValueError:
+                raise ValueError(f"threshold must be 'auto' or a finite number, got "
+                                 f"{p['threshold']!r}.") from None
         check_positive_int("max_iter", p["max_iter"])
         return p
 

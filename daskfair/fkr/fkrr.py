@@ -8,7 +8,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..runtime.threads import one_blas_thread
-from ._base import KernelModelMixin, check_flag, check_kernel_params, input_attributes
+from ._base import (
+    KernelModelMixin,
+    check_finite,
+    check_flag,
+    check_kernel_params,
+    input_attributes,
+)
 from ._predict import KernelRegressionMixin
 from .ridge import fkrr_penalty, ridge_fit
 
@@ -70,10 +76,8 @@ class FairKernelRidge(KernelRegressionMixin, KernelModelMixin, RegressorMixin, B
         """Every parameter, checked."""
         p = self.get_params()
         check_kernel_params(p, p["gamma"])
-        if not p["fairness_weight"] >= 0:
-            raise ValueError(f"fairness_weight must be >= 0, got {p['fairness_weight']}.")
-        if not p["relative_alpha"] >= 0:
-            raise ValueError(f"relative_alpha must be >= 0, got {p['relative_alpha']}.")
+        check_finite("fairness_weight", p["fairness_weight"])
+        check_finite("relative_alpha", p["relative_alpha"])
         check_flag("fit_intercept", p["fit_intercept"])
         return p
 

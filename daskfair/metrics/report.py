@@ -14,10 +14,12 @@ import numpy as np
 
 from ._audit_result import Audit
 
-__all__ = ["FOUR_FIFTHS", "audit_html", "group_name"]
+__all__ = ["FOUR_FIFTHS", "GENERATOR", "audit_html", "group_name"]
 
 #: The four-fifths rule: a selection rate below 4/5 of the reference group's is flagged.
 FOUR_FIFTHS = 0.8
+#: The report's generator tag: how ``--overwrite`` knows a report daskfair wrote.
+GENERATOR = "daskfair audit report"
 _POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
@@ -202,6 +204,7 @@ def audit_html(audit: Audit, about: Mapping[str, Any] | None = None,
         + "".join(f"<li>{_e(group_name(g))}: {n:,} rows</li>" for g, n in small.items()) + "</ul>")
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta name='generator' content='{GENERATOR}'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{_POLICY}\">"
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>"
         f"<h1>{_e(title)}</h1>"

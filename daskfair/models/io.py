@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import Pipeline
@@ -27,7 +26,8 @@ from ..tables import ColumnSummary, TableEncoder, TableSummary
 from ..tables.scaling import ColumnScaler
 from .tree import UnsafeModelError, decode, encode
 
-__all__ = ["CLASSES", "MODEL_KEY", "load", "read_model", "save", "write_model"]
+__all__ = ["CLASSES", "MODEL_KEY", "check_model", "load", "read_model", "save",
+           "write_model"]
 
 #: Every class a saved model may hold, by its stored name: nothing else is ever looked up.
 CLASSES: dict[str, type] = {c.__name__: c for c in (
@@ -70,8 +70,40 @@ def write_model(run: Run, model: Any, key: str = MODEL_KEY) -> None:
     _check_saveable(model)
     tree, arrays = encode(model, _NAMES, key)
     for path, values in arrays.items():
-        run.write_array(path, values)
+        run.write_array(path, values, compressed=False)
     run.set_attrs(**{key: tree})
+
+
+def _array_reader(run: Run, key: str) -> Any:
+    """Opens the model's arrays (under ``key``/, checked, uncompressed) by path."""
+    def array(path: str) -> Any:
+        if not isinstance(path, str) or not path.startswith(f"{key}/"):
+            raise UnsafeModelError(f"the stored model refers to {str(path)[:80]!r}, outside "
+                                   f"{key}/.")
+        try:
+            return run.array(path, compressed=False)
+        except KeyError:
+            raise StoreError(f"the model in {run.path} refers to the array {path!r}, which the "
+                             "store does not hold: it is incomplete. Save the model again."
+                             ) from None
+    return array
+
+
+def check_model(run: Run, key: str = MODEL_KEY) -> None:
+    """Check the model stored in ``run`` as :func:`read_model` does, without reading its
+    arrays' values (``daskfair show``).
+
+    Parameters
+    ----------
+    run : Run
+    key : str, default="model"
+
+    Raises
+    ------
+    StoreError, UnsafeModelError
+        As :func:`read_model`.
+    """
+    decode(run.attrs.get(key), CLASSES, _array_reader(run, key), build=False)
 
 
 def read_model(run: Run, key: str = MODEL_KEY) -> Any:
@@ -98,17 +130,7 @@ def read_model(run: Run, key: str = MODEL_KEY) -> Any:
     tree = run.attrs.get(key)
     if tree is None:
         raise StoreError(f"{run.path} holds a {run.kind} run with no model in it.")
-    stored = run.arrays()
-
-    def array(path: str) -> np.ndarray:
-        if not isinstance(path, str) or not path.startswith(f"{key}/"):
-            raise UnsafeModelError(f"the stored model refers to {path!r}, outside {key}/.")
-        if path not in stored:
-            raise StoreError(f"the model in {run.path} refers to the array {path!r}, which the "
-                             "store does not hold: it is incomplete. Save the model again.")
-        return stored[path][...]
-
-    return decode(tree, CLASSES, array)
+    return decode(tree, CLASSES, _array_reader(run, key))
 
 
 def save(model: Any, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
@@ -159,11 +181,14 @@ def save(model: Any, path: str | os.PathLike[str], *, overwrite: bool = False) -
 
 
 def load(path: str | os.PathLike[str], *, front_point: int | None = None,
-         balance: float | None = None) -> Any:
+         balance: float | None = None, digest: str | None = None) -> Any:
     """Load a model saved by :func:`save`, or the model of a finished ``fkr``/``safairkm`` run.
 
     The store's files are checked against its manifest first; no code is run and no module
-    imported that the store names.
+    imported that the store names, and every part of the model is checked against what its
+    class holds (docs/design.md#saved-models). The manifest guards against damage, not
+    against someone who edits a model and writes a new manifest: ``digest`` checks that the
+    store is the one its sender published.
 
     Parameters
     ----------
@@ -173,6 +198,8 @@ def load(path: str | os.PathLike[str], *, front_point: int | None = None,
         For a SAfairKM run: the point of its front (0 is the lowest cost).
     balance : float, default=None
         For a SAfairKM run: the point whose balance is closest to this one.
+    digest : str, default=None
+        The digest the store must have (``daskfair show`` prints it; :attr:`Run.digest`).
 
     Returns
     -------
@@ -182,13 +209,17 @@ def load(path: str | os.PathLike[str], *, front_point: int | None = None,
     Raises
     ------
     StoreError, CorruptStoreError, IncompleteRunError
-        No finished run at ``path``, a changed file, or a run without a model.
+        No finished run at ``path``, a changed file, a run without a model, or another
+        digest than ``digest``.
     UnsafeModelError
         The store describes something daskfair does not save.
     ValueError
         A SAfairKM run without one of ``front_point`` and ``balance``.
     """
     run = open_run(path, verify="contents")  # every file, once, before anything is read
+    if digest is not None and run.digest != digest:
+        raise StoreError(f"{run.path} has the digest {run.digest}, not {digest!r}: it is not "
+                         "the model its sender published (or was changed since).")
     if run.kind not in MODEL_KINDS:
         raise StoreError(
             f"{run.path} holds a {run.kind!r} run, which has no model for new rows; models "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import uuid
 from collections import Counter
@@ -19,14 +20,18 @@ import pandas as pd
 from sklearn.pipeline import Pipeline
 
 from .. import progress
+from .._files import check_output_path, partial_name, read_bounded
 from .._frames import partitions
 from ..tables import ColumnScaler, TableEncoder, read_table
 from ..tables.summary import is_text
 
 __all__ = ["MARKER", "OUTPUT_COLUMNS", "Scorer", "check_prediction", "predict_table"]
 
-#: The file that marks a finished predictions folder (and that daskfair wrote it).
+#: The file that marks a finished predictions folder (and that daskfair wrote it), listing
+#: the files daskfair wrote there: only those are ever removed.
 MARKER = "_daskfair.json"
+MARKER_LIMIT = 2**20
+_PART = re.compile(r"part\.\d{6,}\.parquet")
 #: The columns a prediction adds, by kind of model.
 OUTPUT_COLUMNS = {"classifier": ("prediction", "decision", "probability"),
                   "regressor": ("prediction",), "clusterer": ("cluster",)}
@@ -117,25 +122,51 @@ def _write_part(part: pd.DataFrame, scorer: Scorer, keep: Sequence[str], folder:
     return len(frame), unseen
 
 
-def _check_output(output: Path, overwrite: bool) -> None:
-    """``output`` is new, an empty folder, or (``overwrite``) predictions daskfair wrote."""
-    if not output.exists() and not output.is_symlink():
+def _marked_files(output: Path) -> list[str] | None:
+    """The files a predictions folder's marker lists (its own name included), or None when
+    ``output`` holds no marker daskfair wrote."""
+    try:
+        marker = json.loads(read_bounded(output / MARKER, MARKER_LIMIT))
+    except (OSError, ValueError):
+        return None
+    files = marker.get("files") if isinstance(marker, dict) else None
+    if marker.get("kind") != "predictions" or not isinstance(files, list) or not all(
+            isinstance(f, str) and _PART.fullmatch(f) for f in files):
+        return None
+    return [*files, MARKER]
+
+
+def _check_output(output: Path, overwrite: bool) -> list[str]:
+    """``output`` is new, an empty folder, or (``overwrite``) predictions daskfair wrote and
+    nothing else; returns the files to remove when it is replaced."""
+    check_output_path(output, "the predictions folder")
+    if not output.exists():
         parent = output.parent
         if not parent.is_dir():
             raise ValueError(f"cannot write {output}: {parent} is not a directory.")
         if not os.access(parent, os.W_OK):
             raise PermissionError(f"cannot write {output}: no write permission in {parent}.")
-        return
-    if output.is_dir() and not output.is_symlink() and not any(output.iterdir()):
-        return
-    ours = output.is_dir() and not output.is_symlink() and (output / MARKER).is_file()
-    if not ours:
+        return []
+    if output.is_dir() and not any(output.iterdir()):
+        return []
+    ours = _marked_files(output) if output.is_dir() else None
+    if ours is None:
         raise FileExistsError(
             f"{output} exists and is not a predictions folder daskfair wrote; daskfair never "
             "replaces what it did not write, overwrite=True included. Choose another output.")
+    with os.scandir(output) as it:  # links are entries of their own, never followed
+        present = {e.name: e.is_file(follow_symlinks=False) for e in it}
+    foreign = sorted(name + ("" if plain else "/") for name, plain in present.items()
+                     if not (plain and name in ours))
+    if foreign:
+        raise FileExistsError(
+            f"{output} holds predictions daskfair wrote and {len(foreign)} entries it did not "
+            f"({', '.join(foreign[:5])}); nothing in it is replaced. Move those out, or "
+            "choose another output.")
     if not overwrite:
         raise FileExistsError(f"{output} holds predictions already: pass overwrite=True "
                               "(--overwrite) to replace them, or choose another output.")
+    return sorted(present)
 
 
 def check_prediction(model: Any, table: Any, output: str | os.PathLike[str], *,
@@ -201,8 +232,8 @@ def predict_table(model: Any, table: Any, output: str | os.PathLike[str], *,
     scorer, keep = Scorer.of(model), [str(c) for c in keep]
     output = Path(output).absolute()
     table = check_prediction(model, table, output, keep=keep, overwrite=overwrite)
-    scratch = output.parent / f".{output.name}.partial-{uuid.uuid4().hex[:8]}"
-    scratch.mkdir()
+    scratch = partial_name(output)
+    scratch.mkdir()  # exclusive: never a folder (or a link) someone left
     try:
         # the model is one key of the graph, sent to each worker once (not with every task)
         model_key = dask.delayed(scorer, name=f"daskfair-model-{uuid.uuid4().hex}")
@@ -215,9 +246,13 @@ def predict_table(model: Any, table: Any, output: str | os.PathLike[str], *,
         report = {"output": str(output), "rows": int(sum(n for n, _ in done)),
                   "partitions": len(done), "columns": [*keep, *OUTPUT_COLUMNS[scorer.kind]],
                   "unseen": dict(sorted(unseen.items()))}
-        (scratch / MARKER).write_text(json.dumps({"kind": "predictions", **report}))
+        files = sorted(p.name for p in scratch.iterdir())
+        (scratch / MARKER).write_text(json.dumps({"kind": "predictions", "files": files,
+                                                   **report}))
+        for name in _check_output(output, overwrite):  # again: it may have changed meanwhile
+            (output / name).unlink()
         if output.exists():
-            shutil.rmtree(output) if any(output.iterdir()) else output.rmdir()
+            output.rmdir()
         scratch.rename(output)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -11,13 +11,24 @@ import dataclasses
 import math
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-__all__ = ["NUMERIC_KINDS", "UnsafeModelError", "decode", "encode"]
+from .schema import (
+    ArrayRef,
+    FramePart,
+    Part,
+    SchemaError,
+    check_params,
+    check_part,
+    check_values,
+)
+
+__all__ = ["MAX_DEPTH", "NUMERIC_KINDS", "FramePart", "UnsafeModelError", "decode", "encode"]
 
 #: Array kinds stored as zarr arrays; others (text, objects) go into the JSON as values.
 NUMERIC_KINDS = "biuf"
@@ -141,8 +152,32 @@ def encode(value: Any, classes: Mapping[type, str], prefix: str
     return enc(value), enc.arrays
 
 
-def decode(node: Any, classes: Mapping[str, type], array: Callable[[str], np.ndarray]) -> Any:
-    """The object a tree from :func:`encode` describes.
+#: The deepest nesting of nodes a stored tree may have (daskfair's models nest under 20).
+MAX_DEPTH = 64
+#: The pandas dtypes a stored table's columns may have (a dtype's text is never parsed
+#: beyond these: a timezone would open a file named in it).
+FRAME_DTYPES = frozenset({"float64", "float32", "int64", "int32", "int16", "int8", "uint64",
+                          "uint32", "uint16", "uint8", "bool", "object", "str", "string"})
+#: A seed sequence's pool size as numpy writes it, and the most it may be (numpy's loop over
+#: it is uninterruptible).
+POOL_SIZES = range(4, 65)
+
+
+@dataclass
+class _Generator:
+    """A numpy RandomState or Generator by its state, built once its arrays are read."""
+
+    kind: str
+    state: Any
+
+
+def decode(node: Any, classes: Mapping[str, type], array: Callable[[str], Any], *,
+           build: bool = True) -> Any:
+    """The object a tree from :func:`encode` describes, checked before it is built.
+
+    The tree is decoded first with every node's own limits; then the model parts are checked
+    against their schema (:mod:`.schema`) with the arrays' shapes and dtypes from their
+    metadata; only then are arrays read (their values checked) and objects built.
 
     Parameters
     ----------
@@ -150,7 +185,11 @@ def decode(node: Any, classes: Mapping[str, type], array: Callable[[str], np.nda
     classes : mapping of str to type
         The stored names a tree may use and their classes (nothing else is looked up).
     array : callable
-        Reads an array by its path.
+        Opens an array by its path: an object with ``shape``, ``dtype`` and ``[...]`` that
+        reads it (a zarr array, checked; a numpy array).
+    build : bool, default=True
+        Read the arrays and build the object; False only checks what can be checked before
+        (returns None).
 
     Returns
     -------
@@ -159,119 +198,229 @@ def decode(node: Any, classes: Mapping[str, type], array: Callable[[str], np.nda
     Raises
     ------
     UnsafeModelError
-        A class outside ``classes``, an unknown node kind, or a malformed node.
+        A class outside ``classes``, an unknown node kind, a malformed node, or a part that
+        its schema refuses (the message names it).
     """
     try:
-        return _Decoder(classes, array)(node)
+        value = _Parser(classes, array)(node, 0)
+        if isinstance(value, Part):
+            check_part(value)
+        return _build(value) if build else None
     except UnsafeModelError:
         raise
     except _ReadError as exc:  # the store's own error, as it is
         raise exc.args[0] from None
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
+    except SchemaError as exc:
+        raise UnsafeModelError(f"the stored model is refused: {exc}. It was not written by "
+                               "daskfair.save, or was altered after.") from None
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
         raise UnsafeModelError(f"the stored model is malformed ({type(exc).__name__}: "
-                               f"{exc}).") from exc
+                               f"{str(exc)[:200]}).") from None
 
 
-class _Decoder:
-    def __init__(self, classes: Mapping[str, type], array: Callable[[str], np.ndarray]) -> None:
+class _Parser:
+    def __init__(self, classes: Mapping[str, type], array: Callable[[str], Any]) -> None:
         self.classes, self.array = classes, array
 
     def cls(self, name: Any) -> type:
         if not isinstance(name, str) or name not in self.classes:
             raise UnsafeModelError(
-                f"the stored model names {name!r}, which is not a class daskfair saves; it is "
-                "refused unread (a store is never allowed to choose code to run). It was not "
-                f"written by daskfair.save: daskfair saves {sorted(self.classes)}.")
+                f"the stored model names {str(name)[:80]!r}, which is not a class daskfair "
+                "saves; it is refused unread (a store is never allowed to choose code to "
+                f"run). It was not written by daskfair.save: daskfair saves "
+                f"{sorted(self.classes)}.")
         return self.classes[name]
 
-    def __call__(self, node: Any) -> Any:
+    def __call__(self, node: Any, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise UnsafeModelError(f"the stored model nests deeper than {MAX_DEPTH} levels; "
+                                   "daskfair's models never do.")
         if node is None or isinstance(node, bool | int | float | str):
             return node
         if isinstance(node, list):
-            return [self(v) for v in node]
+            return [self(v, depth + 1) for v in node]
         if not isinstance(node, dict) or not isinstance(node.get("~"), str):
-            raise UnsafeModelError(f"the stored model holds an unknown node {str(node)[:80]!r}.")
-        kind = node["~"]
-        method = getattr(self, f"_{kind}", None)
+            raise UnsafeModelError(f"the stored model holds an unknown node "
+                                   f"{str(node)[:80]!r}.")
+        method = getattr(self, f"_{node['~']}", None) if node["~"].isidentifier() else None
         if method is None:
-            raise UnsafeModelError(f"the stored model holds a node of unknown kind {kind!r}.")
-        return method(node)
+            raise UnsafeModelError(f"the stored model holds a node of unknown kind "
+                                   f"{node['~'][:40]!r}.")
+        return method(node, depth + 1)
 
-    def _int(self, node: dict) -> int:
-        return int(node["value"])
+    def items(self, node: dict, depth: int) -> list[Any]:
+        items = node["items"]
+        if not isinstance(items, list):
+            raise ValueError("items is not a list")
+        return [self(v, depth) for v in items]
 
-    def _float(self, node: dict) -> float:
+    def _int(self, node: dict, depth: int) -> int:
+        text = node["value"]
+        if not isinstance(text, str) or len(text) > 80:
+            raise ValueError("an integer node holds no short decimal text")
+        return int(text)
+
+    def _float(self, node: dict, depth: int) -> float:
         if node["value"] not in ("nan", "inf", "-inf"):
-            raise ValueError(f"not a special float: {node['value']!r}")
+            raise ValueError(f"not a special float: {str(node['value'])[:20]!r}")
         return float(node["value"])
 
-    def _scalar(self, node: dict) -> Any:
-        return np.dtype(node["dtype"]).type(self(node["value"]))
+    def _scalar(self, node: dict, depth: int) -> Any:
+        dtype = np.dtype(_dtype_text(node["dtype"]))
+        if dtype.kind not in NUMERIC_KINDS:
+            raise ValueError(f"a scalar of dtype {dtype}")
+        return dtype.type(self(node["value"], depth))
 
-    def _array(self, node: dict) -> np.ndarray:
+    def _array(self, node: dict, depth: int) -> ArrayRef:
         path = node["path"]
         try:
-            return self.array(path)
+            handle = self.array(path)
+        except UnsafeModelError:
+            raise
         except Exception as exc:
             raise _ReadError(exc) from exc
+        return ArrayRef(path, tuple(handle.shape), np.dtype(handle.dtype), handle)
 
-    def _values(self, node: dict) -> np.ndarray:
-        dtype = np.dtype(node["dtype"])
-        if dtype.kind not in "OU":
+    def _values(self, node: dict, depth: int) -> np.ndarray:
+        dtype = np.dtype(_dtype_text(node["dtype"]))
+        items = self.items(node, depth)
+        shape = node["shape"]
+        if not (isinstance(shape, list) and len(shape) <= 8 and all(
+                type(n) is int and n >= 0 for n in shape) and math.prod(shape) == len(items)):
+            raise ValueError(f"values of shape {str(shape)[:40]} for {len(items)} items")
+        if dtype.kind == "U":  # its width is what a text array costs, per item
+            longest = max((len(v) for v in items if isinstance(v, str)), default=0)
+            if dtype.itemsize // 4 > longest + 64:
+                raise ValueError(f"text values of dtype {dtype} hold at most {longest} "
+                                 "characters")
+        elif dtype.kind != "O":
             raise ValueError(f"values of dtype {dtype}")
-        items = [self(v) for v in node["items"]]
         out = np.empty(len(items), dtype=dtype)
         out[:] = items if dtype.kind != "O" else _objects(items)
-        return out.reshape(node["shape"])
+        return out.reshape(shape)
 
-    def _tuple(self, node: dict) -> tuple:
-        return tuple(self(v) for v in node["items"])
+    def _tuple(self, node: dict, depth: int) -> tuple:
+        return tuple(self.items(node, depth))
 
-    def _set(self, node: dict) -> set:
-        return {self(v) for v in node["items"]}
+    def _set(self, node: dict, depth: int) -> set:
+        return set(self.items(node, depth))
 
-    def _frozenset(self, node: dict) -> frozenset:
-        return frozenset(self(v) for v in node["items"])
+    def _frozenset(self, node: dict, depth: int) -> frozenset:
+        return frozenset(self.items(node, depth))
 
-    def _dict(self, node: dict) -> dict:
-        return {self(k): self(v) for k, v in node["items"]}
+    def _dict(self, node: dict, depth: int) -> dict:
+        out = {}
+        for pair in node["items"]:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise ValueError("a dict item is not a key and a value")
+            key = self(pair[0], depth)
+            if isinstance(key, ArrayRef | Part | FramePart | np.ndarray):
+                raise ValueError("a dict key is not a plain value")
+            out[key] = self(pair[1], depth)
+        return out
 
-    def _estimator(self, node: dict) -> Any:
-        est = self.cls(node["class"])(**self(node["params"]))
-        vars(est).update(self(node["state"]))
-        return est
+    def _params(self, node: Any, depth: int) -> dict:
+        value = self(node, depth)
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise ValueError("parameters or fields are not a mapping of names")
+        return value
 
-    def _dataclass(self, node: dict) -> Any:
-        return self.cls(node["class"])(**self(node["fields"]))
+    def _estimator(self, node: dict, depth: int) -> Part:
+        name = node["class"]
+        return Part("estimator", name, self.cls(name), self._params(node["params"], depth),
+                    self._params(node["state"], depth))
 
-    def _frame(self, node: dict) -> pd.DataFrame:
-        columns = self(node["columns"])
-        data = {i: pd.Series(self(c)).astype(str(t))
-                for i, (c, t) in enumerate(zip(node["data"], node["dtypes"], strict=True))}
-        frame = pd.DataFrame(data)
-        frame.index = self(node["index"])
-        frame.columns = columns
+    def _dataclass(self, node: dict, depth: int) -> Part:
+        name = node["class"]
+        return Part("dataclass", name, self.cls(name), None, self._params(node["fields"], depth))
+
+    def _frame(self, node: dict, depth: int) -> FramePart:
+        dtypes = node["dtypes"]
+        if not isinstance(dtypes, list) or not all(t in FRAME_DTYPES for t in dtypes):
+            raise ValueError(f"table columns of dtypes {str(dtypes)[:80]}; a stored table "
+                             f"holds {sorted(FRAME_DTYPES)}")
+        columns, index = self(node["columns"], depth), self(node["index"], depth)
+        data = [self(c, depth) for c in node["data"]]
+        if not isinstance(columns, list) or not (len(columns) == len(data) == len(dtypes)):
+            raise ValueError("a table whose columns, dtypes and data differ in number")
+        frame = FramePart(columns, dtypes, index, data)
+        if any(len(c.shape) != 1 or c.shape[0] != frame.n_rows for c in data):
+            raise ValueError("a table whose columns differ in length from its index")
         return frame
 
-    def _seed_sequence(self, node: dict) -> np.random.SeedSequence:
-        seq = np.random.SeedSequence(self(node["entropy"]), spawn_key=self(node["spawn_key"]),
-                                     pool_size=int(node["pool_size"]),
-                                     n_children_spawned=int(node["n_children_spawned"]))
-        return seq
+    def _seed_sequence(self, node: dict, depth: int) -> np.random.SeedSequence:
+        entropy, key = self(node["entropy"], depth), self(node["spawn_key"], depth)
+        pool, spawned = node["pool_size"], node["n_children_spawned"]
+        if type(pool) is not int or pool not in POOL_SIZES:
+            raise ValueError(f"a seed sequence of pool size {str(pool)[:20]}; numpy writes 4 "
+                             f"(at most {POOL_SIZES[-1]} are read)")
+        ints = (entropy if isinstance(entropy, list) else [entropy]) + list(key)
+        if not (type(spawned) is int and 0 <= spawned < 2**32 and len(ints) <= 64
+                and all(type(v) is int and 0 <= v < 2**128 for v in ints)):
+            raise ValueError("a seed sequence whose entropy, spawn key or children are not "
+                             "small non-negative integers")
+        return np.random.SeedSequence(entropy, spawn_key=key, pool_size=pool,
+                                      n_children_spawned=spawned)
 
-    def _random_state(self, node: dict) -> np.random.RandomState:
+    def _random_state(self, node: dict, depth: int) -> _Generator:
+        return _Generator("random_state", self(node["state"], depth))
+
+    def _generator(self, node: dict, depth: int) -> _Generator:
+        return _Generator("generator", self(node["state"], depth))
+
+
+def _dtype_text(text: Any) -> str:
+    """A stored dtype's text, refused unless short and plain (``<f8``, ``|O``, ``<U12``)."""
+    if not isinstance(text, str) or len(text) > 12 or not text.isascii():
+        raise ValueError(f"a dtype {str(text)[:20]!r}")
+    return text
+
+
+def _build(value: Any) -> Any:
+    """The decoded, checked ``value`` with its arrays read and its objects built."""
+    if isinstance(value, ArrayRef):
+        out = np.asarray(value.handle[...])
+        if out.shape != value.shape or out.dtype != value.dtype:
+            raise ValueError(f"{value.path} read as {out.dtype} {out.shape}")
+        check_values(value, out)
+        return out
+    if isinstance(value, Part):
+        fields = {k: _build(v) for k, v in value.state.items()}
+        if value.kind == "dataclass":
+            return value.cls(**fields)
+        est = value.cls(**{k: _build(v) for k, v in value.params.items()})
+        check_params(est)
+        vars(est).update(fields)
+        return est
+    if isinstance(value, FramePart):
+        data = {i: pd.Series(_build(c)).astype(t)
+                for i, (c, t) in enumerate(zip(value.data, value.dtypes, strict=True))}
+        frame = pd.DataFrame(data)
+        frame.index = _build(value.index)
+        frame.columns = value.columns
+        return frame
+    if isinstance(value, _Generator):
+        return _generator(value.kind, _build(value.state))
+    if isinstance(value, list):
+        return [_build(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_build(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _build(v) for k, v in value.items()}
+    return value
+
+
+def _generator(kind: str, state: Any) -> np.random.RandomState | np.random.Generator:
+    if kind == "random_state":
         rs = np.random.RandomState()
-        rs.set_state(self(node["state"]))
+        rs.set_state(state)
         return rs
-
-    def _generator(self, node: dict) -> np.random.Generator:
-        state = self(node["state"])
-        bit = _BIT_GENERATORS.get(state.get("bit_generator"))
-        if bit is None:
-            raise UnsafeModelError(f"unknown bit generator {state.get('bit_generator')!r}.")
-        gen = bit()
-        gen.state = state
-        return np.random.Generator(gen)
+    name = state.get("bit_generator") if isinstance(state, dict) else None
+    if name not in _BIT_GENERATORS:
+        raise UnsafeModelError(f"unknown bit generator {str(name)[:40]!r}.")
+    gen = _BIT_GENERATORS[state["bit_generator"]]()
+    gen.state = state
+    return np.random.Generator(gen)
 
 
 def _objects(items: list[Any]) -> np.ndarray:

@@ -387,10 +387,11 @@ def _resume(run: Run, client: Any) -> tuple[int, list | None, list[dict[str, Any
         logger.info("no checkpoint in %s yet: starting from the beginning", run.path)
         return 0, None, []
     survivors = []
-    for j, ranks in enumerate(ckpt["ranks"]):
-        fut = client.submit(read_members, str(run.path), f"{ckpt['group']}/b{j}",
-                            pure=False)
-        survivors.append((fut, np.arange(len(ranks)), np.asarray(ranks, dtype=np.int64)))
+    with run.reading("the checkpoint pointer"):
+        for j, ranks in enumerate(ckpt["ranks"]):
+            fut = client.submit(read_members, str(run.path), f"{ckpt['group']}/b{j}",
+                                pure=False)
+            survivors.append((fut, np.arange(len(ranks)), np.asarray(ranks, dtype=np.int64)))
+        past = [h for h in ckpt.get("history", []) if h["iteration"] <= ckpt["iteration"]]
     logger.info("resuming %s from iteration %d", run.path, ckpt["iteration"])
-    past = [h for h in ckpt.get("history", []) if h["iteration"] <= ckpt["iteration"]]
     return int(ckpt["iteration"]), survivors, past

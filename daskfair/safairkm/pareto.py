@@ -121,11 +121,13 @@ class ParetoFront:
         run = open_run(path)
         if run.kind != "safairkm":
             raise ValueError(f"{path} holds a {run.kind!r} run, not a SAfairKM front.")
-        groups = run.attrs.get("groups")
-        return cls(run.read_array("cost"), run.read_array("balance"),
-                   list(run.attrs.get("history", [])), run.params, run.read_array("labels"),
-                   centers=run.read_array("centers"),
-                   groups=None if groups is None else np.asarray(groups))
+        with run.reading("the front"):
+            groups = run.attrs.get("groups")
+            cost, balance, labels, centers = (run.read_array(name) for name in (
+                "cost", "balance", "labels", "centers"))
+            _check_stored(cost, balance, labels, centers)
+            return cls(cost, balance, list(run.attrs.get("history", [])), run.params, labels,
+                       centers=centers, groups=None if groups is None else np.asarray(groups))
 
     def index(self, *, front_point: int | None = None, balance: float | None = None) -> int:
         """The point ``front_point`` (checked), or the one whose balance is closest to ``balance``.
@@ -240,3 +242,18 @@ class ParetoFront:
         ax.set_ylabel("balance f2")
         ax.legend()
         return ax
+
+
+def _check_stored(cost: np.ndarray, balance: np.ndarray, labels: np.ndarray,
+                  centers: np.ndarray) -> None:
+    """ValueError unless a stored front's arrays agree: P points, n rows, k clusters."""
+    points = len(cost)
+    if not (cost.shape == balance.shape == (points,) and labels.ndim == 2
+            and len(labels) == points and centers.ndim == 3 and len(centers) == points):
+        raise ValueError("its arrays' shapes disagree")
+    k = centers.shape[1]
+    if labels.dtype.kind not in "iu" or (
+            labels.size and not 0 <= labels.min() <= labels.max() < k):
+        raise ValueError(f"its labels are not cluster numbers 0 to {k - 1}")
+    if not all(np.isfinite(a).all() for a in (centers, cost, balance)):
+        raise ValueError("its centers, costs or balances are not finite")

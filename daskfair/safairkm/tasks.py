@@ -74,7 +74,8 @@ def write_members(pieces: list[tuple[Members, np.ndarray]], path: str, name: str
 
 
 def read_members(path: str, name: str) -> Members:
-    import zarr
+    from ..store import open_run  # zarr: only to resume from a store
 
-    group = zarr.open_group(store=path, mode="r")[name]
-    return Members.full(*(group[key][...] for key in Members.FIELDS))
+    run = open_run(path, allow_incomplete=True, verify=None)
+    with run.reading(f"the checkpoint {name}"):
+        return Members.full(*(run.read_array(f"{name}/{key}") for key in Members.FIELDS))

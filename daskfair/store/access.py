@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import importlib.metadata
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import zarr
 
-from .contents import classify, describe_entries, read_root, remove_run, symlinks_in
+from .._files import UnsafePathError, check_output_path
+from .contents import ROOT_META_LIMIT, classify, describe_entries, read_root, remove_run
 from .errors import IncompleteRunError, StoreError
+from .integrity import plain_files
 from .lease import Lease, lease_status, locked_error, read_lease
 from .run import STORE_FORMAT, Run, to_json, utc_now
 
@@ -87,14 +91,7 @@ def create_run(path: str | os.PathLike[str], *, kind: str,
         if what == "run":
             if not _may_replace(path, overwrite):
                 raise FileExistsError(_exists_message(path, overwrite))
-            links = symlinks_in(path)
-            if links:  # removing through a link would delete what it points to
-                raise FileExistsError(
-                    f"{path} holds a daskfair run and symbolic links daskfair never makes "
-                    f"({', '.join(links)}); it is not replaced. Remove the links, or choose "
-                    "another path for store=.")
-            _mark_replacing(path)
-            remove_run(path)
+            _replace(path)
         elif what != "empty":
             raise _not_a_run(path, what)
         # group and marker in one write: a kill never leaves a group that is not daskfair's
@@ -111,14 +108,16 @@ def create_run(path: str | os.PathLike[str], *, kind: str,
     return Run(path, group, lease)
 
 
-def _mark_replacing(path: Path) -> None:
-    """Mark the run "replacing" (its checkpoint pointer gone) before any of it is removed, so an
-    interruption leaves an incomplete run, never a complete one with parts missing."""
+def _replace(path: Path) -> None:
+    """Remove the run at ``path``: checked to hold nothing daskfair did not write, then marked
+    "replacing" (its checkpoint pointer gone) before any of it is removed, so an interruption
+    leaves an incomplete run, never a complete one with parts missing."""
+    info = _found(path)
+    remove_run(path, info, dry_run=True)  # refuses before anything changes
     group = zarr.open_group(store=str(path), mode="r+")
-    info = dict(group.attrs.get("daskfair", {}))
-    info["status"] = "replacing"
     attrs = {k: v for k, v in group.attrs.items() if k != "checkpoint"}
-    group.attrs.put({**attrs, "daskfair": info})
+    group.attrs.put({**attrs, "daskfair": {**info, "status": "replacing"}})
+    remove_run(path, info)
 
 
 def _found(path: Path) -> dict[str, Any]:
@@ -171,6 +170,10 @@ def check_new_store(path: str | os.PathLike[str], *, overwrite: bool | str = Fal
         As for :func:`create_run`.
     """
     path = Path(path).absolute()  # what a worker sees, whatever its working directory
+    try:
+        check_output_path(path, "a run store")
+    except UnsafePathError as exc:
+        raise FileExistsError(str(exc)) from None
     what = classify(path)
     if what in ("file", "foreign", "unreadable"):
         raise _not_a_run(path, what)
@@ -180,6 +183,8 @@ def check_new_store(path: str | os.PathLike[str], *, overwrite: bool | str = Fal
             raise locked_error(path, *found)
     if what == "run" and not _may_replace(path, overwrite):
         raise FileExistsError(_exists_message(path, overwrite))
+    if what == "run":  # anything daskfair did not write there refuses it before any work
+        remove_run(path, _found(path), dry_run=True)
     parent = path.parent if str(path.parent) else Path(".")
     if any(p.exists() and not p.is_dir() for p in (parent, *parent.parents)):
         raise ValueError(
@@ -231,12 +236,19 @@ def open_run(path: str | os.PathLike[str], *, allow_incomplete: bool = False,
     if not path.exists():
         raise StoreError(f"no run store at {path}: the path does not exist.")
     try:
+        # every entry a plain file or folder, the root's metadata bounded, before zarr reads
+        size = plain_files(path).get("zarr.json", 0) if path.is_dir() else 0
+        if size > ROOT_META_LIMIT:
+            raise StoreError(f"{path}/zarr.json holds {size:,} bytes, more than a run's "
+                             f"attributes may ({ROOT_META_LIMIT:,}); it is refused unread.")
         group = zarr.open_group(store=str(path), mode="r")
         attrs = dict(group.attrs)
     except PermissionError as exc:
         raise StoreError(
             f"cannot read the run store {path}: permission denied ({exc}). Open it as a user "
             "who may read it, or copy it somewhere readable.") from exc
+    except StoreError:
+        raise
     except Exception as exc:  # zarr raises JSON, KeyError, FileNotFoundError, ... here
         raise StoreError(
             f"{path} is not a readable zarr group ({type(exc).__name__}: {exc}). The store is "
@@ -245,11 +257,13 @@ def open_run(path: str | os.PathLike[str], *, allow_incomplete: bool = False,
     if not isinstance(info, dict) or "format" not in info:
         raise StoreError(f"{path} is a zarr group but not a daskfair run (no 'daskfair' marker).")
     if info["format"] != STORE_FORMAT or isinstance(info["format"], bool):
+        versions = info.get("versions")
+        by = versions.get("daskfair") if isinstance(versions, dict) else None
         raise StoreError(
-            f"{path} was written in daskfair store format {info['format']!r} (by daskfair "
-            f"{info.get('versions', {}).get('daskfair')}); this version reads format "
-            f"{STORE_FORMAT} only. Rerun the job with this version, or read the run with the "
-            "version that wrote it.")
+            f"{path} was written in daskfair store format {repr(info['format'])[:20]} (by "
+            f"daskfair {str(by)[:20]}); this version reads format {STORE_FORMAT} only. Rerun "
+            "the job with this version, or read the run with the version that wrote it.")
+    check_marker(info, path)
     run = Run(path, group)
     if not run.is_complete and not allow_incomplete:
         lease = lease_status(path)
@@ -261,6 +275,53 @@ def open_run(path: str | os.PathLike[str], *, allow_incomplete: bool = False,
     if verify is not None:
         run.verify(contents=verify == "contents")
     return run
+
+
+_KIND = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_STATUSES = ("running", "complete", "replacing")
+_MARKER_KEYS = {"format", "kind", "status", "created", "completed", "versions", "manifest",
+                "nodes"}
+
+
+def _timestamp(value: Any) -> bool:
+    if not isinstance(value, str) or len(value) > 40:
+        return False
+    try:
+        _dt.datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _marker_problem(info: dict[str, Any]) -> str | None:
+    """What is wrong with a run's ``daskfair`` marker, or None."""
+    if set(info) - _MARKER_KEYS:
+        return f"unknown keys {sorted(map(str, set(info) - _MARKER_KEYS))[:5]}"
+    if not isinstance(info.get("kind"), str) or not _KIND.fullmatch(info["kind"]):
+        return "its kind is not a short lowercase name"
+    if info.get("status") not in _STATUSES:
+        return f"its status is not one of {_STATUSES}"
+    if not _timestamp(info.get("created")) or (
+            "completed" in info and not _timestamp(info["completed"])):
+        return "its times are not ISO 8601 timestamps"
+    versions = info.get("versions")
+    if not isinstance(versions, dict) or len(versions) > 32 or not all(
+            isinstance(k, str) and isinstance(v, str) and len(k) <= 64 and len(v) <= 64
+            and k.isprintable() and v.isprintable() for k, v in versions.items()):
+        return "its package versions are not short names and versions"
+    nodes = info.get("nodes", [])
+    if not isinstance(nodes, list) or len(nodes) > 10_000 or not all(
+            isinstance(n, str) and 0 < len(n) <= 255 and "/" not in n for n in nodes):
+        return "its list of written nodes is malformed"
+    return None
+
+
+def check_marker(info: dict[str, Any], path: Path) -> None:
+    """StoreError unless ``info`` is a ``daskfair`` marker as daskfair writes it."""
+    problem = _marker_problem(info)
+    if problem is not None:
+        raise StoreError(f"{path} has a malformed daskfair marker ({problem}): it was not "
+                         "written by this version of daskfair, or was edited. It is refused.")
 
 
 def resume_run(path: str | os.PathLike[str], *, kind: str, params: Mapping[str, Any]) -> Run:

@@ -1,44 +1,45 @@
-"""What a store path holds, and removing exactly what daskfair wrote there."""
+"""What a store path holds, and removing exactly the files daskfair wrote there."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from .._files import UnsafePathError, read_bounded, walk_plain
+from .integrity import CHECKPOINT_PREFIX, is_scratch
 from .lease import LEASE_NAME, SCRATCH_PREFIX
 
-__all__ = ["classify", "list_entries", "read_root", "remove_run", "symlinks_in"]
+__all__ = ["ROOT_META_LIMIT", "classify", "describe_entries", "list_entries", "read_root",
+           "remove_run"]
 
 Kind = Literal["missing", "file", "empty", "run", "foreign", "unreadable"]
 _META = "zarr.json"
+#: The most bytes a run's root ``zarr.json`` (its attributes, a saved model's tree) may hold.
+ROOT_META_LIMIT = 16 * 2**20
 
 
 def read_root(path: Path) -> dict[str, Any] | None:
     """The root ``zarr.json`` of ``path`` as a dict; None when absent; ValueError when not
-    a JSON object."""
+    a JSON object, a link or a device, or larger than :data:`ROOT_META_LIMIT`."""
     try:
-        meta = json.loads((path / _META).read_text())
+        text = read_bounded(path / _META, ROOT_META_LIMIT)
     except FileNotFoundError:
         return None
-    except UnicodeDecodeError as exc:
+    try:
+        meta = json.loads(text)
+    except (UnicodeDecodeError, RecursionError) as exc:
         raise ValueError(str(exc)) from None
     if not isinstance(meta, dict):
         raise ValueError("not a JSON object")
     return meta
 
 
-def _is_scratch(name: str) -> bool:
-    """A zarr or lease scratch file (zarr writes a key to ``<key>.<uuid>.partial`` first)."""
-    return name.endswith(".partial") or name.startswith(SCRATCH_PREFIX)
-
-
 def list_entries(path: Path) -> list[str]:
     """The directory's entries other than the lease and scratch files (dirs end with /)."""
-    return sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir()
-                  if p.name != LEASE_NAME and not _is_scratch(p.name))
+    return sorted(p.name + ("/" if p.is_dir() and not p.is_symlink() else "")
+                  for p in path.iterdir() if p.name != LEASE_NAME and not is_scratch(p.name))
 
 
 def classify(path: Path) -> Kind:
@@ -65,53 +66,61 @@ def describe_entries(path: Path, limit: int = 5) -> str:
     return f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: {shown}"
 
 
-def symlinks_in(path: Path, limit: int = 3) -> list[str]:
-    """Symbolic links below ``path`` (daskfair never makes one), not followed; at most
-    ``limit``."""
-    found: list[str] = []
-    for root, dirs, files in os.walk(path):  # os.walk does not descend into linked dirs
-        found += [str(Path(root, n).relative_to(path)) for n in (*dirs, *files)
-                  if Path(root, n).is_symlink()]
-        if len(found) >= limit:
-            break
-    return found[:limit]
-
-
-def _remove_node(node: Path) -> None:
-    """Remove a zarr node's children, chunks, scratch files and metadata, then its directory
-    if nothing else is left in it."""
-    for child in node.iterdir():
-        if child.is_symlink():  # never followed (create_run refuses such a run)
-            continue
-        if child.is_dir() and (child / _META).exists():
-            _remove_node(child)
-        elif child.is_dir() and child.name == "c" and _is_array(node):
-            shutil.rmtree(child)  # the chunks (zarr v3's default chunk key encoding)
-        elif child.is_file() and _is_scratch(child.name) and child.name != LEASE_NAME:
-            child.unlink()
-    (node / _META).unlink(missing_ok=True)
-    try:
-        node.rmdir()
-    except OSError:  # something that is not daskfair's is left in it
-        pass
-
-
-def _is_array(node: Path) -> bool:
-    """Whether the node's metadata says it is an array."""
-    try:
-        return json.loads((node / _META).read_text()).get("node_type") == "array"
-    except (OSError, ValueError):
+def _zarr_shaped(rel: str) -> bool:
+    """A zarr v3 node's metadata, or a chunk key below an array (``…/c/0/1``)."""
+    parts = rel.split("/")
+    if parts[-1] == _META:
+        return True
+    if "c" not in parts[1:]:
         return False
+    at = len(parts) - 1 - parts[::-1].index("c")
+    return all(p.isdigit() for p in parts[at + 1:])
 
 
-def remove_run(path: Path) -> None:
-    """Remove the run's nodes below the root of ``path``, the root's metadata last: an
-    interruption leaves a run the next overwrite recognises."""
-    for child in path.iterdir():
-        if child.is_symlink():
+def _written(rel: str, info: Mapping[str, Any]) -> bool:
+    """Whether daskfair wrote the file ``rel`` of a run whose marker is ``info``: its
+    manifest lists it, or it is zarr's file of a node the run recorded or a checkpoint."""
+    if rel in (_META, LEASE_NAME) or is_scratch(rel.rsplit("/", 1)[-1]):
+        return True
+    manifest = info.get("manifest")
+    if isinstance(manifest, dict) and isinstance(manifest.get("files"), dict) \
+            and rel in manifest["files"]:
+        return True
+    top = rel.split("/", 1)[0]
+    nodes = info.get("nodes")
+    recorded = isinstance(nodes, list) and top in nodes
+    return "/" in rel and (recorded or top.startswith(CHECKPOINT_PREFIX)) and _zarr_shaped(rel)
+
+
+def remove_run(path: Path, info: Mapping[str, Any], *, dry_run: bool = False) -> None:
+    """Remove the files daskfair wrote in the run at ``path`` (its marker ``info``), the root's
+    metadata last, so that an interruption leaves a run the next overwrite recognises.
+
+    Nothing is removed when anything else is there: FileExistsError names it (a user's file,
+    an array added by hand, a link), and the run stays as it is. ``dry_run`` only checks.
+    """
+    try:
+        files = walk_plain(path)
+    except UnsafePathError as exc:
+        raise FileExistsError(f"{path} is not replaced: {exc}") from None
+    foreign = sorted(rel for rel in files if not _written(rel, info))
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
+        raise FileExistsError(
+            f"{path} holds a daskfair run and {len(foreign)} file(s) daskfair did not write "
+            f"({shown}); nothing in it is removed. Move those files out, or choose another "
+            "path.")
+    if dry_run:
+        return
+    folders: set[Path] = set()
+    for rel in sorted(files, key=lambda r: -r.count("/")):
+        if rel in (_META, LEASE_NAME) or rel.startswith(SCRATCH_PREFIX):
             continue
-        if child.is_dir() and (child / _META).exists():
-            _remove_node(child)
-        elif child.is_file() and child.name.endswith(".partial"):
-            child.unlink()
+        (path / rel).unlink(missing_ok=True)
+        folders.update(p for p in (path / rel).parents if path in p.parents)
+    for folder in sorted(folders, key=lambda p: -len(p.parts)):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty: a folder of a scratch file that is still being written
+            pass
     (path / _META).unlink(missing_ok=True)

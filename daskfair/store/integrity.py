@@ -1,4 +1,4 @@
-"""A complete run's manifest of its result files, and its check."""
+"""A complete run's manifest: every file of it with its size and digest, and its check."""
 
 from __future__ import annotations
 
@@ -6,110 +6,151 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHECKPOINT_PREFIX", "attributes_digest", "build_manifest", "result_arrays",
-           "sync_dir", "sync_tree", "sync_tree_root", "verify"]
+from .._files import UnsafePathError, walk_plain
+from .errors import CorruptStoreError
+from .lease import LEASE_NAME, SCRATCH_PREFIX
+
+__all__ = ["CHECKPOINT_PREFIX", "attributes_digest", "build_manifest", "is_scratch",
+           "manifest_digest", "plain_files", "signed_files", "sync_dir", "sync_tree",
+           "sync_tree_root", "verify"]
 
 _META = "zarr.json"
 #: Names of checkpoint groups start with this.
 CHECKPOINT_PREFIX = "checkpoint_"
-#: attributes that change after the marker (the checkpoint pointer is removed) or hold it
-_UNSIGNED = ("daskfair", "checkpoint")
+#: The keys of the ``daskfair`` marker that the manifest cannot cover (it is one of them).
+_UNSIGNED_MARKER = ("manifest",)
 
 
-def _node_dirs(root: Path) -> Iterator[tuple[str, Path, dict[str, Any]]]:
-    """(name, directory, metadata) of every zarr node below the root, checkpoints excluded."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        rel = here.relative_to(root).as_posix()
-        if rel == ".":
-            dirnames[:] = [d for d in dirnames if not d.startswith(CHECKPOINT_PREFIX)]
-            continue
-        if _META not in filenames:
-            continue
-        try:
-            meta = json.loads((here / _META).read_text())
-        except (OSError, ValueError):
-            meta = {"node_type": "unreadable"}
-        yield rel, here, meta
-        if meta.get("node_type") == "array":
-            dirnames[:] = []  # its chunks are listed by _array_files
+def is_scratch(name: str) -> bool:
+    """A zarr or lease scratch file (zarr writes a key to ``<key>.<uuid>.partial`` first)."""
+    return name.endswith(".partial") or name.startswith(SCRATCH_PREFIX)
 
 
-def _array_files(array: Path) -> list[Path]:
-    """The files of an array's directory (metadata and chunks), in a fixed order."""
-    files = [Path(d) / f for d, _, names in os.walk(array) for f in names
-             if not f.endswith(".partial")]
-    return sorted(files, key=lambda p: p.relative_to(array).as_posix())
+def plain_files(root: Path) -> dict[str, int]:
+    """Every file of the store at ``root`` and its size; CorruptStoreError for a link, device,
+    FIFO or socket anywhere in it (daskfair writes none, and never follows one out)."""
+    try:
+        return walk_plain(root)
+    except UnsafePathError as exc:
+        raise CorruptStoreError(f"the store {root} is refused unread: {exc}") from None
 
 
-def result_arrays(root: Path) -> dict[str, Path]:
-    """Every array of the run but its checkpoints (and unreadable nodes), by name."""
-    return {name: d for name, d, meta in _node_dirs(root)
-            if meta.get("node_type") in ("array", "unreadable")}
+def signed_files(files: Mapping[str, int]) -> dict[str, int]:
+    """The files a manifest covers: all but the root metadata (it holds the manifest), the
+    lease, scratch files and checkpoint groups (which change after the marker)."""
+    return {rel: size for rel, size in files.items()
+            if rel not in (_META, LEASE_NAME) and not is_scratch(rel.rsplit("/", 1)[-1])
+            and not rel.startswith(CHECKPOINT_PREFIX)}
 
 
-def _record(array: Path, *, contents: bool) -> dict[str, Any]:
-    """An array's file count and bytes, and with ``contents`` the BLAKE2b of its files."""
-    files = _array_files(array)
-    out: dict[str, Any] = {"files": len(files), "bytes": sum(f.stat().st_size for f in files)}
-    if contents:
-        h = hashlib.blake2b(digest_size=16)
-        for f in files:
-            h.update(f.relative_to(array).as_posix().encode() + b"\0")
-            with f.open("rb") as fh:
-                while block := fh.read(1 << 20):
-                    h.update(block)
-        out["blake2b"] = h.hexdigest()
-    return out
+def _file_digest(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=32)
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
 
 
 def attributes_digest(attrs: Mapping[str, Any]) -> str:
-    """BLAKE2b of the run's attributes but the marker and the checkpoint pointer."""
-    signed = {k: v for k, v in attrs.items() if k not in _UNSIGNED}
+    """BLAKE2b of the run's attributes: all of them (the ``daskfair`` marker too) but the
+    manifest and the checkpoint pointer."""
+    signed = {k: v for k, v in attrs.items() if k != "checkpoint"}
+    if isinstance(signed.get("daskfair"), dict):
+        signed["daskfair"] = {k: v for k, v in signed["daskfair"].items()
+                              if k not in _UNSIGNED_MARKER}
     text = json.dumps(signed, sort_keys=True, separators=(",", ":"), allow_nan=True)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(text.encode(), digest_size=32).hexdigest()
 
 
 def build_manifest(root: Path, attrs: Mapping[str, Any]) -> dict[str, Any]:
-    """The manifest of a run about to be marked complete."""
-    return {"arrays": {name: _record(d, contents=True)
-                       for name, d in sorted(result_arrays(root).items())},
+    """The manifest of a run about to be marked complete, ``attrs`` its attributes as they
+    will be stored (the marker saying "complete")."""
+    files = signed_files(plain_files(root))
+    return {"files": {rel: [files[rel], _file_digest(root / rel)] for rel in sorted(files)},
             "attributes": attributes_digest(attrs)}
 
 
-def verify(root: Path, manifest: Any, attrs: Mapping[str, Any], *, contents: bool,
-           names: list[str] | None = None) -> list[str]:
-    """What differs between the run's files and its manifest (empty when nothing does); with
-    ``names``, only those arrays are checked."""
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("arrays"), dict):
+def manifest_digest(manifest: Mapping[str, Any]) -> str:
+    """The digest of a whole run: BLAKE2b-256 of its manifest, which holds every file's digest
+    and the attributes' (what a sender publishes so that a receiver can compare it)."""
+    text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=32).hexdigest()
+
+
+def _valid(manifest: Any) -> bool:
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    return isinstance(files, dict) and isinstance(manifest.get("attributes"), str) and all(
+        isinstance(v, list) and len(v) == 2 and type(v[0]) is int and isinstance(v[1], str)
+        for v in files.values())
+
+
+def verify(root: Path, manifest: Any, attrs: Mapping[str, Any], files: Mapping[str, int], *,
+           contents: bool, prefix: str | None = None) -> list[str]:
+    """What differs between the run's ``files`` (:func:`plain_files`) and its manifest (empty
+    when nothing does); with ``prefix``, only the files of that array or group."""
+    if not _valid(manifest):
         return ["it is marked complete but has no record of its files: the completion marker "
                 "was not written by daskfair's completion step"]
+    recorded: dict[str, list] = manifest["files"]
+    present = signed_files(files)
+    if prefix is not None:
+        recorded = {k: v for k, v in recorded.items() if k.startswith(f"{prefix}/")}
+        present = {k: v for k, v in present.items() if k.startswith(f"{prefix}/")}
     problems = []
-    recorded: dict[str, Any] = manifest["arrays"]
-    present = result_arrays(root)
-    if names is None:
-        if manifest.get("attributes") != attributes_digest(attrs):
-            problems.append("its attributes (parameters or results) were changed after it "
-                            "finished")
-        problems += [f"array {name!r} is missing"
-                     for name in sorted(set(recorded) - set(present))]
-        problems += [f"array {name!r} was not part of the finished run"
-                     for name in sorted(set(present) - set(recorded))]
-    for name in sorted(set(present) & set(recorded) & set(names or present)):
-        want, have = recorded[name], _record(present[name], contents=False)
-        if (have["files"], have["bytes"]) != (want.get("files"), want.get("bytes")):
-            problems.append(
-                f"array {name!r} has {have['files']} files of {have['bytes']:,} bytes where "
-                f"{want.get('files')} files of {want.get('bytes'):,} bytes were written (a chunk "
-                "is truncated, missing or extra)")
-        elif contents and _record(present[name], contents=True)["blake2b"] != want.get(
-                "blake2b"):
-            problems.append(f"array {name!r} has other contents than were written (a chunk "
-                            "or its metadata was altered)")
+    if prefix is None and manifest["attributes"] != attributes_digest(attrs):
+        problems.append("its attributes (parameters, results or its marker) were changed "
+                        "after it finished")
+    problems += _node_problems(recorded, present)
+    both = sorted(set(present) & set(recorded))
+    problems += [f"{_where(rel)} has {present[rel]:,} bytes where {recorded[rel][0]:,} were "
+                 "written (a chunk is truncated or grew)"
+                 for rel in both if present[rel] != recorded[rel][0]]
+    if contents and not problems:
+        problems += [f"{_where(rel)} has other contents than were written (a chunk or its "
+                     "metadata was altered)"
+                     for rel in both if _file_digest(root / rel) != recorded[rel][1]]
+    return problems[:8] + ([f"and {len(problems) - 8} more"] if len(problems) > 8 else [])
+
+
+def _node(rel: str) -> tuple[str, str]:
+    """The zarr node a file belongs to and its name in it: ``labels/c/3`` → (labels, c/3)."""
+    parts = rel.split("/")
+    if parts[-1] != _META and "c" in parts[1:]:
+        at = len(parts) - 1 - parts[::-1].index("c")
+        return "/".join(parts[:at]), "/".join(parts[at:])
+    return "/".join(parts[:-1]), parts[-1]
+
+
+def _where(rel: str) -> str:
+    node, name = _node(rel)
+    if node and (name == _META or name.split("/", 1)[0] == "c"):
+        return f"array {node!r} (its file {name})"
+    return f"file {rel!r}"
+
+
+def _node_problems(recorded: Mapping[str, Any], present: Mapping[str, Any]) -> list[str]:
+    """Whole arrays missing or added, then single files missing or added."""
+    def nodes(files: Mapping[str, Any]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for rel in files:
+            if _where(rel).startswith("array"):
+                out.setdefault(_node(rel)[0], set()).add(rel)
+        return out
+
+    want, have = nodes(recorded), nodes(present)
+    whole = set(want) ^ set(have)
+    problems = [f"array {n!r} is missing" for n in sorted(set(want) - set(have))]
+    problems += [f"array {n!r} was not part of the finished run"
+                 for n in sorted(set(have) - set(want))]
+    single = [rel for rel in sorted(set(recorded) ^ set(present))
+              if not (_where(rel).startswith("array") and _node(rel)[0] in whole)]
+    problems += [f"{_where(rel)} " + ("is missing" if rel in recorded
+                                      else "was not part of the finished run")
+                 for rel in single]
     return problems
 
 
@@ -124,15 +165,13 @@ def _fsync(path: Path, flags: int) -> None:
 
 def sync_tree(root: Path) -> None:
     """Flush every file and directory of the run but its checkpoints to disk."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        if here == root:
-            dirnames[:] = [d for d in dirnames if not d.startswith(CHECKPOINT_PREFIX)]
-        for name in filenames:
-            if not name.endswith(".partial"):
-                with contextlib.suppress(FileNotFoundError):  # a lease's scratch file, gone
-                    _fsync(here / name, os.O_RDONLY)
-        sync_dir(here)
+    folders = {root}
+    for rel in signed_files(plain_files(root)):
+        with contextlib.suppress(FileNotFoundError):  # a lease's scratch file, gone
+            _fsync(root / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        folders.update((root / rel).parents)
+    for folder in sorted(f for f in folders if f == root or root in f.parents):
+        sync_dir(folder)
 
 
 def sync_tree_root(root: Path) -> None:

@@ -19,12 +19,15 @@ from typing import Any
 
 import dask
 
+from .._files import UnsafePathError, read_bounded
 from .errors import StoreLockedError
 
 __all__ = ["LEASE_NAME", "SCRATCH_PREFIX", "Lease", "break_lock", "holder_state", "lease_status",
            "locked_error", "read_lease"]
 
 LEASE_NAME = "daskfair-lock.json"
+#: The most bytes a lease file may hold (daskfair's hold a few hundred).
+LEASE_LIMIT = 64 * 1024
 #: Prefix of the lease's scratch files: a lease before it is linked, a broken one before deletion.
 SCRATCH_PREFIX = f".{LEASE_NAME}."
 
@@ -84,13 +87,15 @@ def read_lease(store: str | os.PathLike[str]) -> tuple[dict[str, Any], float] | 
 def _read_holder(path: Path) -> tuple[dict[str, Any], float] | None:
     """The holder recorded in the lease file ``path`` and its age, or None without one."""
     try:
-        text = path.read_text()
-        age = time.time() - path.stat().st_mtime
+        age = time.time() - path.lstat().st_mtime
+        text = read_bounded(path, LEASE_LIMIT).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return None
+    except UnsafePathError as exc:  # a link, a device: never followed or read
+        return {"unreadable": str(exc)}, age
     try:
         holder = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         holder = None
     if not isinstance(holder, dict):  # not written by a lease of this module
         holder = {"unreadable": text[:80]}

@@ -16,14 +16,16 @@ import numpy as np
 import zarr
 
 from .. import progress
+from .._files import UnsafePathError, plain_folder, walk_plain
 from . import integrity
+from .arrays import ArrayLayout, ReadBudget, check_layout, parse_layout, read_node
 from .errors import CorruptStoreError, StoreError
 from .lease import LEASE_NAME, SCRATCH_PREFIX, Lease
 
 __all__ = ["STORE_FORMAT", "Run", "to_json"]
 
 #: Version of the run layout and of its keys; bump when either changes incompatibly.
-STORE_FORMAT = 4
+STORE_FORMAT = 5
 
 
 def to_json(value: Any) -> Any:
@@ -78,6 +80,7 @@ class Run:
         self.path = path
         self.group = group
         self._lease = lease
+        self._budget: ReadBudget | None = None
 
     @property
     def info(self) -> dict[str, Any]:
@@ -132,9 +135,21 @@ class Run:
         self._writable()
         self.group.attrs.update(to_json(values))
 
-    def write_array(self, name: str, data: Any, *,
-                    chunks: tuple[int, ...] | None = None) -> zarr.Array:
+    def _record_node(self, name: str) -> None:
+        """Record the top-level node of ``name`` in the marker before it is written: replacing
+        an unfinished run removes only what it recorded (checkpoints are known by name)."""
+        top = name.split("/", 1)[0]
+        info = self.info
+        nodes = info.get("nodes", [])
+        if top not in nodes and not top.startswith(integrity.CHECKPOINT_PREFIX):
+            self.group.attrs["daskfair"] = {**info, "nodes": [*nodes, top]}
+
+    def write_array(self, name: str, data: Any, *, chunks: tuple[int, ...] | None = None,
+                    compressed: bool = True) -> zarr.Array:
         """Store a numpy or dask array under ``name`` (replacing one), a dask one by the workers.
+
+        Every chunk is written, also one that holds only zeros: a reader finds each chunk the
+        shape declares as a file (docs/design.md#reading-a-store).
 
         Parameters
         ----------
@@ -144,20 +159,25 @@ class Run:
             Numbers to store (TypeError for text or objects; a dask array needs known chunks).
         chunks : tuple of int, default=None
             The zarr chunks (None: the dask array's largest blocks, or zarr's choice).
+        compressed : bool, default=True
+            Compress the chunks (zstd); False stores a numpy array as one uncompressed chunk,
+            whose file then holds exactly the array's bytes (a saved model's arrays).
 
         Returns
         -------
         zarr.Array
         """
+        options: dict[str, Any] = {"overwrite": True, "config": {"write_empty_chunks": True}}
         if isinstance(data, da.Array):
             if any(math.isnan(c) for c in data.shape):
                 raise ValueError(
                     f"cannot store {name!r}: unknown chunk sizes; call compute_chunk_sizes().")
             self._writable()
+            self._record_node(name)
             chunks = chunks or tuple(max(c) for c in data.chunks)
             data = data.rechunk(chunks)
             arr = self.group.create_array(name, shape=data.shape, dtype=data.dtype,
-                                          chunks=chunks, overwrite=True)
+                                          chunks=chunks, **options)
             # not optimised: re-optimising persisted arrays resubmits their keys (dask/dask#9888)
             progress.compute(da.store(data, arr, lock=False, compute=False),
                              optimize_graph=False)
@@ -166,34 +186,49 @@ class Run:
         if data.dtype.kind in "OUS":
             raise TypeError(f"store {name!r} as an attribute: arrays must be numeric.")
         self._writable()
-        kwargs = {"chunks": chunks} if chunks else {}
-        return self.group.create_array(name, data=data, overwrite=True, **kwargs)
+        self._record_node(name)
+        if not compressed:
+            options.update(compressors=None, chunks=tuple(max(1, n) for n in data.shape))
+        elif chunks:
+            options["chunks"] = chunks
+        return self.group.create_array(name, data=data, **options)
 
-    def read_array(self, name: str) -> np.ndarray:
-        """Load an array of the run, a finished run's checked against its manifest first.
-
-        Parameters
-        ----------
-        name : str
-            The array's path within the run.
+    def files(self) -> dict[str, int]:
+        """Every file of the store by its path in it, and its size.
 
         Returns
         -------
-        ndarray
+        dict of str to int
 
         Raises
         ------
-        KeyError
-            No array of that name.
         CorruptStoreError
-            The array changed since the run finished.
+            The store holds a link, a device, a FIFO or a socket (never followed).
         """
-        if name not in self.array_names():
-            raise KeyError(f"run {self.path} has no array {name!r}; it has "
-                           f"{self.array_names()}.")
-        if self.is_complete:
-            self._check(contents=True, names=[name])
-        return self.group[name][...]
+        return integrity.plain_files(self.path)
+
+    def layouts(self) -> dict[str, ArrayLayout]:
+        """Every array of the run (checkpoints included) by path: shape, dtype, chunks, read
+        from metadata checked to be daskfair's (no data is read).
+
+        Returns
+        -------
+        dict of str to ArrayLayout
+
+        Raises
+        ------
+        CorruptStoreError
+            A node's metadata are not as daskfair writes them.
+        """
+        out = {}
+        for rel in sorted(self.files()):
+            if not rel.endswith("/zarr.json"):
+                continue
+            name = rel[:-len("/zarr.json")]
+            meta = read_node(self.path, rel)
+            if meta.get("node_type") == "array":
+                out[name] = parse_layout(meta, name)
+        return out
 
     def array_names(self) -> list[str]:
         """The paths of the run's arrays (checkpoints included).
@@ -202,18 +237,70 @@ class Run:
         -------
         list of str
         """
-        return sorted(self.arrays())
+        return sorted(self.layouts())
 
-    def arrays(self) -> dict[str, zarr.Array]:
-        """Every array of the run by path (checkpoints included), not loaded.
+    def array(self, name: str, *, compressed: bool | None = None) -> zarr.Array:
+        """The array ``name``, checked before anything of its data is read: a finished run's
+        files against its manifest, its metadata and every chunk file (its size, or the size
+        its compressed frame declares), and its size against what this run may decode.
+
+        Parameters
+        ----------
+        name : str
+            The array's path within the run.
+        compressed : bool, default=None
+            Whether daskfair wrote it compressed (refused otherwise); None: either.
 
         Returns
         -------
-        dict of str to zarr.Array
+        zarr.Array
+            Not loaded.
+
+        Raises
+        ------
+        KeyError
+            No array of that name.
+        CorruptStoreError
+            The array changed since the run finished, or is not as daskfair writes arrays.
         """
-        with _quiet_listing():
-            return {name: node for name, node in self.group.members(max_depth=None)
-                    if isinstance(node, zarr.Array)}
+        try:
+            folder = plain_folder(self.path, name)
+            files = {f"{name}/{rel}": n for rel, n in walk_plain(folder).items()}
+        except FileNotFoundError:
+            files = {}
+        except UnsafePathError as exc:
+            raise CorruptStoreError(f"the run at {self.path} is refused unread: {exc}"
+                                    ) from None
+        if f"{name}/zarr.json" not in files:
+            raise KeyError(f"run {self.path} has no array {name!r}; it has "
+                           f"{self.array_names()}.")
+        if self.is_complete:
+            self._check(contents=True, prefix=name, files=files)
+        if self._budget is None:
+            self._budget = ReadBudget(sum(self.files().values()))
+        check_layout(self.path, name, files, self._budget, compressed=compressed)
+        return self.group[name]
+
+    def read_array(self, name: str, *, compressed: bool | None = None) -> np.ndarray:
+        """Load an array of the run, checked first as :meth:`array` checks it.
+
+        Parameters
+        ----------
+        name : str
+            The array's path within the run.
+        compressed : bool, default=None
+            As in :meth:`array`.
+
+        Returns
+        -------
+        ndarray
+
+        Raises
+        ------
+        KeyError, CorruptStoreError
+            As for :meth:`array`.
+        """
+        return self.array(name, compressed=compressed)[...]
 
     def verify(self, *, contents: bool = True) -> None:
         """Check a finished run's files against its manifest (an unfinished run is not checked).
@@ -221,7 +308,7 @@ class Run:
         Parameters
         ----------
         contents : bool, default=True
-            Compare every file's digest too (reads every file), not only counts and sizes.
+            Compare every file's digest too (reads every file), not only the sizes.
 
         Raises
         ------
@@ -231,11 +318,12 @@ class Run:
         if self.is_complete:
             self._check(contents=contents)
 
-    def _check(self, *, contents: bool, names: list[str] | None = None) -> None:
-        """CorruptStoreError when the files (of ``names``) differ from the manifest."""
-        info = self.info
-        problems = integrity.verify(self.path, info.get("manifest"), self.attrs,
-                                    contents=contents, names=names)
+    def _check(self, *, contents: bool, prefix: str | None = None,
+               files: dict[str, int] | None = None) -> None:
+        """CorruptStoreError when the files (of ``prefix``) differ from the manifest."""
+        problems = integrity.verify(self.path, self.info.get("manifest"), self.attrs,
+                                    self.files() if files is None else files,
+                                    contents=contents, prefix=prefix)
         if problems:
             raise CorruptStoreError(
                 f"the run at {self.path} is corrupt: " + "; ".join(problems) + ". It was "
@@ -244,9 +332,52 @@ class Run:
                 "with overwrite=True.")
 
     @property
+    def digest(self) -> str | None:
+        """The digest of a finished run (BLAKE2b-256 of its manifest, which holds every file's
+        and the attributes' digests), or None for an unfinished one. Equal digests mean equal
+        contents; compare it with the one the run's sender publishes to check its origin."""
+        manifest = self.info.get("manifest")
+        return integrity.manifest_digest(manifest) if self.is_complete and isinstance(
+            manifest, dict) else None
+
+    @contextlib.contextmanager
+    def reading(self, what: str) -> Iterator[None]:
+        """Turn an error that malformed stored values cause while ``what`` is read from the
+        run (a missing key, a wrong type or length) into a :class:`CorruptStoreError` that
+        names the run and ``what``.
+
+        Parameters
+        ----------
+        what : str
+            What is being read, in words ("the front", "the audit").
+        """
+        try:
+            yield
+        except StoreError:
+            raise
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise CorruptStoreError(
+                f"{what} in {self.path} is malformed ({type(exc).__name__}: "
+                f"{str(exc)[:200]}): the run was not written by this version of daskfair, or "
+                "was altered. Rerun the job that wrote it.") from None
+
+    @property
     def checkpoint(self) -> dict[str, Any] | None:
-        """The last committed checkpoint (``iteration``, ``group``, ...), or None."""
-        return self.group.attrs.get("checkpoint") or None
+        """The last committed checkpoint (``iteration``, ``group``, ...), or None.
+
+        Raises
+        ------
+        CorruptStoreError
+            The pointer is not one daskfair writes (a group name and an iteration).
+        """
+        ckpt = self.group.attrs.get("checkpoint") or None
+        if ckpt is not None and not (
+                isinstance(ckpt, dict) and isinstance(ckpt.get("group"), str)
+                and re.fullmatch(rf"{integrity.CHECKPOINT_PREFIX}\d{{1,12}}", ckpt["group"])
+                and type(ckpt.get("iteration")) is int and ckpt["iteration"] >= 0):
+            raise CorruptStoreError(f"the checkpoint pointer of {self.path} is malformed: "
+                                    "the run was altered. Start it again with overwrite=True.")
+        return ckpt
 
     def commit_checkpoint(self, name: str, **info: Any) -> None:
         """Make the fully written group ``name`` (``checkpoint_...``) the run's checkpoint.
@@ -285,9 +416,9 @@ class Run:
             self.set_attrs(**summary)
         self._writable()
         integrity.sync_tree(self.path)
-        info = self.info
-        info.update(status="complete", completed=utc_now(), format=STORE_FORMAT,
-                    manifest=integrity.build_manifest(self.path, self.attrs))
+        info = {k: v for k, v in self.info.items() if k != "manifest"}
+        info.update(status="complete", completed=utc_now(), format=STORE_FORMAT)
+        info["manifest"] = integrity.build_manifest(self.path, {**self.attrs, "daskfair": info})
         self.group.attrs["daskfair"] = to_json(info)
         integrity.sync_tree_root(self.path)
         # after the marker: a crash in between leaves a complete run with a spare checkpoint

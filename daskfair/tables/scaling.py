@@ -55,8 +55,7 @@ class ColumnScaler(TransformerMixin, BaseEstimator):
         -------
         self : ColumnScaler
         """
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
+        self._check_params()
         X = check_array(X, "X")
         if self.method == "minmax":
             low, high = X.min(axis=0), X.max(axis=0)
@@ -67,6 +66,13 @@ class ColumnScaler(TransformerMixin, BaseEstimator):
         if is_dask(X):
             mean, std = da.compute(mean, std)
         return self._set(mean, std)
+
+    def _check_params(self) -> None:
+        """ValueError for a bad ``method`` or ``unit_rows``."""
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
+        if not isinstance(self.unit_rows, bool | np.bool_):
+            raise ValueError(f"unit_rows must be True or False, got {self.unit_rows!r}.")
 
     def _set(self, offset: np.ndarray, spread: np.ndarray) -> ColumnScaler:
         offset, spread = np.asarray(offset, np.float64), np.asarray(spread, np.float64)
