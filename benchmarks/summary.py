@@ -540,6 +540,18 @@ def predict_at_scale(doc: dict[str, Any]) -> Extracted:
     return rows
 
 
+def load_checks(doc: dict[str, Any]) -> Extracted:
+    m = doc["model"]
+    return [(f"daskfair.load of a stored FKR-CV pipeline ({doc['train']['landmarks']} "
+             f"landmarks, {m['arrays']} arrays, {m['store_files']} files), every check, against "
+             "the same store read with none; best of "
+             f"{len(doc['load']['seconds_all'])}", [
+                 Measure("load s", doc["load"]["seconds_best"], ".2f"),
+                 Measure("floor s", doc["floor"]["seconds_best"], ".2f"),
+                 Measure("× floor", doc["load_over_floor"], ".2f"),
+                 Measure("goal met", doc["load"]["goal_met"])])]
+
+
 def fkr_bound_population(doc: dict[str, Any]) -> Extracted:
     rows = []
     for name, setting in doc["settings"].items():
@@ -634,7 +646,8 @@ EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
                             sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn,
                             fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
                             ffe_compas_columns, safairkm_end_to_end, tables_at_scale,
-                            predict_at_scale, audit_at_scale, fkr_bound_population, cold_start,
+                            predict_at_scale, load_checks, audit_at_scale, fkr_bound_population,
+                            cold_start,
                             store_kill_points, slurm_end_to_end, code_shape)
 }
 # the same benchmark on Census-KDD alone (its own run: EG takes minutes per bound there)

@@ -1720,8 +1720,8 @@ for _id, _how, _input, _expect, _says in [
 
 
 def _bomb(c: Context) -> dict[str, Any]:
-    run = create_run(c.tmp / "r.zarr", kind="t")
-    run.write_array("x", da.zeros(300_000_000, dtype=np.uint8, chunks=100_000_000))
+    run = create_run(c.tmp / "r.zarr", kind="t")  # numpy: no thread pool in a forked child
+    run.write_array("x", np.zeros(300_000_000, dtype=np.uint8), chunks=(100_000_000,))
     run.mark_complete()
     return {"path": c.tmp / "r.zarr"}
 

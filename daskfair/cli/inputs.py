@@ -249,6 +249,9 @@ def _from_zarr(path: Path, label: str | None, sensitive: str | None,
                features: list[str] | None, need_label: bool) -> JobData:
     import zarr
 
+    from .._files import walk_plain
+
+    walk_plain(path)  # plain files only: a link or a FIFO could hang or read elsewhere
     try:
         node = zarr.open(store=str(path), mode="r")
     except Exception as exc:

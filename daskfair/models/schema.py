@@ -230,10 +230,15 @@ def Obj(*names: str, share: bool = False, local: tuple[str, ...] | None = None) 
     return check
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def PlainData(value: Any, scope: Scope, where: str) -> None:
     """Data, not a model part (a table of results): anything the tree holds but objects."""
     if isinstance(value, Part):
         raise SchemaError(f"{where} holds a {value.name}, where only data may be")
+    if isinstance(value, list | tuple) and all(type(v) in _SCALARS for v in value):
+        return
     if isinstance(value, list | tuple | set | frozenset):
         for i, v in enumerate(value):
             PlainData(v, scope, f"{where}[{i}]")

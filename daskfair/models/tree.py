@@ -238,7 +238,7 @@ class _Parser:
         if node is None or isinstance(node, bool | int | float | str):
             return node
         if isinstance(node, list):
-            return [self(v, depth + 1) for v in node]
+            return list(node) if _plain(node) else [self(v, depth + 1) for v in node]
         if not isinstance(node, dict) or not isinstance(node.get("~"), str):
             raise UnsafeModelError(f"the stored model holds an unknown node "
                                    f"{str(node)[:80]!r}.")
@@ -252,7 +252,7 @@ class _Parser:
         items = node["items"]
         if not isinstance(items, list):
             raise ValueError("items is not a list")
-        return [self(v, depth) for v in items]
+        return list(items) if _plain(items) else [self(v, depth) for v in items]
 
     def _int(self, node: dict, depth: int) -> int:
         text = node["value"]
@@ -369,6 +369,14 @@ class _Parser:
         return _Generator("generator", self(node["state"], depth))
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain(values: Any) -> bool:
+    """Whether every value is a JSON scalar (a long list of them is taken as it is)."""
+    return all(type(v) in _PLAIN for v in values)
+
+
 def _dtype_text(text: Any) -> str:
     """A stored dtype's text, refused unless short and plain (``<f8``, ``|O``, ``<U12``)."""
     if not isinstance(text, str) or len(text) > 12 or not text.isascii():
@@ -402,11 +410,12 @@ def _build(value: Any) -> Any:
     if isinstance(value, _Generator):
         return _generator(value.kind, _build(value.state))
     if isinstance(value, list):
-        return [_build(v) for v in value]
+        return list(value) if _plain(value) else [_build(v) for v in value]
     if isinstance(value, tuple):
-        return tuple(_build(v) for v in value)
+        return value if _plain(value) else tuple(_build(v) for v in value)
     if isinstance(value, dict):
-        return {k: _build(v) for k, v in value.items()}
+        return dict(value) if _plain(value.values()) else {
+            k: _build(v) for k, v in value.items()}
     return value
 
 

@@ -17,7 +17,7 @@ from .contents import ROOT_META_LIMIT, classify, describe_entries, read_root, re
 from .errors import IncompleteRunError, StoreError
 from .integrity import plain_files
 from .lease import Lease, lease_status, locked_error, read_lease
-from .run import STORE_FORMAT, Run, to_json, utc_now
+from .run import STORE_FORMAT, Run, compact_json, to_json, utc_now
 
 __all__ = ["RESUMABLE_KINDS", "check_new_store", "create_run", "open_run", "resume_run"]
 
@@ -95,11 +95,11 @@ def create_run(path: str | os.PathLike[str], *, kind: str,
         elif what != "empty":
             raise _not_a_run(path, what)
         # group and marker in one write: a kill never leaves a group that is not daskfair's
-        group = zarr.open_group(store=str(path), mode="a", attributes={
-            "daskfair": {"format": STORE_FORMAT, "kind": kind, "status": "running",
-                         "created": utc_now(), "versions": _versions()},
-            "params": to_json(dict(params or {})),
-        })
+        marker = {"format": STORE_FORMAT, "kind": kind, "status": "running",
+                  "created": utc_now(), "versions": _versions()}
+        with compact_json():
+            group = zarr.open_group(store=str(path), mode="a", attributes={
+                "daskfair": marker, "params": to_json(dict(params or {}))})
     except BaseException:
         lease.release()
         if made and not any(path.iterdir()):
@@ -116,7 +116,8 @@ def _replace(path: Path) -> None:
     remove_run(path, info, dry_run=True)  # refuses before anything changes
     group = zarr.open_group(store=str(path), mode="r+")
     attrs = {k: v for k, v in group.attrs.items() if k != "checkpoint"}
-    group.attrs.put({**attrs, "daskfair": {**info, "status": "replacing"}})
+    with compact_json():
+        group.attrs.put({**attrs, "daskfair": {**info, "status": "replacing"}})
     remove_run(path, info)
 
 
