@@ -590,3 +590,20 @@ def test_the_refresh_survives_a_file_system_hiccup(tmp_path, monkeypatch):
     monkeypatch.setattr(lease_mod, "read_lease", real)
     with pytest.raises(StoreLockedError, match="could not be read for"):
         run.write_array("x", np.arange(3))
+
+
+def test_attributes_beyond_what_a_reader_takes_are_refused_when_written(tmp_path, monkeypatch):
+    """A run whose attributes a reader would refuse (over ROOT_META_LIMIT) is refused when
+    they are written, and left unfinished; a root that large is refused unread."""
+    from daskfair.store import access, run as run_module
+
+    monkeypatch.setattr(run_module, "ROOT_META_LIMIT", 4096)
+    run = create_run(tmp_path / "r.zarr", kind="t")
+    with pytest.raises(StoreError, match=r"attributes hold .* bytes, more than the 4,096 a "
+                                         r"reader takes \(table\)"):
+        run.set_attrs(table=list(range(2000)))
+    run.close()
+    monkeypatch.setattr(access, "ROOT_META_LIMIT", 4096)
+    with pytest.raises(StoreError, match=r"zarr.json holds .* bytes, more than a run's "
+                                         r"attributes may \(4,096\); it is refused unread"):
+        open_run(tmp_path / "r.zarr", allow_incomplete=True)

@@ -19,6 +19,7 @@ from .. import progress
 from .._files import UnsafePathError, plain_folder, walk_plain
 from . import integrity
 from .arrays import ArrayLayout, ReadBudget, check_layout, parse_layout, read_node
+from .contents import ROOT_META_LIMIT
 from .errors import CorruptStoreError, StoreError
 from .lease import LEASE_NAME, SCRATCH_PREFIX, Lease
 
@@ -129,6 +130,12 @@ class Run:
         **values
             Names and values (converted by :func:`to_json`); ``daskfair`` and ``params`` are
             reserved (ValueError).
+
+        Raises
+        ------
+        StoreError
+            The attributes grew past what a reader takes (:data:`ROOT_META_LIMIT`): the run
+            could not be read back, and stays unfinished.
         """
         reserved = {"daskfair", "params"} & values.keys()
         if reserved:
@@ -136,6 +143,12 @@ class Run:
         self._writable()
         with compact_json():
             self.group.attrs.update(to_json(values))
+        size = (self.path / "zarr.json").stat().st_size
+        if size > ROOT_META_LIMIT:
+            raise StoreError(
+                f"the run's attributes hold {size:,} bytes, more than the {ROOT_META_LIMIT:,} a "
+                f"reader takes ({', '.join(values)}): the run could not be read back and is "
+                "left unfinished. For a CV model, search fewer candidates.")
 
     def _record_node(self, name: str) -> None:
         """Record the top-level node of ``name`` in the marker before it is written: replacing
