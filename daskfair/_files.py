@@ -65,9 +65,13 @@ def walk_plain(root: Path, *, max_depth: int = MAX_DEPTH,
                     raise UnsafePathError(f"{root} holds more than {max_entries:,} entries; "
                                           "no daskfair store is that large.")
                 name = f"{rel}/{entry.name}" if rel else entry.name
-                mode = entry.stat(follow_symlinks=False).st_mode
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:  # removed meanwhile (a scratch file renamed)
+                    continue
+                mode = info.st_mode
                 if stat.S_ISREG(mode):
-                    files[name] = entry.stat(follow_symlinks=False).st_size
+                    files[name] = info.st_size
                 elif stat.S_ISDIR(mode):
                     if depth + 1 > max_depth:
                         raise UnsafePathError(f"{root / name} is more than {max_depth} folders "

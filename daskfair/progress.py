@@ -70,7 +70,12 @@ def compute(obj: Any, **kwargs: Any) -> Any:
 
 def terminal() -> TextIO:
     """The stream a progress bar writes to: standard output as it is, also where the
-    command line escapes the control characters of what it prints."""
+    command line escapes the control characters of what it prints.
+
+    Returns
+    -------
+    file
+    """
     return getattr(sys.stdout, "unescaped", sys.stdout)
 
 

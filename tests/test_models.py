@@ -361,3 +361,22 @@ def test_a_rows_prediction_is_the_same_bits_in_any_block_or_position(data):
                                       whole[[0, 77, 399]])
         lazy = method(da.from_array(X, chunks=((3, 250, 7, 140), -1))).compute()
         np.testing.assert_array_equal(lazy, whole)
+
+
+def test_every_class_a_model_may_hold_has_a_schema():
+    """A class added to the table of saved classes must say what a fitted one holds."""
+    from daskfair.models.io import CLASSES
+    from daskfair.models.schema import SCHEMAS
+
+    assert set(SCHEMAS) == set(CLASSES)
+
+
+def test_a_cv_model_without_refit_and_with_feature_names_round_trips(data, tmp_path):
+    """The schema's optional attributes: no refitted model, feature names from a frame."""
+    X, _, yc, s = data
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    est = daskfair.FairKernelClassifierCV(cv=2, n_landmarks=N_LANDMARKS, refit=False,
+                                          random_state=0).fit(frame, yc, sensitive_features=s)
+    back = daskfair.load(daskfair.save(est, tmp_path / "cv.zarr"))
+    assert not hasattr(back, "dual_coef_") and list(back.feature_names_in_) == list("abcd")
+    np.testing.assert_array_equal(back.cv_error_, est.cv_error_)
