@@ -242,6 +242,18 @@ def test_text_from_a_store_reaches_the_terminal_escaped(tmp_path):
     assert "\\x1b]0;pwned\\x07\\x0dstatus:" in out and "\\u202e" in out
 
 
+def test_group_names_from_a_table_reach_the_terminal_escaped(client, tmp_path):
+    rng = np.random.default_rng(0)
+    evil = "\x1b]2;owned\x07\x1b[31mF"
+    pd.DataFrame({"sex": rng.choice([evil, "M"], 400), "y": rng.integers(0, 2, 400),
+                  "d": rng.integers(0, 2, 400)}).to_csv(tmp_path / "t.csv", index=False)
+    code, out, err = _cli("audit", "--input", tmp_path / "t.csv", "--label", "y",
+                          "--prediction", "d", "--sensitive", "sex", "--n-boot", "0",
+                          "--store", tmp_path / "a.zarr", "--no-progress")
+    assert code == 0, err
+    assert "\x1b" not in out + err and "\\x1b]2;owned\\x07\\x1b[31mF" in out
+
+
 # -- signals -----------------------------------------------------------------------------------
 
 def test_sigterm_stops_a_prediction_within_seconds(model_store, tmp_path):

@@ -176,14 +176,17 @@ class Run:
         chunks : tuple of int, default=None
             The zarr chunks (None: the dask array's largest blocks, or zarr's choice).
         compressed : bool, default=True
-            Compress the chunks (zstd); False stores a numpy array as one uncompressed chunk,
-            whose file then holds exactly the array's bytes (a saved model's arrays).
+            Compress the chunks (zstd). False stores them as they are, a numpy array in one
+            chunk unless ``chunks`` says otherwise: its files then hold exactly the array's
+            bytes (a saved model's arrays).
 
         Returns
         -------
         zarr.Array
         """
         options: dict[str, Any] = {"overwrite": True, "config": {"write_empty_chunks": True}}
+        if not compressed:
+            options["compressors"] = None
         if isinstance(data, da.Array):
             if any(math.isnan(c) for c in data.shape):
                 raise ValueError(
@@ -203,10 +206,8 @@ class Run:
             raise TypeError(f"store {name!r} as an attribute: arrays must be numeric.")
         self._writable()
         self._record_node(name)
-        if not compressed:
-            options.update(compressors=None, chunks=tuple(max(1, n) for n in data.shape))
-        elif chunks:
-            options["chunks"] = chunks
+        if chunks or not compressed:
+            options["chunks"] = chunks or tuple(max(1, n) for n in data.shape)
         return self.group.create_array(name, data=data, **options)
 
     def files(self) -> dict[str, int]:
