@@ -595,7 +595,8 @@ def test_the_refresh_survives_a_file_system_hiccup(tmp_path, monkeypatch):
 def test_attributes_beyond_what_a_reader_takes_are_refused_when_written(tmp_path, monkeypatch):
     """A run whose attributes a reader would refuse (over ROOT_META_LIMIT) is refused when
     they are written, and left unfinished; a root that large is refused unread."""
-    from daskfair.store import access, run as run_module
+    from daskfair.store import access
+    from daskfair.store import run as run_module
 
     monkeypatch.setattr(run_module, "ROOT_META_LIMIT", 4096)
     run = create_run(tmp_path / "r.zarr", kind="t")
