@@ -5,6 +5,7 @@ in the pass that computes, and raise from the worker."""
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from numbers import Integral
@@ -14,6 +15,7 @@ import dask.array as da
 import numpy as np
 import pandas as pd
 
+from ._arrow import check_arrow
 from ._frames import count_rows, partition_array, partitions
 
 __all__ = ["as_array", "check_array", "check_consistent_length", "check_feature_names",
@@ -31,9 +33,10 @@ def as_array(x: Any, name: str) -> np.ndarray | da.Array:
     if is_dask(x) or isinstance(x, np.ndarray):
         return x
     if isinstance(x, pd.DataFrame | pd.Series):
+        check_arrow(x, name)
         return x.to_numpy()
     if hasattr(x, "to_delayed") and hasattr(x, "npartitions"):  # dask DataFrame / Series
-        return _frame_array(x)
+        return _frame_array(x, name)
     if x is None:
         raise TypeError(f"{name} is None; pass an array of shape (n_samples, ...).")
     if hasattr(x, "tocsr") or hasattr(x, "todense"):  # scipy.sparse matrices and arrays
@@ -43,16 +46,17 @@ def as_array(x: Any, name: str) -> np.ndarray | da.Array:
     return np.asarray(x)
 
 
-def _to_numpy(frame: Any) -> np.ndarray:
+def _to_numpy(frame: Any, name: str) -> np.ndarray:
+    check_arrow(frame, name)
     return frame.to_numpy()
 
 
-def _frame_array(x: Any) -> da.Array:
+def _frame_array(x: Any, name: str) -> da.Array:
     """A dask DataFrame or Series as a dask array with known chunks (:mod:`._frames`)."""
     parts = partitions(x)
     meta = x._meta.to_numpy()
-    return partition_array(parts, count_rows(parts), _to_numpy, dtype=meta.dtype,
-                           width=None if meta.ndim == 1 else meta.shape[1])
+    return partition_array(parts, count_rows(parts), functools.partial(_to_numpy, name=name),
+                           dtype=meta.dtype, width=None if meta.ndim == 1 else meta.shape[1])
 
 
 def column_or_1d(x: Any, name: str) -> Any:

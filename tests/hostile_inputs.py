@@ -452,6 +452,8 @@ def err(error: type[BaseException], match: str, defect: str = "", now: str = "")
 
 
 WORKS = Expect()
+#: An attack that could crash, hang or exhaust memory: run in a guarded child, once.
+GUARDED = {"backends": ("file",), "guarded": True}
 NAN_X = err(ValueError, r"X contains NaN or infinite values.*Drop or impute")
 GROUPS_MISSING = err(ValueError, r"sensitive_features contains NaN or other missing values")
 ONE_GROUP = err(ValueError, r"sensitive_features has 1 distinct group.*at least 2 are needed")
@@ -948,9 +950,6 @@ case("front-resume-without-store", FR, "half-written store", "resume=True withou
 
 # FCE: base labelings are the input
 FCE = "FairClusteringEnsemble.fit"
-FCE_NAN_DEFECT = ("ensemble/estimator.py check_base_labels: NaN/inf labels are reported as "
-                  "'got fractions'; test np.isfinite first and say NaN")
-FCE_NAN_NOW = r"ValueError: base_labels must be integer cluster indices, got fractions"
 case("fce-nan-labels", FCE, "NaN/inf", "base labels with one NaN",
      lambda c: _fce(c, base=_nan(D["base"])),
      err(ValueError, r"base_labels contains NaN"),
@@ -960,19 +959,27 @@ case("fce-inf-labels", FCE, "NaN/inf", "base labels with one +inf",
      err(ValueError, r"base_labels contains (NaN|inf)"),
      "drop or relabel the rows")
 FCE_UNKNOWN = err(ValueError, r"base_labels is a dask array with unknown chunk sizes")
-case("fce-negative-labels", FCE, "labels out of range", "base labels -1..1",
-     lambda c: _fce(c, base=D["base"] - 1),
-     err(ValueError, r"base_labels column 0 has negative labels.*0, 1, 2"),
-     "use cluster indices 0, 1, 2, ...")
+case("fce-negative-labels", FCE, "labels out of range", "base labels -1..1 (-1: DBSCAN's noise)",
+     lambda c: _fce(c, base=D["base"] - 1), WORKS,
+     "works: every distinct value is a cluster, -1 included (the same result as 0..2)",
+     same_as=_fce)
 case("fce-fractional-labels", FCE, "labels out of range", "base labels 0.5, 1.5, ...",
      lambda c: _fce(c, base=D["base"] + 0.5),
-     err(ValueError, r"base_labels must be integer cluster indices, got fractions"),
-     "use integer cluster indices")
+     err(ValueError, r"base_labels must be integer cluster ids, got fractions"),
+     "use integer cluster ids")
 case("fce-huge-label", FCE, "labels out of range",
-     "one base label 10**12 (ids instead of cluster indices)",
-     lambda c: _fce(c, base=np.c_[D["base"], np.r_[10**12, np.zeros(N - 1, int)]]),
-     err(ValueError, r"base_labels.*(larger|more clusters|re-?encode|unique)"),
-     "re-encode the labels 0..c-1")
+     "one base label 10**12 (ids as another tool numbered them)",
+     lambda c: _fce(c, base=np.c_[D["base"], np.r_[10**12, np.zeros(N - 1, int)]]), WORKS,
+     "works: each labeling's ids are renumbered in increasing order (the same result as 0, 1)",
+     same_as=lambda c: _fce(c, base=np.c_[D["base"], np.r_[1, np.zeros(N - 1, int)]]))
+case("fce-sparse-ids", FCE, "labels out of range", "base labels 0, 10**9, 2·10**9 (sparse ids)",
+     lambda c: _fce(c, base=D["base"] * 10**9), WORKS,
+     "works: memory follows the distinct ids, not the largest (the same result as 0..2)",
+     same_as=_fce)
+case("fce-last-row-id", FCE, "labels out of range", "base labels 0 and n - 1 only",
+     lambda c: _fce(c, base=np.where(D["base"] > 0, N - 1, 0)), WORKS,
+     "works: the same result as labels 0 and 1",
+     same_as=lambda c: _fce(c, base=(D["base"] > 0).astype(int)))
 case("fce-empty", FCE, "empty arrays", "0 rows", lambda c: _fce(c, base=D["base"][:0],
                                                              s=D["s"][:0]),
      err(ValueError, r"base_labels is empty \(shape \(0, 3\)\)"), "give labelings")
@@ -1404,6 +1411,29 @@ def _audit(c: Context, *, y: Any = None, p: Any = None, s: Any = None,
 
 case("audit-works", "audit", "plain input", "two groups, binary labels and decisions",
      lambda c: _audit(c), WORKS, "works")
+
+
+def bad_arrow_strings(n: int = N) -> pd.Series:
+    """Text groups whose Arrow offsets decrease (pyarrow's from_buffers checks sizes only)."""
+    import pyarrow as pa
+
+    offsets = np.arange(n + 1, dtype=np.int32)
+    offsets[5], offsets[6] = n - 1, 6
+    arr = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets.tobytes()),
+                                                 pa.py_buffer(b"ab" * (n // 2))])
+    return pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array([arr])))
+
+
+BAD_ARROW = err(ValueError, r"sensitive_features is a malformed Arrow array \(its offsets "
+                            r"decrease or leave its data buffer\).*Rebuild the column")
+case("audit-malformed-arrow", "audit", "non-numeric columns",
+     "an Arrow text column of groups whose offsets decrease",
+     lambda c: {**_audit(c), "sensitive_features": bad_arrow_strings()}, BAD_ARROW,
+     "rebuild the column (pyarrow.array(values.to_pylist()))", **GUARDED)
+case("fkr-malformed-arrow", "FairKernelRegressor.fit", "non-numeric columns",
+     "an Arrow text column of groups whose offsets decrease",
+     lambda c: {**_fkr("FairKernelRegressor", c), "sensitive_features": bad_arrow_strings()},
+     BAD_ARROW, "rebuild the column (pyarrow.array(values.to_pylist()))", **GUARDED)
 case("audit-one-group", "audit", "one group", "every row in group 0",
      lambda c: _audit(c, s=_groups("one")),
      err(ValueError, r"1 group\(s\) have at least min_group_size=1 rows.*compares two or more"),
@@ -1639,7 +1669,6 @@ ATTACK_ARRAYS = {
 MARKERS = {"status": {"status": "complete (verified)"}, "kind": {"kind": "\x1b]0;x\x07"},
            "versions": {"versions": {"daskfair": "1" * 1000}}}
 
-GUARDED = {"backends": ("file",), "guarded": True}
 for _id, _how, _input, _expect, _says in [
     ("model-pipeline-memory", "memory",
      "a Pipeline whose memory is a folder of the store holding a pickle (manifest rewritten)",

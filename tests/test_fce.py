@@ -450,10 +450,6 @@ def test_bad_inputs(pool):
         FairClusteringEnsemble(c).fit(base, sensitive_features=np.zeros(len(groups)))
     with pytest.raises(ValueError, match="larger than the number of samples"):
         FairClusteringEnsemble(len(groups) + 1).fit(base, sensitive_features=groups)
-    bad = base.copy()
-    bad[3, 2] = -1
-    with pytest.raises(ValueError, match="column 2 has negative labels"):
-        FairClusteringEnsemble(c).fit(bad, sensitive_features=groups)
     with pytest.raises(ValueError, match="has 600 entries but X has 599"):
         FairClusteringEnsemble(c).fit(base[:-1], sensitive_features=groups)
     with pytest.raises(TypeError, match="must be integers"):
@@ -689,3 +685,36 @@ def test_held_copy_and_row_blocks_rules():
     assert _row_chunks((100, 250, 30, 7), 100) == (100, 250, 30, 7)
     assert _row_chunks((401, 100), 100) == (100, 100, 100, 100, 100, 1)
     assert _row_chunks((100, 24, 100), 100) == (100, 100, 24)
+
+
+def test_labels_of_any_numbering_give_the_result_of_the_renumbered_labels(pool, several_blocks):
+    """Each labeling's ids renumbered in increasing order: -1 (DBSCAN's noise), sparse and huge
+    ids, ids up to n - 1 give the bits of the labels 0 .. c_i - 1, numpy and dask alike."""
+    base, groups, _, c = pool
+    n = len(base)
+    ranks = np.column_stack([np.unique(col, return_inverse=True)[1] for col in base.T])
+    fit = FairClusteringEnsemble(c, random_state=0, max_iter=5)
+    want = fit.fit(ranks, sensitive_features=groups).labels_
+    for ids in (base - 1, base * 10**9 + 7, np.where(base == base.max(), n - 1, base),
+                (base * 2**40).astype(np.float64), base.astype(np.uint8)):
+        codes, sizes = check_base_labels(ids)
+        np.testing.assert_array_equal(codes, ranks)
+        assert codes.dtype == np.int32 and list(sizes) == [len(np.unique(c)) for c in ids.T]
+        np.testing.assert_array_equal(fit.fit(ids, sensitive_features=groups).labels_, want)
+        lazy = da.from_array(ids, chunks=(97, 3))  # several row and column blocks
+        held, held_sizes = hold_base_labels(lazy)
+        np.testing.assert_array_equal(np.asarray(held), ranks)
+        np.testing.assert_array_equal(held_sizes, sizes)
+        np.testing.assert_array_equal(
+            fit.fit(lazy, sensitive_features=da.from_array(groups, chunks=97)).labels_.compute(),
+            want)
+
+
+def test_labelings_with_too_many_clusters_in_all_are_refused(monkeypatch):
+    from daskfair.ensemble import labels
+
+    monkeypatch.setattr(labels, "MAX_TOTAL_CLUSTERS", 100)
+    rows = np.arange(60)
+    with pytest.raises(ValueError, match=r"have 120 clusters in all \(labeling 0 alone 60\).*"
+                                         r"features rather than labels"):
+        check_base_labels(np.column_stack([rows, rows]))

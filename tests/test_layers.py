@@ -26,7 +26,7 @@ LAYERS = [
     ("runtime", {"runtime"}),
     ("data", {"tables", "store", "datasets", "metrics"}),
     ("base", {"_lazy", "_validation", "_groups", "_blocks", "_keyed", "_random", "_frames",
-              "_nearest", "_folders", "_files", "_compiled", "kernels", "nystroem",
+              "_nearest", "_folders", "_files", "_arrow", "_compiled", "kernels", "nystroem",
               "progress"}),
 ]
 RANK = {unit: i for i, (_, units) in enumerate(LAYERS) for unit in units}

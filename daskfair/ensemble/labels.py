@@ -15,39 +15,42 @@ from .._validation import as_array, check_known_chunks, is_dask
 from ..runtime.clients import worker_memory_limits
 from .consensus import rows_of
 
-__all__ = ["MAX_BLOCK_ROWS", "check_base_labels", "hold_base_labels", "hold_groups"]
+__all__ = ["MAX_BLOCK_ROWS", "MAX_TOTAL_CLUSTERS", "check_base_labels", "hold_base_labels",
+           "hold_groups"]
 
 #: Most rows in a row block of the consensus where the input's own blocks are not kept.
 MAX_BLOCK_ROWS = 2**18
+#: Most clusters of all base labelings together: FCE's co-association table is as wide and as
+#: long (2 GiB of int64 per block at this size).
+MAX_TOTAL_CLUSTERS = 16_384
 
 
 def check_base_labels(base_labels: Any) -> tuple[Any, np.ndarray]:
-    """Base labelings ((n, m) array or sequence of 1-D labelings), checked: as int32 (dask
-    stays lazy) and c_i = the largest label + 1 of each; TypeError/ValueError if not labels."""
+    """Base labelings ((n, m) array or sequence of 1-D labelings), checked and renumbered:
+    each labeling's distinct values, in increasing order, become 0 .. c_i − 1 (int32; dask
+    stays lazy), and c_i is their number. TypeError/ValueError if they are not labels."""
     base = _label_matrix(base_labels)
-    checks = _label_checks(base)
-    if is_dask(base):
-        checks = _block_extremes(*dask.compute(*checks))
-    sizes = _label_counts(base, checks)
-    if is_dask(base):
-        return base.astype(np.int32), sizes
-    return np.ascontiguousarray(base, dtype=np.int32), sizes  # one layout for the kernels
+    values = _distinct(base)
+    return _renumbered(base, values), _sizes(values)
 
 
 def hold_base_labels(base_labels: Any, n_clusters: int | None = None) -> tuple[Any, np.ndarray]:
-    """check_base_labels in one read of a dask input, its int32 copy re-blocked for rows of m
-    labels and ``n_clusters`` HR values, persisted when it fits in memory."""
+    """check_base_labels in one read of a dask input, its int32 codes re-blocked for rows of m
+    labels and ``n_clusters`` HR values, persisted when they fit in memory."""
     base = _label_matrix(base_labels)
     if not is_dask(base):
         return check_base_labels(base)
     # a block holds m labels and, in the sweep, c HR values per row
     size = block_size(max(base.shape[1], n_clusters or 1), max_rows=MAX_BLOCK_ROWS)
     base = align_rows(base, rows=_row_chunks(base.chunks[0], size))[0]
-    checks = _label_checks(base)
-    held = base.astype(np.int32)
+    distinct = _block_values(base)
+    if _fits_in_memory(base.nbytes + base.size * 4):
+        base, distinct = dask.persist(base, distinct)  # one read for both
+    values = _merged(distinct.compute())
+    held = _renumbered(base, values)
     if _fits_in_memory(held.nbytes):
-        held, *checks = dask.persist(held, *checks)  # one read for both
-    return held, _label_counts(base, _block_extremes(*dask.compute(*checks)))
+        held = held.persist()
+    return held, _sizes(values)
 
 
 def hold_groups(groups: Any, base: Any) -> Any:
@@ -73,6 +76,7 @@ def _label_matrix(base_labels: Any) -> Any:
             f"base_labels must be 2-D (n_samples, n_labelings), got shape {base.shape}.")
     if is_dask(base):
         check_known_chunks(base, "base_labels")
+        base = base.rechunk({1: -1})  # every labeling of a row in one block
     if base.shape[0] == 0 or base.shape[1] == 0:
         raise ValueError(f"base_labels is empty (shape {base.shape}).")
     if base.dtype.kind == "c":  # as daskfair's check of X
@@ -82,57 +86,72 @@ def _label_matrix(base_labels: Any) -> Any:
     return base
 
 
-def _label_checks(base: Any) -> list[Any]:
-    """Every column's smallest and largest label (dask: lazy, (1, 2, m) per block), then for
-    floats whether all are finite and whole."""
-    if is_dask(base):
-        checks = [base.map_blocks(_column_range, new_axis=1, dtype=base.dtype,
-                                  chunks=((1,) * base.numblocks[0], (2,), base.chunks[1]))]
-        if base.dtype.kind == "f":
-            checks += [da.isfinite(base).all(), (da.floor(base) == base).all()]
-        return checks
-    checks = [base.min(axis=0), base.max(axis=0)]
-    if base.dtype.kind == "f":
-        # whole numbers where finite (floor, unlike % 1, does not warn on NaN or inf)
-        checks += [np.isfinite(base).all(), (np.floor(base) == base).all()]
-    return checks
-
-
-def _block_extremes(ranges: np.ndarray, *rest: Any) -> list[Any]:
-    # the computed checks of a dask input, the blocks' extremes reduced to the columns'
-    return [ranges[:, 0].min(axis=0), ranges[:, 1].max(axis=0), *rest]
-
-
-def _label_counts(base: Any, checks: list[Any]) -> np.ndarray:
-    """c_i of every labeling from the computed checks; raises on non-index labels."""
-    if base.dtype.kind == "f":
-        if not checks[2]:
+def _column_values(block: np.ndarray) -> list[np.ndarray]:
+    """Every column's distinct values, sorted; floats checked to be finite whole numbers."""
+    if block.dtype.kind == "f":
+        if not np.isfinite(block).all():
             raise ValueError("base_labels contains NaN or inf; every row needs a cluster in "
                              "every labeling: drop or relabel those rows.")
-        if not checks[3]:
-            raise ValueError("base_labels must be integer cluster indices, got fractions.")
-    lo, hi = (np.asarray(v) for v in checks[:2])
-    if (lo < 0).any():
-        bad = int(np.flatnonzero(lo < 0)[0])
-        raise ValueError(f"base_labels column {bad} has negative labels (min {int(lo[bad])}); "
-                         "labels must be cluster indices 0, 1, 2, ...")
-    if (hi >= base.shape[0]).any():
-        bad = int(np.flatnonzero(hi >= base.shape[0])[0])
+        # whole numbers (floor, unlike % 1, does not warn on NaN or inf)
+        if not (np.floor(block) == block).all():
+            raise ValueError("base_labels must be integer cluster ids, got fractions.")
+    out = []
+    for col in block.T:
+        if col.dtype.kind in "iu" and len(col) and 0 <= col.min() and col.max() < 4 * len(col):
+            out.append(np.flatnonzero(np.bincount(col)).astype(col.dtype))  # O(n), no sort
+        else:
+            out.append(np.unique(col))
+    return out
+
+
+def _block_values(base: da.Array) -> da.Array:
+    """The distinct values of every column of every row block (lazy, one object per block)."""
+    def one(block: np.ndarray) -> np.ndarray:
+        out = np.empty((1, 1), dtype=object)
+        out[0, 0] = _column_values(block)
+        return out
+
+    return base.map_blocks(one, dtype=object, chunks=((1,) * base.numblocks[0], (1,)))
+
+
+def _merged(blocks: np.ndarray) -> list[np.ndarray]:
+    """Every column's distinct values from those of its row blocks."""
+    per_block = [b for b in blocks.ravel() if b is not None]
+    return [np.unique(np.concatenate([b[j] for b in per_block]))
+            for j in range(len(per_block[0]))]
+
+
+def _distinct(base: Any) -> list[np.ndarray]:
+    return _merged(_block_values(base).compute()) if is_dask(base) else _column_values(base)
+
+
+def _sizes(values: list[np.ndarray]) -> np.ndarray:
+    """c_i of every labeling, refused when FCE's tables over all of them would not fit."""
+    sizes = np.array([len(v) for v in values], dtype=np.int64)
+    if sizes.sum() > MAX_TOTAL_CLUSTERS:
+        worst = int(np.argmax(sizes))
         raise ValueError(
-            f"base_labels column {bad} has the label {int(hi[bad])}, larger than the number of "
-            f"rows ({base.shape[0]}): it cannot be a cluster index. Re-encode each labeling "
-            "as 0, 1, 2, ... (numpy.unique(labels, return_inverse=True)).")
-    # labels < n_samples < 2³¹ (an int32 row count) fit in int32
-    return hi.astype(np.int64) + 1
+            f"the base labelings have {int(sizes.sum()):,} clusters in all (labeling {worst} "
+            f"alone {int(sizes[worst]):,}); FCE's co-association table has as many rows and "
+            f"columns, and more than {MAX_TOTAL_CLUSTERS:,} would not fit in memory. Base "
+            "clusterings have few clusters each: are these features rather than labels?")
+    return sizes
 
 
-def _column_range(block: np.ndarray) -> np.ndarray:
-    # (1, 2, m): every column's smallest and largest value (an empty block: its type's extremes)
-    if len(block) == 0:
-        info = (np.iinfo if block.dtype.kind in "iu" else np.finfo)(block.dtype)
-        return np.array([[info.max] * block.shape[1], [info.min] * block.shape[1]],
-                        dtype=block.dtype)[None]
-    return np.stack([block.min(axis=0), block.max(axis=0)])[None]
+def _codes(block: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
+    """A block's labels as their positions among their column's distinct values (int32)."""
+    out = np.empty(block.shape, dtype=np.int32)
+    for j, v in enumerate(values):
+        compact = v[0] == 0 and v[-1] == len(v) - 1  # already 0 .. c - 1
+        out[:, j] = block[:, j] if compact else np.searchsorted(v, block[:, j])
+    return out
+
+
+def _renumbered(base: Any, values: list[np.ndarray]) -> Any:
+    """The labels renumbered 0 .. c_i − 1, as int32 in one layout for the kernels."""
+    if is_dask(base):
+        return base.map_blocks(_codes, values, dtype=np.int32)
+    return np.ascontiguousarray(_codes(base, values))
 
 
 def _row_chunks(chunks: tuple[int, ...], size: int) -> tuple[int, ...]:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import progress
+from .._arrow import check_arrow
 from .._blocks import _tree, block_size, streamed_tree
 from .._keyed import MISSING
 from .._validation import check_int, check_known_chunks, is_dask
@@ -60,6 +61,8 @@ def _columns(s: Any) -> tuple[list[Any], list[str]]:
 
 def _frame_block(part: pd.DataFrame, n_groups: int, pos_label: Any) -> AuditBlock:
     # the joined frame's columns are named by the inputs' keys
+    for c in part.columns:
+        check_arrow(part[c], _public(c))
     return _array_block([part[c] for c in part.columns], n_groups, pos_label,
                         tuple(part.columns))
 
@@ -122,6 +125,8 @@ def _array_block(columns: list[Any], n_groups: int, pos_label: Any,
 
 
 def _memory_counts(named: dict[str, Any], n_groups: int, pos_label: Any) -> AuditBlock:
+    for k, v in named.items():
+        check_arrow(v, _public(k))
     arrays = {k: np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v)
               for k, v in named.items()}
     n = {_public(k): a.shape for k, a in arrays.items()}

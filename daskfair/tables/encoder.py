@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .. import progress
+from .._arrow import check_arrow
 from .._frames import count_rows, partition_array, partitions
 from .summary import TableSummary, is_text, merge_summaries, partition_summary
 
@@ -131,6 +132,7 @@ class _Plan:
     def encode_counted(self, df: pd.DataFrame) -> tuple[np.ndarray, dict[str, int]]:
         """One partition encoded, and its rows per text column with a level not seen in ``fit``
         (encoded as all-zero rows for that column)."""
+        check_arrow(df, "the table")
         out = np.zeros((len(df), self.width), dtype=np.float64)
         for j, name in enumerate(self.numeric):
             out[:, j] = df[name].to_numpy(dtype=np.float64, na_value=np.nan)

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._arrow import check_arrow
+
 __all__ = ["ColumnSummary", "TableSummary", "is_text", "merge_summaries", "partition_summary"]
 
 
@@ -98,6 +100,7 @@ def partition_summary(df: pd.DataFrame, columns: Sequence[str], *, limit: int,
     ``counted`` numeric columns have their values counted too, ``text`` (None: by this
     partition's types) are the text columns by the table's schema."""
     counted = set(counted)
+    check_arrow(df[list(dict.fromkeys([*columns, *counted]))], "the table")
     text = {c for c in columns if is_text(df[c].dtype)} if text is None else set(text)
     out: dict[str, ColumnSummary] = {}
     for name in columns:
