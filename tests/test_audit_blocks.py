@@ -178,3 +178,19 @@ def test_merged_histograms_equal_counting_every_bin(sizes):
     np.testing.assert_array_equal(bins, np.flatnonzero(every))
     np.testing.assert_array_equal(counts, every[every > 0])
     assert bins.dtype == np.int32 and counts.dtype == np.int64
+
+
+def test_the_text_kernel_checks_every_rows_offsets():
+    """The kernel reads bytes only between a row's offsets: a decreasing offset, which
+    pyarrow's cheap validation accepts, stops it before it reads (whoever calls it)."""
+    from daskfair.metrics._audit_blocks import _text_codes
+
+    def column(offsets):
+        arr = pa.Array.from_buffers(pa.string(), 12, [None, pa.py_buffer(
+            np.array(offsets, np.int32).tobytes()), pa.py_buffer(b"ab" * 6)])
+        return pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array([arr])))
+
+    out = np.empty(12, dtype=np.int32)
+    assert _text_codes(column(list(range(13))), out) == ["a", "b"]
+    with pytest.raises(ValueError, match="malformed Arrow array"):
+        _text_codes(column([0, 1, 2, 3, 4, 11, 6, 7, 8, 9, 10, 11, 12]), out)

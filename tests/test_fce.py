@@ -718,3 +718,16 @@ def test_labelings_with_too_many_clusters_in_all_are_refused(monkeypatch):
     with pytest.raises(ValueError, match=r"have 120 clusters in all \(labeling 0 alone 60\).*"
                                          r"features rather than labels"):
         check_base_labels(np.column_stack([rows, rows]))
+
+
+def test_labels_that_change_between_reads_are_refused_before_the_kernels():
+    """A dask input not held in memory is read again for every pass; a value it did not
+    hold at the first read would index the kernels' tables out of bounds."""
+    from daskfair.ensemble.labels import _codes
+
+    values = [np.array([0, 1, 2]), np.array([5, 10**9])]
+    np.testing.assert_array_equal(_codes(np.array([[2, 10**9], [0, 5]]), values),
+                                  [[2, 1], [0, 0]])
+    for block in (np.array([[3, 5]]), np.array([[-1, 5]]), np.array([[0, 6]])):
+        with pytest.raises(ValueError, match="changed between two reads"):
+            _codes(block, values)

@@ -150,6 +150,95 @@ def test_the_bounds_hold_where_the_attack_would_have_hurt():
     assert _guarded(allocate)[:2] == ("raised", "MemoryError")
 
 
+# -- checkpoints -----------------------------------------------------------------------------
+
+class _Stop(Exception):
+    pass
+
+
+def _damaged_front(tmp_path, how):
+    """A front stopped at its second checkpoint, one of whose label vectors is then damaged
+    ``how``; the arguments to resume it."""
+    import daskfair
+
+    X, s, _ = (np.asarray(a) for a in daskfair.make_fair_blobs(300, n_clusters=3,
+                                                                random_state=0))
+    kw = {"sensitive_features": s, "n_clusters": 3, "n_init": 4, "max_iter": 6,
+          "checkpoint_every": 2, "random_state": 0, "store": tmp_path / "f.zarr"}
+
+    def stop(t, cost, balance):
+        if t >= 4:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        daskfair.pareto_front(X, callback=stop, **kw)
+    run = open_run(tmp_path / "f.zarr", allow_incomplete=True)
+    name = f"{run.checkpoint['group']}/b0"
+    group = zarr.open_group(str(tmp_path / "f.zarr"), mode="r+")
+    labels, counts = group[f"{name}/labels"][...], group[f"{name}/counts"][...]
+    if how == "label":
+        labels[0, 7] = 250
+    elif how == "counts":
+        counts[0, 0, 0] += 1
+    elif how == "short":
+        labels = labels[:, :-1]
+    group.create_array(f"{name}/labels", data=labels, overwrite=True)
+    group.create_array(f"{name}/counts", data=counts, overwrite=True)
+    return X, {**kw, "resume": True}, name
+
+
+@pytest.mark.parametrize(("how", "pattern"), [
+    ("label", r"its labels are not \d+ label vectors of 300 rows in clusters 0 to 2"),
+    ("short", r"its labels are not \d+ label vectors of 300 rows"),
+    ("counts", r"its states or objectives are not those of its labels")])
+def test_a_damaged_front_checkpoint_is_refused_before_the_kernels(tmp_path, how, pattern):
+    import daskfair
+
+    X, kw, name = _damaged_front(tmp_path, how)
+
+    def resume():
+        return daskfair.pareto_front(X, **kw)
+
+    _refused(_guarded(resume), "CorruptStoreError",
+             rf"the checkpoint {name} in .*f.zarr is malformed \(ValueError: {pattern}")
+
+
+def test_a_damaged_consensus_checkpoint_is_refused_before_the_kernels(tmp_path):
+    from daskfair import FairClusteringEnsemble
+
+    rng = np.random.default_rng(0)
+    base, groups = rng.integers(0, 3, (400, 4)), rng.integers(0, 2, 400)
+    kw = {"random_state": 0, "tol": 0.0, "max_iter": 6}
+
+    def stop(state):
+        if state.n_iter == 3:
+            raise _Stop
+
+    store = tmp_path / "c.zarr"
+    with pytest.raises(_Stop):
+        FairClusteringEnsemble(3, **kw).fit(base, sensitive_features=groups, store=store,
+                                            callback=stop)
+
+    def resume(labels=base):
+        return FairClusteringEnsemble(3, **kw).fit(labels, sensitive_features=groups,
+                                                   store=store, resume=True).n_iter_
+
+    with pytest.raises(ValueError, match=r"parameters differ.*base_cluster_counts"):
+        changed = base.copy()
+        changed[:, 1] = np.arange(400) % 40  # the same shape, other clusters
+        resume(changed)
+    group = zarr.open_group(str(store), mode="r+")
+    name = open_run(store, allow_incomplete=True).checkpoint["group"]
+    labels = group[f"{name}/labels"][...]
+    for bad, pattern in ((np.where(np.arange(400) == 5, 250, labels), "its labels are not"),
+                         (labels[::-1].copy(), "its tables are not those of its labels")):
+        group.create_array(f"{name}/labels", data=bad.astype(labels.dtype), overwrite=True)
+        _refused(_guarded(resume), "CorruptStoreError",
+                 rf"the checkpoint {name} in .*c.zarr is malformed \(ValueError: {pattern}")
+    group.create_array(f"{name}/labels", data=labels, overwrite=True)
+    assert _guarded(resume) == ("ok", 6)
+
+
 # -- outputs never destroy what daskfair did not write -----------------------------------------
 
 def test_predict_overwrite_removes_only_the_predictions_it_wrote(model_store, tmp_path):

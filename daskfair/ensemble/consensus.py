@@ -27,8 +27,9 @@ from ..runtime.iterative import Recoveries
 from ..runtime.recovery import LOST_WORK
 from ._block_functions import hr_rows, sweep_block, sweep_hr, table_change, tables_block
 
-__all__ = ["ALIGNMENTS", "ConsensusState", "align_base", "auto_fairness", "consensus_step",
-           "init_state", "paper_state", "polar", "run_consensus", "start_state"]
+__all__ = ["ALIGNMENTS", "ConsensusState", "align_base", "auto_fairness", "check_state",
+           "consensus_step", "init_state", "paper_state", "polar", "run_consensus",
+           "start_state"]
 
 logger = logging.getLogger(__name__)
 
@@ -220,6 +221,33 @@ def start_state(base: Any, groups: Any, n_clusters: int, base_sizes: np.ndarray,
     if is_dask(ref):
         ref = ref.persist()  # one read of the base labels; later uses read the copy
     return init_state(base, groups, ref, n_clusters, base_sizes, n_groups)
+
+
+def check_state(state: ConsensusState, base: Any, groups: Any, base_sizes: np.ndarray,
+                n_clusters: int, n_groups: int) -> None:
+    """ValueError unless a stored state fits these inputs: its labels are clusters 0 .. c − 1
+    of every row, every array has the shape the inputs give, and its integer tables equal
+    those recomputed from the labels (one pass over ``base``; the kernels index with the
+    labels and trust the tables' counts)."""
+    c, S, m = n_clusters, int(base_sizes.sum()), len(base_sizes)
+    labels = state.labels
+    lo, hi = (dask.compute(labels.min(), labels.max()) if is_dask(labels)
+              else (labels.min(), labels.max()) if len(labels) else (0, 0))
+    if labels.shape != (base.shape[0],) or labels.dtype.kind not in "iu" or not (
+            0 <= lo <= hi < c):
+        raise ValueError(f"its labels are not {base.shape[0]:,} cluster numbers 0 to {c - 1}")
+    shapes = {"counts": (n_groups, c), "R_all": (S, c), "R": (c, c), "alpha": (m,),
+              "offsets": (m,), "base_counts": (S,), "coassociation": (S, S), "table": (S, c)}
+    for name, shape in shapes.items():
+        value = getattr(state, name)
+        if value.shape != shape or not np.isfinite(value).all():
+            raise ValueError(f"its {name} is not a finite array of shape {shape}")
+    if not np.array_equal(state.offsets, _offsets(base_sizes)):
+        raise ValueError("its labelings' clusters are not those of base_labels")
+    C, K, A = _tables(base, groups, labels, state.offsets, S, c, n_groups)
+    if not (np.array_equal(C, state.coassociation) and np.array_equal(K, state.table)
+            and np.array_equal(A, state.counts)):
+        raise ValueError("its tables are not those of its labels and base_labels")
 
 
 def rows_of(base: Any) -> tuple[int, ...] | None:

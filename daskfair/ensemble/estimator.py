@@ -19,7 +19,14 @@ from .._groups import check_group_size_params, check_sensitive, group_column
 from .._random import as_seed_sequence
 from .._validation import check_int, check_n_clusters, is_dask
 from ..runtime.iterative import IterativeRun, check_resume, is_open_run
-from .consensus import ALIGNMENTS, ConsensusState, auto_fairness, run_consensus, start_state
+from .consensus import (
+    ALIGNMENTS,
+    ConsensusState,
+    auto_fairness,
+    check_state,
+    run_consensus,
+    start_state,
+)
 from .labels import hold_base_labels, hold_groups
 from .selection import _auto_n_clusters
 
@@ -228,7 +235,8 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
                 if callback is not None:
                     callback(s)
 
-            state = load_state(job.run, inputs.base) if job.run is not None and resume else None
+            state = (load_state(job.run, inputs, len(inputs.group_names))
+                     if job.run is not None and resume else None)
             if state is None:
                 state = start_state(inputs.base, inputs.groups, inputs.n_clusters, inputs.sizes,
                                     len(inputs.group_names), params["init"],
@@ -271,6 +279,7 @@ def _stored_params(params: dict[str, Any], inputs: _Inputs) -> dict[str, Any]:
             "random_state": _seed_json(params["random_state"]), "tol": params["tol"],
             "min_group_size": params["min_group_size"], "small_groups": params["small_groups"],
             "n_samples": inputs.base.shape[0], "n_labelings": inputs.base.shape[1],
+            "base_cluster_counts": [int(c) for c in inputs.sizes],
             "n_clusters_used": inputs.n_clusters, "fairness_weight_used": inputs.fairness_weight}
 
 
@@ -310,16 +319,21 @@ def save_state(run: Run, state: ConsensusState) -> None:
     run.commit_checkpoint(name, iteration=state.n_iter, objective=state.objective)
 
 
-def load_state(run: Run, like: Any) -> ConsensusState | None:
-    """The state of the run's last checkpoint (or None), its labels dask and persisted (the
-    next checkpoint deletes the group) when ``like`` is dask."""
+def load_state(run: Run, inputs: _Inputs, n_groups: int) -> ConsensusState | None:
+    """The state of the run's last checkpoint (or None), checked to fit ``inputs``
+    (:func:`~daskfair.ensemble.consensus.check_state`); its labels dask and persisted (the
+    next checkpoint deletes the group) when the base labels are dask."""
     ckpt = run.checkpoint
     if not ckpt:
         return None
     name = ckpt["group"]
     with run.reading(f"the checkpoint {name}"):
         stored = run.array(f"{name}/labels")
-        labels = da.from_zarr(stored).persist() if is_dask(like) else stored[...]
+        labels = (da.from_zarr(stored).persist() if is_dask(inputs.base) else stored[...])
         arrays = {key: run.read_array(f"{name}/{key}") for key in _ARRAYS}
-        return ConsensusState(labels=labels, objective=[float(v) for v in ckpt["objective"]],
-                              n_iter=int(ckpt["iteration"]), **arrays)
+        state = ConsensusState(labels=labels,
+                               objective=[float(v) for v in ckpt["objective"]],
+                               n_iter=int(ckpt["iteration"]), **arrays)
+        check_state(state, inputs.base, inputs.groups, inputs.sizes, inputs.n_clusters,
+                    n_groups)
+    return state

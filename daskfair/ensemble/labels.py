@@ -139,11 +139,23 @@ def _sizes(values: list[np.ndarray]) -> np.ndarray:
 
 
 def _codes(block: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
-    """A block's labels as their positions among their column's distinct values (int32)."""
+    """A block's labels as their positions among their column's distinct values (int32),
+    each checked to be one of them: the kernels index by these codes, and a dask input that
+    is not held is read again for every pass."""
     out = np.empty(block.shape, dtype=np.int32)
     for j, v in enumerate(values):
-        compact = v[0] == 0 and v[-1] == len(v) - 1  # already 0 .. c - 1
-        out[:, j] = block[:, j] if compact else np.searchsorted(v, block[:, j])
+        col = block[:, j]
+        if v[0] == 0 and v[-1] == len(v) - 1:  # already 0 .. c - 1
+            known = not len(col) or (0 <= col.min() and col.max() < len(v))
+            out[:, j] = col
+        else:
+            pos = np.searchsorted(v, col)
+            known = bool((v[np.minimum(pos, len(v) - 1)] == col).all())
+            out[:, j] = pos
+        if not known:
+            raise ValueError(f"base_labels changed between two reads of them: labeling {j} "
+                             "holds a value it did not hold when it was first read. Keep the "
+                             "input unchanged while the fit runs.")
     return out
 
 

@@ -60,6 +60,10 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     return view
 
 
+_malformed = ("a text column is a malformed Arrow array (its offsets decrease or leave its "
+              "data buffer): rebuild it (pyarrow.array(values.to_pylist())).")
+
+
 def _text_codes(column: Any, out: np.ndarray) -> list[Any] | None:
     """Codes of an Arrow-backed text column, read from its buffers into ``out``, and its
     values (None: not such a column)."""
@@ -80,6 +84,7 @@ def _text_codes(column: Any, out: np.ndarray) -> list[Any] | None:
         arr = arr.combine_chunks()
     if len(arr) != len(out) or not len(arr):
         return None
+    arr.validate()  # O(1): every buffer as long as the array's length needs
     valid, offsets, data = (np.frombuffer(b, dtype=np.uint8) if b is not None else None
                             for b in arr.buffers())
     # this array's rows only (a slice shares its parent's buffers), as read-only int64
@@ -90,6 +95,8 @@ def _text_codes(column: Any, out: np.ndarray) -> list[Any] | None:
     offsets = _read_only(offsets.astype(np.int64, copy=not offsets.flags.aligned))
     data = _read_only(data if data is not None else np.zeros(0, dtype=np.uint8))
     first, last = int(offsets[0]), int(offsets[-1])
+    if not 0 <= first <= last <= len(data):  # then the kernel checks every row's offsets
+        raise ValueError(_malformed)
     words = np.zeros((last - first) // 8 + 2, dtype=np.uint64)
     words.view(np.uint8)[:last - first] = data[first:last]
     valid = _read_only(valid if arr.null_count and valid is not None else
@@ -97,6 +104,8 @@ def _text_codes(column: Any, out: np.ndarray) -> list[Any] | None:
     firsts = np.empty(MAX_KEYS, dtype=np.int64)
     k = text_codes(offsets, data, words, first, valid, arr.offset, out, firsts,
                    np.zeros(SLOTS, dtype=np.uint64), np.zeros(SLOTS, dtype=np.int64))
+    if k == -2:
+        raise ValueError(_malformed)
     if k < 0:
         raise ValueError(too_many_keys(MAX_KEYS + 1))
     values = [arr[int(f)].as_py() for f in firsts[:k]]

@@ -39,20 +39,25 @@ def text_codes(offsets: np.ndarray, data: np.ndarray, words: np.ndarray, first: 
                valid: np.ndarray, start: int, codes: np.ndarray, firsts: np.ndarray,
                slot_keys: np.ndarray, slot_codes: np.ndarray) -> int:
     """Code each text by first appearance, into ``codes`` (-1: missing); the row of each
-    code's first appearance into ``firsts``. Returns the number of codes, or -1 after more
-    than MAX_KEYS.
+    code's first appearance into ``firsts``. Returns the number of codes, -1 after more than
+    MAX_KEYS, or -2 at a row whose offsets decrease or leave ``[first, offsets[-1]]``.
 
     Row i's bytes are ``data[offsets[i]:offsets[i + 1]]``, and ``words`` holds
     ``data[first:offsets[-1]]`` as little-endian 8-byte words, with a spare word after them.
     A row is valid where bit ``start + i`` of ``valid`` is set (an empty ``valid``: every
-    row). ``slot_keys`` and ``slot_codes`` hold SLOTS zeros.
+    row). ``slot_keys`` and ``slot_codes`` hold SLOTS zeros. The caller checks the lengths:
+    ``offsets`` one longer than ``codes``, ``offsets[0] >= 0``, ``offsets[-1] <=
+    len(data)``, ``valid`` empty or of ``(start + len(codes) + 7) // 8`` bytes at least.
     """
     k = 0
+    last = offsets[offsets.shape[0] - 1]
     for i in range(codes.shape[0]):
         j = start + i
         if valid.shape[0] and not (valid[j >> 3] >> (j & 7)) & 1:
             codes[i] = -1
             continue
+        if not offsets[0] <= offsets[i] <= offsets[i + 1] <= last:  # every byte read lies within
+            return -2
         lo, n = offsets[i], offsets[i + 1] - offsets[i]
         # the key: a text of up to 7 bytes is its bytes and its length (below 8, in the top
         # byte: equal keys are equal texts); a longer one its first 8 bytes with the top

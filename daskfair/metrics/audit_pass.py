@@ -92,6 +92,8 @@ def _array_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[A
     for k, v in named.items():
         if is_dask(v):
             check_known_chunks(v, _public(k))
+        else:
+            check_arrow(v, _public(k))
     lengths = {_public(k): np.shape(v)[0] if np.ndim(v) else 0 for k, v in named.items()}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"every input needs one value per row; got {lengths} rows.")

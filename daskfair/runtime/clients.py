@@ -76,6 +76,8 @@ def _current_client() -> distributed.Client | None:
 
 
 _IN_PROCESS: list[Any] = []
+if hasattr(os, "register_at_fork"):  # a forked child has none of its parent's pool threads
+    os.register_at_fork(after_in_child=_IN_PROCESS.clear)
 
 
 def scheduler_from_environment() -> str | None:

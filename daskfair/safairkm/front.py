@@ -237,7 +237,7 @@ class _FrontSearch:
     def start(self, job: IterativeRun) -> tuple[int, list, list[dict[str, Any]]]:
         """Iteration 0's members, or the store's last checkpoint and the history up to it."""
         if job.run is not None and (job.resume or job.has_checkpoint):
-            t_ckpt, members, past = _resume(job.run, self.client)
+            t_ckpt, members, past = _resume(job.run, self.client, self.problem_f)
             if members is not None:
                 return t_ckpt, members, past
         n_init = self.params.n_init
@@ -381,7 +381,8 @@ def _checkpoint(client: Any, run: Any, survivors: list, t: int, done: bool,
                           done=done, history=history)
 
 
-def _resume(run: Run, client: Any) -> tuple[int, list | None, list[dict[str, Any]]]:
+def _resume(run: Run, client: Any, problem: Any) -> tuple[int, list | None,
+                                                          list[dict[str, Any]]]:
     ckpt = run.checkpoint
     if not ckpt:
         logger.info("no checkpoint in %s yet: starting from the beginning", run.path)
@@ -390,7 +391,7 @@ def _resume(run: Run, client: Any) -> tuple[int, list | None, list[dict[str, Any
     with run.reading("the checkpoint pointer"):
         for j, ranks in enumerate(ckpt["ranks"]):
             fut = client.submit(read_members, str(run.path), f"{ckpt['group']}/b{j}",
-                                pure=False)
+                                problem, len(ranks), pure=False)
             survivors.append((fut, np.arange(len(ranks)), np.asarray(ranks, dtype=np.int64)))
         past = [h for h in ckpt.get("history", []) if h["iteration"] <= ckpt["iteration"]]
     logger.info("resuming %s from iteration %d", run.path, ckpt["iteration"])

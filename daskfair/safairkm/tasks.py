@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 
 from ._block_functions import expand_batch, select_nondominated
-from .problem import Members, Problem
+from .problem import Members, Problem, members_from_labels
 
-__all__ = ["expand_task", "gather_members", "labels_of", "objectives", "read_members",
-           "write_members"]
+__all__ = ["checked_members", "expand_task", "gather_members", "labels_of", "objectives",
+           "read_members", "write_members"]
 
 def gather_members(pieces: Sequence[tuple[Members, np.ndarray]],
                    limit: int | None = None) -> Members:
@@ -73,9 +73,38 @@ def write_members(pieces: list[tuple[Members, np.ndarray]], path: str, name: str
     return len(m)
 
 
-def read_members(path: str, name: str) -> Members:
+def read_members(path: str, name: str, problem: Problem, n_members: int) -> Members:
+    """The ``n_members`` members a checkpoint group holds, checked against ``problem``
+    (:func:`checked_members`)."""
     from ..store import open_run  # zarr: only to resume from a store
 
     run = open_run(path, allow_incomplete=True, verify=None)
     with run.reading(f"the checkpoint {name}"):
-        return Members.full(*(run.read_array(f"{name}/{key}") for key in Members.FIELDS))
+        stored = [run.read_array(f"{name}/{key}") for key in Members.FIELDS]
+        return checked_members(problem, *stored, n_members=n_members)
+
+
+def checked_members(problem: Problem, labels: np.ndarray, sums: np.ndarray,
+                    counts: np.ndarray, f1: np.ndarray, f2: np.ndarray, *,
+                    n_members: int) -> Members:
+    """Stored members, refused (ValueError) unless their labels are ``n_members`` label
+    vectors of the problem's rows in clusters 0 .. K − 1 (the kernels index with them) and
+    their states and objectives are those of their labels, recomputed: counts and balance
+    exactly, sums and cost to a millionth (they were updated move by move)."""
+    K, J, d, n = problem.n_clusters, problem.n_groups, problem.X.shape[1], problem.n_samples
+    B = n_members
+    if labels.shape != (B, n) or labels.dtype.kind not in "iu" or (labels.size and not (
+            0 <= labels.min() and labels.max() < K)):
+        raise ValueError(f"its labels are not {B} label vectors of {n:,} rows in clusters 0 to "
+                         f"{K - 1}")
+    if sums.shape != (B, K, d) or counts.shape != (B, K, J) or f1.shape != (B,) \
+            or f2.shape != (B,):
+        raise ValueError("its states' shapes are not the problem's")
+    fresh = members_from_labels(problem, labels)
+    scale = np.abs(fresh.sums).max(axis=(1, 2), initial=0.0)[:, None, None] + 1.0
+    if not (np.array_equal(counts, fresh.counts) and np.array_equal(f2, fresh.f2)
+            and (np.abs(sums - fresh.sums) <= 1e-6 * scale).all()
+            and np.allclose(f1, fresh.f1, rtol=1e-6, atol=0.0)):
+        raise ValueError("its states or objectives are not those of its labels")
+    return Members.full(labels.astype(problem.label_dtype, copy=False), sums,
+                        counts.astype(np.int64, copy=False), f1, f2)
