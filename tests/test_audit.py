@@ -330,7 +330,7 @@ def test_the_largest_gaps_interval_covers_nearly_equal_groups():
     (dict(y_true=[1, np.nan, 0, 1]), "y_true holds missing values"),
     (dict(y_pred=[0, 1, 2, 1]), "more than two values"),
     (dict(sensitive_features=["a"] * 4), "1 group"),
-    (dict(pos_label="yes"), "pos_label='yes' is in neither"),
+    (dict(pos_label="yes"), "pos_label='yes' is not among the values of y_true and y_pred"),
     (dict(n_boot=-1), "n_boot must be"),
     (dict(confidence=95), "confidence must be in"),
     (dict(min_group_size=0), "min_group_size must be"),

@@ -270,3 +270,37 @@ def test_regression_report_equals_a_pandas_reference_over_several_blocks():
     assert mean_prediction_gap(pred, sensitive_features=s) == pytest.approx(want_gap, rel=1e-12)
     with pytest.raises(ValueError, match="NaN or infinite"):
         regression_report(y, np.r_[pred[:-1], np.nan], sensitive_features=s)
+
+
+def test_one_pos_label_rule_for_every_metric_and_the_audit():
+    """Labels of two values and a pos_label that is neither are refused alike by every
+    metric and the audit (fairlearn's demographic_parity_difference gives 0.0); one value
+    present is accepted whatever pos_label is (no row predicted favourable: every rate 0)."""
+    from daskfair.metrics import (
+        audit,
+        demographic_parity_difference,
+        equalized_odds_difference,
+        group_report,
+    )
+
+    y = np.array(["yes", "no", "yes", "no"] * 5)
+    s = np.array([0, 0, 1, 1] * 5)
+    calls = {
+        "dpd": lambda **kw: demographic_parity_difference(None, y, sensitive_features=s, **kw),
+        "eod": lambda **kw: equalized_odds_difference(y, y, sensitive_features=s, **kw),
+        "report": lambda **kw: group_report(y, y, sensitive_features=s, **kw),
+        "audit": lambda **kw: audit(y, y, sensitive_features=s, n_boot=0, **kw),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=r"pos_label=1 is not among the values of "
+                                             r"y_(true and y_)?pred \(\['no', 'yes'\]\)"):
+            call()
+        call(pos_label="yes")  # the favourable value: accepted
+    none = np.zeros(20, dtype=int)
+    assert demographic_parity_difference(None, none, sensitive_features=s) == 0.0
+    with pytest.raises(ValueError, match=r"y_pred holds more than two values"):
+        demographic_parity_difference(None, np.arange(20) % 3, sensitive_features=s)
+    with pytest.raises(ValueError, match=r"y_true and y_pred hold together more than two"):
+        group_report(np.arange(20) % 2, np.arange(20) % 2 + 1, sensitive_features=s)
+    with pytest.raises(ValueError, match=r"y_pred holds missing values"):
+        demographic_parity_difference(None, np.r_[np.nan, np.ones(19)], sensitive_features=s)

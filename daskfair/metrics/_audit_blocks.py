@@ -15,6 +15,7 @@ import pandas as pd
 
 from .._keyed import MAX_KEYS, MISSING, Keyed, merge, too_many_keys
 from ._audit_kernels import SLOTS, merge_runs, occupied, tally, text_codes
+from ._outcomes import missing_outcome, more_than_two
 
 __all__ = [
     "EXPONENTS",
@@ -24,7 +25,6 @@ __all__ = [
     "audit_block",
     "exact_value",
     "merge_blocks",
-    "more_than_two",
     "score_bins",
 ]
 
@@ -211,18 +211,11 @@ def _distinct(values: np.ndarray) -> np.ndarray:
     return pd.unique(values)
 
 
-def more_than_two(name: str, seen: Any) -> str:
-    """The error of a label column with more than two values."""
-    return (f"{name} holds more than two values ({sorted(map(str, seen))[:5]}); an audit "
-            "compares binary decisions: map them to two values.")
-
-
 def _binary(values: Any, name: str, pos_label: Any) -> tuple[np.ndarray, frozenset[Any]]:
     """1 where ``values == pos_label``, and the distinct values (checked after the pass)."""
     values = np.asarray(values).ravel()
     if values.dtype.kind not in "iub" and pd.isna(values).any():
-        raise ValueError(f"{name} holds missing values (NaN/None); every row needs a label. "
-                         "Drop those rows or fill them first.")
+        raise ValueError(missing_outcome(name))
     seen = _distinct(values)
     if len(seen) > 2:
         raise ValueError(more_than_two(name, seen))

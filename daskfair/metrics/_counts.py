@@ -11,8 +11,10 @@ from .._blocks import block_sum
 from .._groups import is_missing, sensitive_column, sorted_groups
 from .._keyed import Keyed, arrange, column_values, local_codes, merge
 from .._validation import check_n_labels, label_column
+from ._outcomes import check_outcomes, missing_outcome
 
-__all__ = ["SizeOf", "count_table", "group_cluster", "label_codes", "nonempty_labels"]
+__all__ = ["Outcome", "SizeOf", "count_table", "group_cluster", "label_codes",
+           "nonempty_labels"]
 
 
 def nonempty_labels(x: Any, name: str, n: int | None = None) -> Any:
@@ -58,6 +60,14 @@ def _count_block(*columns: np.ndarray) -> Keyed:
 
 
 @dataclass(frozen=True)
+class Outcome:
+    """A label column of binary outcomes: coded 1 where it equals ``pos_label``, checked by
+    :func:`~daskfair.metrics._outcomes.check_outcomes` with the call's other outcome columns."""
+
+    pos_label: Any
+
+
+@dataclass(frozen=True)
 class SizeOf:
     """A label column's number of labels taken from an earlier column's (the FCE paper's c)."""
 
@@ -66,17 +76,29 @@ class SizeOf:
 
 def count_table(*columns: tuple[str, Any, Any]) -> tuple[np.ndarray, list[np.ndarray]]:
     """One pass: the joint count table of ``(name, column, kind)`` triples and each column's
-    values; ``kind`` is "groups" (sorted, at least two), "binary", a number of labels (None: the
-    largest + 1) or ``SizeOf(j)``. Values are checked column by column, in order."""
+    values; ``kind`` is "groups" (sorted, at least two), "binary", an ``Outcome`` (raw labels,
+    1 where favourable), a number of labels (None: the largest + 1) or ``SizeOf(j)``. Values
+    are checked column by column, in order (outcomes first, together)."""
     n = columns[0][1].shape[0]
     for _, _, kind in columns:
-        if kind not in ("groups", "binary", None) and not isinstance(kind, SizeOf):
+        if kind not in ("groups", "binary", None) and not isinstance(kind, SizeOf | Outcome):
             check_n_labels(kind)
     keyed = block_sum(_count_block, *(col for _, col, _ in columns), combine=merge)
+    outcomes = {name: column_values(keyed.keys, c) for c, (name, _, kind) in enumerate(columns)
+                if isinstance(kind, Outcome)}
+    for name, seen in outcomes.items():
+        if any(is_missing(v) for v in seen):
+            raise ValueError(missing_outcome(name))
+    if outcomes:
+        check_outcomes(next(k for _, _, k in columns if isinstance(k, Outcome)).pos_label,
+                       outcomes)
     codes, values = [], []
     for c, (name, col, kind) in enumerate(columns):
         seen = column_values(keyed.keys, c)
-        if kind == "groups":
+        if isinstance(kind, Outcome):
+            codes.append({v: int(v == kind.pos_label) for v in seen})
+            values.append(np.arange(2))
+        elif kind == "groups":
             groups = sorted_groups(seen, col.dtype, name=name)
             codes.append({v: i for i, v in enumerate(groups.tolist())})
             values.append(groups)

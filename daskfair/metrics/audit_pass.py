@@ -24,10 +24,10 @@ from ._audit_blocks import (
     exact_value,
     merge_blocks,
     merge_sorted,
-    more_than_two,
 )
 from ._audit_result import Audit, Counts
 from ._audit_stats import auc_from_histograms
+from ._outcomes import check_outcomes
 
 __all__ = ["UNKNOWN", "audit", "check_audit_params"]
 
@@ -187,13 +187,7 @@ def arrange_counts(total: AuditBlock, names: list[str], pos_label: Any) -> Count
     keys = list(total.cells.keys)
     if not keys:
         raise ValueError("the inputs have no rows; an audit needs at least one.")
-    for name, seen in zip(("y_true", "y_pred"), total.labels, strict=True):
-        if len(seen) > 2:
-            raise ValueError(more_than_two(name, seen))
-    if pos_label not in total.labels[0] | total.labels[1]:
-        raise ValueError(f"pos_label={pos_label!r} is in neither y_true nor y_pred (values "
-                         f"{sorted(map(str, total.labels[0] | total.labels[1]))}): give the "
-                         "favourable outcome's value.")
+    check_outcomes(pos_label, dict(zip(("y_true", "y_pred"), total.labels, strict=True)))
     levels = [_levels(keys, j, n) for j, n in enumerate(names)]
     # the levels as the blocks keyed them: "unknown" is MISSING there
     raw = [[MISSING if isinstance(v, str) and v == UNKNOWN else v for v in lv]

@@ -12,7 +12,7 @@ from .._blocks import block_sum
 from .._groups import sensitive_column, sorted_groups
 from .._keyed import Keyed, arrange, column_values, local_codes, merge
 from .._validation import as_array, check_consistent_length, is_dask
-from ._counts import count_table
+from ._counts import Outcome, count_table
 
 __all__ = ["GROUP_REPORT_COLUMNS", "GroupReport", "WorstPair", "demographic_parity_difference",
            "equalized_odds_difference", "error_rate", "group_report", "mean_prediction_gap",
@@ -47,8 +47,8 @@ def demographic_parity_difference(y_true: Any, y_pred: Any, *, sensitive_feature
     if y_pred.ndim != 1 or y_pred.shape[0] == 0:
         raise ValueError(f"y_pred must be a non-empty 1-D array, got shape {y_pred.shape}.")
     s = sensitive_column(sensitive_features, y_pred.shape[0])
-    positive = (y_pred == pos_label).astype(np.int64)
-    table = count_table(("sensitive_features", s, "groups"), ("y_pred", positive, "binary"))[0]
+    table = count_table(("sensitive_features", s, "groups"),
+                        ("y_pred", y_pred, Outcome(pos_label)))[0]
     rate = table[:, 1] / table.sum(axis=1)
     return float(rate.max() - rate.min())
 
@@ -92,10 +92,9 @@ def _confusion(y_true: Any, y_pred: Any, sensitive_features: Any,
     """The [group, true, predicted] count table of positives (one pass), and the groups."""
     y_true, y_pred, n = _true_pred(y_true, y_pred)
     s = sensitive_column(sensitive_features, n)
-    truth = (y_true == pos_label).astype(np.int64)
-    pred = (y_pred == pos_label).astype(np.int64)
     table, (names, _, _) = count_table(("sensitive_features", s, "groups"),
-                                       ("y_true", truth, "binary"), ("y_pred", pred, "binary"))
+                                       ("y_true", y_true, Outcome(pos_label)),
+                                       ("y_pred", y_pred, Outcome(pos_label)))
     return table, names
 
 
