@@ -8,7 +8,6 @@ import os
 import sys
 import warnings
 from collections import Counter
-from numbers import Integral
 from typing import Any
 
 import dask
@@ -17,9 +16,11 @@ import numpy as np
 import pandas as pd
 
 from ._keyed import MISSING
+from ._params import Integer, Options, Spec, check_params
 from ._validation import as_array, check_known_chunks, check_n_entries, column_or_1d, is_dask
 
-__all__ = ["GROUP_SEPARATOR", "SMALL_GROUPS", "apply_merge", "check_group_size_params",
+__all__ = ["GROUP_SEPARATOR", "GROUP_SIZE", "SMALL_GROUPS", "apply_merge",
+           "check_group_size_params",
            "check_sensitive", "combine_columns", "combined_names", "encode_groups",
            "group_column", "group_sizes", "is_missing", "merge_small_groups", "plan_merge",
            "sensitive_column", "sorted_groups"]
@@ -140,17 +141,14 @@ def sensitive_column(s: Any, n_samples: int | None = None, *,
     return s
 
 
+#: The group-size parameters of every estimator and front that takes groups.
+GROUP_SIZE: dict[str, list[Spec]] = {"min_group_size": [Integer(1)],
+                                     "small_groups": [Options(SMALL_GROUPS)]}
+
+
 def check_group_size_params(min_group_size: Any, small_groups: Any) -> int:
-    """``min_group_size`` (an integer >= 1) checked, and ``small_groups`` in SMALL_GROUPS."""
-    if isinstance(min_group_size, bool) or not isinstance(min_group_size, Integral) \
-            or min_group_size < 1:
-        raise ValueError(
-            f"min_group_size must be an integer >= 1 (the fewest rows a group may have; 1 "
-            f"accepts every group), got {min_group_size!r}.")
-    if small_groups not in SMALL_GROUPS:
-        raise ValueError(
-            f"small_groups must be one of {SMALL_GROUPS} (what to do with groups of fewer "
-            f"than min_group_size rows), got {small_groups!r}.")
+    """``min_group_size`` and ``small_groups`` checked against :data:`GROUP_SIZE`; the size."""
+    check_params({"min_group_size": min_group_size, "small_groups": small_groups}, GROUP_SIZE)
     return int(min_group_size)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from numbers import Integral
 from typing import Any
 
 import dask.array as da
@@ -17,9 +16,10 @@ import pandas as pd
 
 from ._arrow import check_arrow
 from ._frames import count_rows, partition_array, partitions
+from ._params import Integer, check_params
 
 __all__ = ["as_array", "check_array", "check_consistent_length", "check_feature_names",
-           "check_int", "check_known_chunks", "check_labels", "check_n_clusters",
+           "check_known_chunks", "check_labels", "check_n_clusters",
            "check_n_entries", "check_sample_weight", "column_or_1d", "feature_names", "is_dask"]
 
 
@@ -172,10 +172,7 @@ def check_n_entries(n_entries: Any, n_samples: Any, name: str, other: str) -> No
 
 def check_n_labels(n_labels: Any, name: str = "n_clusters") -> None:
     """A number of clusters (labels) must be an integer ≥ 1."""
-    if isinstance(n_labels, bool) or not isinstance(n_labels, Integral):
-        raise TypeError(f"{name} must be an integer, got {n_labels!r}.")
-    if n_labels < 1:
-        raise ValueError(f"{name} must be >= 1, got {n_labels}.")
+    check_params({name: n_labels}, {name: [Integer(1)]})
 
 
 def label_column(labels: Any, n_samples: int | None = None, *,
@@ -231,13 +228,6 @@ def _range_block(block: np.ndarray, n_labels: int, name: str) -> np.ndarray:
         raise ValueError(f"{name} must lie in [0, {n_labels - 1}], found values in "
                          f"[{block.min()}, {block.max()}].")
     return block
-
-
-def check_int(value: Any, name: str, low: int = 1) -> int:
-    """An integer parameter (not a bool) that is at least ``low``."""
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
-    return int(value)
 
 
 def check_n_clusters(n_clusters: Any, n_samples: int, name: str = "n_clusters") -> int:

@@ -752,8 +752,8 @@ case("fkr-three-groups-paper", "FairKernelRegressor.fit", "one group",
      "use the mean-discrepancy objective (any number of groups)")
 case("fkr-k-zero", "FairKernelRegressor.fit", "parameter out of range", "n_fair_features=0",
      lambda c: _fkr("FairKernelRegressor", c, n_fair_features=0),
-     err(ValueError, r"n_fair_features must be >= 1, got 0"), "use k >= 1",
-     unknown=err(ValueError, r"n_fair_features must be >= 1, got 0"))
+     err(ValueError, r"n_fair_features must be None or an integer >= 1, got 0"), "use k >= 1",
+     unknown=err(ValueError, r"n_fair_features must be None or an integer >= 1, got 0"))
 case("fkr-default-k-rank-one", "FairKernelRegressor.fit", "k > rank",
      "one feature, linear kernel (rank 1), objective='mean_discrepancy', default n_fair_features",
      lambda c: _fkr("FairKernelRegressor", c, X=D["X"][:, :1], kernel="linear",
@@ -823,8 +823,8 @@ case("sa-empty", SA, "empty arrays", "0 rows",
      err(ValueError, r"X has 0 rows.*at least 2 are needed"), "give at least 2 rows")
 case("sa-no-columns", SA, "empty arrays", "X of shape (12, 0)",
      lambda c: _xs(c, X=D["X"][:, :0]), NO_COLUMNS, "give at least one feature")
-case("sa-one-row", SA, "one row", "1 row, n_clusters=1",
-     lambda c: _xs(c, X=D["X"][:1], s=D["s"][:1], n_clusters=1),
+case("sa-one-row", SA, "one row", "1 row, n_clusters=2",
+     lambda c: _xs(c, X=D["X"][:1], s=D["s"][:1], n_clusters=2),
      err(ValueError, r"X has 1 rows.*at least 2 are needed"), "give at least 2 rows")
 case("sa-two-rows", SA, "one row", "2 rows of two groups, n_clusters=2",
      lambda c: _xs(c, X=D["X"][:2], s=D["s"][:2], n_clusters=2), WORKS,
@@ -872,12 +872,13 @@ case("sa-K-above-n", SA, "K > n", "n_clusters=13 with 12 rows",
                      r"clusters or more data"), "use fewer clusters or more data")
 case("sa-K-equals-n", SA, "K > n", "n_clusters=12 with 12 rows",
      lambda c: _xs(c, n_clusters=12), WORKS, "works: one row per cluster")
-case("sa-K-one", SA, "K > n", "n_clusters=1",
-     lambda c: _xs(c, n_clusters=1),
-     err(ValueError, r"n_clusters must be >= 2 for a balance trade-off"), "use K >= 2")
-case("sa-K-float", SA, "K > n", "n_clusters=3.0",
-     lambda c: _xs(c, n_clusters=3.0), err(TypeError, r"n_clusters must be an integer"),
-     "give an integer")
+K_ONE = err(ValueError, r"n_clusters must be an integer >= 2 \(a balance trade-off needs "
+                       r"two clusters\), got 1")
+case("sa-K-one", SA, "K > n", "n_clusters=1", lambda c: _xs(c, n_clusters=1), K_ONE,
+     "use K >= 2", unknown=K_ONE)
+K_FLOAT = err(TypeError, r"n_clusters must be an integer >= 2 .*, got 3\.0")
+case("sa-K-float", SA, "K > n", "n_clusters=3.0", lambda c: _xs(c, n_clusters=3.0), K_FLOAT,
+     "give an integer", unknown=K_FLOAT)
 INIT_BAD = [
     ("out-of-range", "init labels 0..3 with K=3", np.arange(N) % 4,
      err(ValueError, r"init must lie in \[0, 2\], found values in \[\d, 3\]")),
@@ -913,7 +914,7 @@ case("front-empty", FR, "empty arrays", "0 rows",
      lambda c: _xs(c, X=D["X"][:0], s=D["s"][:0]),
      err(ValueError, r"X has 0 rows.*at least 2 are needed"), "give at least 2 rows")
 case("front-one-row", FR, "one row", "1 row",
-     lambda c: _xs(c, X=D["X"][:1], s=D["s"][:1], n_clusters=1),
+     lambda c: _xs(c, X=D["X"][:1], s=D["s"][:1], n_clusters=2),
      err(ValueError, r"X has 1 rows.*at least 2 are needed"), "give at least 2 rows")
 case("front-one-group", FR, "one group", "every row in group 0",
      lambda c: _xs(c, s=_groups("one")), ONE_GROUP, "fairness needs at least two groups")
@@ -933,13 +934,14 @@ case("front-K-above-n", FR, "K > n", "n_clusters=13 with 12 rows",
      lambda c: _xs(c, n_clusters=13),
      err(ValueError, r"n_clusters=13 is larger than the number of samples \(12\)"),
      "use fewer clusters or more data")
-case("front-K-one", FR, "K > n", "n_clusters=1", lambda c: _xs(c, n_clusters=1),
-     err(ValueError, r"n_clusters must be >= 2 for a balance trade-off"), "use K >= 2")
+case("front-K-one", FR, "K > n", "n_clusters=1", lambda c: _xs(c, n_clusters=1), K_ONE,
+     "use K >= 2", unknown=K_ONE)
 case("front-bad-pairs", FR, "parameter out of range", "update_pairs=[(0, 0)]",
      lambda c: _xs(c, update_pairs=[(0, 0)]),
-     err(ValueError, r"update_pairs must hold non-negative integers with n_a \+ n_b > 0"),
+     err(ValueError, r"update_pairs must be a non-empty list of \(n_kmeans_updates, "
+                      r"n_swap_updates\) pairs of integers >= 0, not both 0"),
      "give pairs (n_a, n_b) with n_a + n_b > 0",
-     unknown=err(ValueError, r"update_pairs must hold non-negative integers"))
+     unknown=err(ValueError, r"update_pairs must be a non-empty list"))
 case("front-no-iterations", FR, "parameter out of range", "max_iter=0",
      lambda c: _xs(c, max_iter=0), err(ValueError, r"max_iter must be an integer >= 1, got 0"),
      "use max_iter >= 1", unknown=err(ValueError, r"max_iter must be an integer >= 1"))
@@ -1048,11 +1050,12 @@ case("fce-c-above-n", FCE, "K > n", "n_clusters=13 with 12 rows",
 case("fce-c-equals-n", FCE, "K > n", "n_clusters=12 with 12 rows",
      lambda c: _fce(c, n_clusters=12), WORKS, "works: one row per cluster")
 case("fce-c-zero", FCE, "K > n", "n_clusters=0", lambda c: _fce(c, n_clusters=0),
-     err(ValueError, r"n_clusters must be >= 1, got 0"), "use c >= 1",
-     unknown=err(ValueError, r"n_clusters must be >= 1, got 0"))
+     err(ValueError, r"n_clusters must be 'auto' or an integer >= 1, got 0"), "use c >= 1",
+     unknown=err(ValueError, r"n_clusters must be 'auto' or an integer >= 1, got 0"))
 case("fce-c-float", FCE, "K > n", "n_clusters=3.0", lambda c: _fce(c, n_clusters=3.0),
-     err(TypeError, r"n_clusters must be an integer"), "give an integer",
-     unknown=err(TypeError, r"n_clusters must be an integer"))
+     err(TypeError, r"n_clusters must be 'auto' or an integer >= 1, got 3\.0"),
+     "give an integer",
+     unknown=err(TypeError, r"n_clusters must be 'auto' or an integer >= 1, got 3\.0"))
 case("fce-auto-c-one-cluster", FCE, "K > n",
      "n_clusters=\"auto\" and one labeling with every row in one cluster",
      lambda c: _fce(c, base=np.zeros((N, 1), dtype=np.int64), n_clusters="auto"),
@@ -1106,14 +1109,17 @@ case("base-K-above-n", BC, "K > n", "n_clusters=13 with 12 rows",
      err(ValueError, r"n_clusters=13 is larger than the number of samples \(12\)"),
      "use fewer clusters or more data")
 case("base-K-zero", BC, "K > n", "n_clusters=0", lambda c: {"X": c.w(D["X"]), "n_clusters": 0},
-     err(ValueError, r"n_clusters must be >= 1, got 0"), "use n_clusters >= 1")
+     err(ValueError, r"n_clusters must be an integer >= 1, got 0"), "use n_clusters >= 1",
+     unknown=err(ValueError, r"n_clusters must be an integer >= 1, got 0"))
 case("base-unknown-method", BC, "parameter out of range", "methods=('dbscan',)",
      lambda c: {"X": c.w(D["X"]), "methods": ("dbscan",)},
-     err(ValueError, r"unknown base clustering methods \['dbscan'\]; choose from"),
-     "choose one of BASE_METHODS")
+     err(ValueError, r"methods must be a non-empty list of values, each one of \('kmeans', "),
+     "choose one of BASE_METHODS",
+     unknown=err(ValueError, r"methods must be a non-empty list of values"))
 case("base-no-runs", BC, "parameter out of range", "n_runs=0",
      lambda c: {"X": c.w(D["X"]), "n_runs": 0},
-     err(ValueError, r"n_runs must be >= 1, got 0"), "use n_runs >= 1")
+     err(ValueError, r"n_runs must be an integer >= 1, got 0"), "use n_runs >= 1",
+     unknown=err(ValueError, r"n_runs must be an integer >= 1, got 0"))
 case("base-K-equals-n", BC, "K > n", "n_clusters=12 with 12 rows, all four methods",
      lambda c: {"X": c.w(D["X"]), "n_clusters": 12, "n_runs": 4,
                 "methods": ("kmeans", "minibatch", "spectral", "agglomerative")},
@@ -1149,11 +1155,12 @@ case("report-labels-above-n-clusters", REP, "labels out of range",
      err(ValueError, r"labels must lie in \[0, 1\], found values in \[0, 2\]"),
      "give n_clusters above the largest label")
 case("report-n-clusters-zero", REP, "labels out of range", "n_clusters=0",
-     lambda c: _report(c, n_clusters=0), err(ValueError, r"n_clusters must be >= 1, got 0"),
+     lambda c: _report(c, n_clusters=0),
+     err(ValueError, r"n_clusters must be an integer >= 1, got 0"),
      "use n_clusters >= 1")
 case("report-n-clusters-bool", REP, "labels out of range", "n_clusters=True",
      lambda c: _report(c, n_clusters=True),
-     err(TypeError, r"n_clusters must be an integer, got True"), "give an integer")
+     err(TypeError, r"n_clusters must be an integer >= 1, got True"), "give an integer")
 case("report-huge-class-label", REP, "labels out of range",
      "one class label 10**9 (ids instead of classes)",
      lambda c: _report(c, y=np.r_[10**9, D["y_true"][1:]]),
@@ -1242,7 +1249,7 @@ case("error-rate-2d", "error_rate", "mismatched lengths", "two (12, 2) arrays",
      "give one label per row", unknown=err(ValueError, r"y_true and y_pred must be 1-D"))
 case("ne-n-clusters-zero", "normalized_entropy", "labels out of range", "n_clusters=0",
      lambda c: {"labels": c.w(D["labels"]), "n_clusters": 0},
-     err(ValueError, r"n_clusters must be >= 1"),
+     err(ValueError, r"n_clusters must be an integer >= 1"),
      "use n_clusters >= 1",
      unknown=err(ValueError, r"labels is a dask array with unknown chunk"))
 case("ne-n-clusters-below-labels", "normalized_entropy", "labels out of range",

@@ -332,7 +332,7 @@ def test_the_largest_gaps_interval_covers_nearly_equal_groups():
     (dict(sensitive_features=["a"] * 4), "1 group"),
     (dict(pos_label="yes"), "pos_label='yes' is not among the values of y_true and y_pred"),
     (dict(n_boot=-1), "n_boot must be"),
-    (dict(confidence=95), "confidence must be in"),
+    (dict(confidence=95), "confidence must be a finite number in \\(0, 1\\)"),
     (dict(min_group_size=0), "min_group_size must be"),
     (dict(sample_weight=[1, -1, 1, 1]), "weights must be 0 or between"),
     (dict(y_score=[0.1, np.inf, 0.3, 0.2]), "y_score holds NaN or infinite"),

@@ -220,11 +220,11 @@ def test_generators_are_chunk_independent_and_seeded():
 
 
 def test_generator_errors():
-    with pytest.raises(ValueError, match="n_groups must be >= 2"):
+    with pytest.raises(ValueError, match="n_groups must be an integer >= 2"):
         ds.make_fair_blobs(10, n_groups=1)
     with pytest.raises(ValueError, match="summing to 1"):
         ds.make_fair_regression(10, group_weights=[0.5, 0.6])
-    with pytest.raises(ValueError, match="must be >= 1"):
+    with pytest.raises(ValueError, match="n_samples must be an integer >= 1, got 0"):
         ds.make_fair_blobs(0)
-    with pytest.raises(ValueError, match="positive number of rows"):
+    with pytest.raises(ValueError, match="chunks must be None or an integer >= 1, got 0"):
         ds.make_fair_regression(10, chunks=0)

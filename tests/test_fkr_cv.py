@@ -101,7 +101,7 @@ def _fold_models(cv, X, y, s):
     folded = kernel_moments(X, cells, y.astype(float), None, fmap.landmarks, fmap.params,
                             cell_group=group, cell_label=label, n_folds=cv.cv, fold_seed=seed)
     folded = type(folded)(tuple(m.change_basis(fmap.whitening) for m in folded.folds))
-    search = search_grid(folded.total, cv._checked_params(), cv._task)
+    search = search_grid(folded.total, cv._search_params(), cv._task)
     fold = fold_of(np.arange(len(X)), cv.cv, seed)
     Z = fmap.transform(X)
     scores = np.empty((len(X), cv.n_candidates_))
@@ -350,9 +350,10 @@ def test_bad_parameters():
     X, y, s = _data(200)
     for kw, match in [({"cv": 1}, "cv must be an integer"),
                       ({"disparity_bound": -0.1}, "disparity_bound must be"),
-                      ({"families": ("boosting",)}, "families must be a subset"),
+                      ({"families": ("boosting",)}, "families must be one of"),
                       ({"constraints": "calibration"}, "constraints must be one of"),
-                      ({"relative_alphas": (-1.0,)}, "relative_alphas must be numbers")]:
+                      ({"relative_alphas": (-1.0,)},
+                       "relative_alphas must be None or a finite number")]:
         with pytest.raises(ValueError, match=match):
             FairKernelClassifierCV(**kw).fit(X, y, sensitive_features=s)
 

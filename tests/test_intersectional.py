@@ -344,8 +344,8 @@ def test_group_size_parameters_are_checked(cls, params, kind):
     est = cls(**params)
     assert est.get_params()["min_group_size"] == 1
     assert est.get_params()["small_groups"] == "raise"
-    for bad in (0, 1.5, True, "2"):
-        with pytest.raises(ValueError, match="min_group_size must be an integer >= 1"):
+    for bad, error in ((0, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError)):
+        with pytest.raises(error, match="min_group_size must be an integer >= 1"):
             _fit(cls, params, kind, min_group_size=bad)
     with pytest.raises(ValueError, match=r"small_groups must be one of \('raise', 'merge'\)"):
         _fit(cls, params, kind, small_groups="drop")

@@ -291,7 +291,7 @@ def test_one_pos_label_rule_for_every_metric_and_the_audit():
         "report": lambda **kw: group_report(y, y, sensitive_features=s, **kw),
         "audit": lambda **kw: audit(y, y, sensitive_features=s, n_boot=0, **kw),
     }
-    for name, call in calls.items():
+    for call in calls.values():
         with pytest.raises(ValueError, match=r"pos_label=1 is not among the values of "
                                              r"y_(true and y_)?pred \(\['no', 'yes'\]\)"):
             call()

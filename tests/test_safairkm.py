@@ -381,7 +381,7 @@ def test_front_stops_at_the_budget(client):
         ({"n_clusters": 700}, ValueError, "n_clusters"),
         ({"n_clusters": 1}, ValueError, ">= 2"),
         ({"update_pairs": [(1, 2, 3)]}, ValueError, "pairs"),
-        ({"update_pairs": [(0, 0)]}, ValueError, "n_a \\+ n_b"),
+        ({"update_pairs": [(0, 0)]}, ValueError, "pairs of integers >= 0, not both 0"),
         ({"target": "far"}, ValueError, "target"),
         ({"max_iter": 0}, ValueError, "max_iter"),
         ({"resume": True}, ValueError, "store"),
@@ -467,12 +467,12 @@ def test_a_failed_fit_sets_no_fitted_attribute():
 
 
 @pytest.mark.parametrize(("params", "match"), [
-    ({"target": "far"}, "target must be 'local' or 'global'"),
+    ({"target": "far"}, "target must be one of \\('local', 'global'\\)"),
     ({"max_iter": 0}, "max_iter must be an integer >= 1"),
     ({"max_swap_candidates": 0}, "max_swap_candidates must be an integer >= 1"),
     ({"min_group_size": 0}, "min_group_size must be an integer >= 1"),
     ({"small_groups": "drop"}, "small_groups must be one of"),
-    ({"random_state": -1}, "random_state must be a non-negative integer"),
+    ({"random_state": -1}, "random_state must be None or a non-negative integer"),
 ])
 def test_the_front_and_the_estimator_share_one_check(params, match):
     """pareto_front refuses the parameters it shares with SAFairKMeans with the estimator's
@@ -493,9 +493,10 @@ def test_the_front_and_the_estimator_share_one_check(params, match):
 ])
 def test_the_vfairkm_front_and_its_estimator_share_one_check(params, match):
     X, g = _data(n=100)
-    with pytest.raises(ValueError, match=match):
+    error = TypeError if params == {"max_bound_iter": 1.5} else ValueError  # not an integer
+    with pytest.raises(error, match=match):
         VFairKMeans(3, **params).fit(X, sensitive_features=g)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(error, match=match):
         vfairkm_front(None, sensitive_features=g, n_clusters=3, fairness_weights=[0.0],
                       **params)
     with pytest.raises(ValueError, match="fairness_weight must be a finite number >= 0"):

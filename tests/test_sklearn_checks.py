@@ -157,7 +157,7 @@ class _VFairKMeans(VFairKMeans):
 #: balance trade-off needs two clusters ("n_clusters must be >= 2 for a balance trade-off").
 _FAIR_KMEANS_FAILS = {
     name: "sets n_clusters=1; the estimator refuses it (a balance trade-off needs 2 clusters)"
-    for name in ("check_dont_overwrite_parameters", "check_fit2d_1feature",
+    for name in ("check_dont_overwrite_parameters", "check_fit2d_1feature", "check_fit2d_1sample",
                  "check_fit2d_predict1d", "check_methods_subset_invariance")
 }
 

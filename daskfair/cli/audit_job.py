@@ -95,9 +95,11 @@ def audit_input(args: argparse.Namespace) -> AuditInput:
 
 def _params(frame: Any, a: argparse.Namespace) -> dict[str, Any]:
     """The audit's parameters from the flags, as the columns' types."""
-    from ..metrics.audit_pass import check_audit_params
+    from .._params import check_params
+    from ..metrics.audit_pass import AUDIT
 
-    check_audit_params(a.n_boot, a.confidence, a.min_group_size)
+    check_params({"n_boot": a.n_boot, "confidence": a.confidence,
+                  "min_group_size": a.min_group_size, "random_state": a.random_state}, AUDIT)
     ref = a.reference_group
     if ref is not None:
         if len(ref) != len(a.sensitive):

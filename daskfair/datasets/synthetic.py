@@ -8,6 +8,7 @@ from typing import Any
 import dask.array as da
 import numpy as np
 
+from .._params import Array, Integer, Named, Nothing, Real, Seed, Spec, checked, is_sequence
 from .._random import GEN_BLOCK, as_seed_sequence, child_rng
 
 __all__ = ["make_fair_blobs", "make_fair_regression"]
@@ -17,8 +18,6 @@ def _chunks(n: int, chunks: int | None, width: int) -> int:
     """Rows per output chunk: ``chunks``, or about 2**24 values (at least 1,000 rows)."""
     if chunks is None:
         return int(min(n, max(1_000, 2**24 // max(width, 1))))
-    if chunks < 1:
-        raise ValueError(f"chunks must be a positive number of rows, got {chunks}.")
     return int(chunks)
 
 
@@ -50,6 +49,16 @@ def _weights(weights: Any, k: int, what: str) -> np.ndarray:
     return w
 
 
+_DATA: dict[str, list[Spec]] = {
+    "n_samples": [Integer(1)], "n_features": [Integer(1)],
+    "n_groups": [Integer(2, why="fairness needs two groups")],
+    "group_weights": [Nothing, Array("n_groups shares summing to 1")],
+    "chunks": [Nothing, Integer(1)], "random_state": [Nothing, Seed]}
+
+
+@checked(**_DATA, n_clusters=[Integer(1)], group_bias=[Real(0, 1)], cluster_std=[Real(0)],
+         center_box=[Named("a pair (low, high) of finite numbers", lambda v: is_sequence(v)
+                           and len(v) == 2 and all(Real().accepts(x) for x in v), is_sequence)])
 def make_fair_blobs(n_samples: int, n_features: int = 2, n_clusters: int = 3, n_groups: int = 2,
                     *, group_weights: Any = None, group_bias: float = 0.6,
                     cluster_std: float = 1.0, center_box: tuple[float, float] = (-10.0, 10.0),
@@ -94,12 +103,6 @@ def make_fair_blobs(n_samples: int, n_features: int = 2, n_clusters: int = 3, n_
     >>> X.shape, s.shape, labels.shape
     ((1000, 3), (1000,), (1000,))
     """
-    if n_samples < 1 or n_features < 1 or n_clusters < 1:
-        raise ValueError("n_samples, n_features and n_clusters must be >= 1.")
-    if n_groups < 2:
-        raise ValueError(f"n_groups must be >= 2 for fairness, got {n_groups}.")
-    if not 0 <= group_bias <= 1:
-        raise ValueError(f"group_bias must lie in [0, 1], got {group_bias}.")
     w = _weights(group_weights, n_groups, "group_weights")
     seed = as_seed_sequence(random_state)
     centers = child_rng(seed, 0).uniform(*center_box, size=(n_clusters, n_features))
@@ -118,6 +121,7 @@ def make_fair_blobs(n_samples: int, n_features: int = 2, n_clusters: int = 3, n_
             data[:, n_features + 1].astype(np.int64))
 
 
+@checked(**_DATA, group_shift=[Real()], group_effect=[Real()], noise=[Real(0)])
 def make_fair_regression(n_samples: int, n_features: int = 20, *, n_groups: int = 2,
                          group_weights: Any = None, group_shift: float = 0.5,
                          group_effect: float = 1.0, noise: float = 0.5,
@@ -154,10 +158,6 @@ def make_fair_regression(n_samples: int, n_features: int = 20, *, n_groups: int 
     >>> X.shape, y.shape, s.shape
     ((1000, 5), (1000,), (1000,))
     """
-    if n_samples < 1 or n_features < 1:
-        raise ValueError("n_samples and n_features must be >= 1.")
-    if n_groups < 2:
-        raise ValueError(f"n_groups must be >= 2 for fairness, got {n_groups}.")
     w_groups = _weights(group_weights, n_groups, "group_weights")
     seed = as_seed_sequence(random_state)
     coef = child_rng(seed, 0).standard_normal(n_features) / np.sqrt(n_features)

@@ -10,6 +10,7 @@ import dask.array as da
 import numpy as np
 
 from .._nearest import nearest_center
+from .._params import Flag, Grid, Integer, Nothing, Options, Seed, checked
 from .._random import as_seed_sequence, child_rng, spawn_seeds
 from .._validation import check_array, check_n_clusters, is_dask
 from ..kernels import kernel_params
@@ -108,6 +109,9 @@ def _cluster_numbers(n_clusters: int, n_runs: int, n: int, random: bool,
     return [int(c) for c in rng.integers(n_clusters, hi + 1, size=n_runs)]
 
 
+@checked(n_clusters=[Integer(1)], n_runs=[Integer(1)],
+         methods=[Grid((Options(BASE_METHODS),))], random_cluster_numbers=[Flag],
+         sample_size=[Integer(2)], random_state=[Nothing, Seed])
 def base_clusterings(X: Any, *, n_clusters: int = 8, n_runs: int = 100,
                      methods: Sequence[str] = ("kmeans",), random_cluster_numbers: bool = False,
                      sample_size: int = 100_000, random_state: Any = None, client: Any = None
@@ -162,12 +166,6 @@ def base_clusterings(X: Any, *, n_clusters: int = 8, n_runs: int = 100,
     X = check_array(X, "X", min_samples=2)
     n = X.shape[0]
     n_clusters = check_n_clusters(n_clusters, n)
-    unknown = sorted(set(methods) - set(BASE_METHODS))
-    if unknown or not methods:
-        raise ValueError(f"unknown base clustering methods {unknown}; choose from "
-                         f"{BASE_METHODS}.")
-    if n_runs < 1:
-        raise ValueError(f"n_runs must be >= 1, got {n_runs}.")
     seed = as_seed_sequence(random_state)
     if n > sample_size:
         rng = child_rng(seed, 0)

@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from functools import partial
 from itertools import pairwise
-from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import dask.array as da
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._groups import check_group_size_params, check_sensitive, group_column
-from .._random import as_seed_sequence
-from .._validation import check_int, check_n_clusters, is_dask
+from .._groups import GROUP_SIZE, check_sensitive, group_column
+from .._params import (
+    Flag,
+    Integer,
+    Named,
+    Nothing,
+    Options,
+    ParamsMixin,
+    Real,
+    Seed,
+    Spec,
+    check_params,
+)
+from .._validation import check_n_clusters, is_dask
 from ..runtime.iterative import IterativeRun, check_resume, is_open_run
 from .consensus import (
     ALIGNMENTS,
@@ -39,7 +48,12 @@ __all__ = ["INITS", "FairClusteringEnsemble", "load_state", "save_state"]
 INITS = ("matched", "paper")
 
 
-class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
+#: ``fit``'s execution arguments.
+FIT: dict[str, list[Spec]] = {"resume": [Flag], "checkpoint_every": [Integer(1)],
+                              "callback": [Nothing, Named("a callable", callable)]}
+
+
+class FairClusteringEnsemble(ParamsMixin, ClusterMixin, BaseEstimator):
     """Fair clustering ensemble with equal cluster capacity (FCE; Zhou et al., TPAMI 2025).
 
     A consensus of m base clusterings, fair towards the protected groups, with clusters of
@@ -130,36 +144,12 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         self.min_group_size = min_group_size
         self.small_groups = small_groups
 
-    def _checked_params(self) -> dict[str, Any]:
-        """Every constructor parameter, checked (the one place that checks them)."""
-        params = self.get_params()
-        c = params["n_clusters"]
-        if isinstance(c, str):
-            if c != "auto":
-                raise ValueError(f"n_clusters must be an integer or 'auto', got {c!r}.")
-        elif isinstance(c, bool) or not isinstance(c, Integral):
-            raise TypeError(f"n_clusters must be an integer or 'auto', got {c!r}.")
-        elif c < 1:
-            raise ValueError(f"n_clusters must be >= 1, got {c}.")
-        weight = params["fairness_weight"]
-        if not ((isinstance(weight, str) and weight == "auto") or (_real(weight) and weight >= 0)):
-            raise ValueError(
-                f"fairness_weight must be 'auto' or a finite number >= 0, got {weight!r}.")
-        weight = params["consensus_weight"]
-        if not (_real(weight) and weight > 0):
-            raise ValueError(f"consensus_weight must be a finite number > 0, got {weight!r}.")
-        params["max_iter"] = check_int(params["max_iter"], "max_iter")
-        if not (_real(params["tol"]) and params["tol"] >= 0):
-            raise ValueError(f"tol must be a finite number >= 0, got {params['tol']!r}.")
-        for name, allowed in (("alignment", ALIGNMENTS), ("init", INITS)):
-            if params[name] not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {params[name]!r}.")
-        if not isinstance(params["random_state"], np.random.SeedSequence | np.random.Generator
-                          | np.random.RandomState):
-            as_seed_sequence(params["random_state"])  # None or an int; a generator not drawn
-        params["min_group_size"] = check_group_size_params(params["min_group_size"],
-                                                           params["small_groups"])
-        return params
+    _parameter_constraints: ClassVar[dict[str, list[Spec]]] = {
+        "n_clusters": [Options(("auto",)), Integer(1)],
+        "fairness_weight": [Options(("auto",)), Real(0)],
+        "consensus_weight": [Real(0, low_open=True)], "max_iter": [Integer(1)],
+        "tol": [Real(0)], "alignment": [Options(ALIGNMENTS)], "init": [Options(INITS)],
+        "random_state": [Nothing, Seed], **GROUP_SIZE}
 
     def _prepare(self, base_labels: Any, sensitive_features: Any, params: dict[str, Any]
                  ) -> _Inputs:
@@ -221,9 +211,10 @@ class FairClusteringEnsemble(ClusterMixin, BaseEstimator):
         >>> fce.fit(np.column_stack([y, (y + 1) % 3, y]), sensitive_features=s).labels_.shape
         (600,)
         """
-        params = self._checked_params()
+        params = self._validate_params()
+        check_params({"resume": resume, "checkpoint_every": checkpoint_every,
+                      "callback": callback}, FIT)
         check_resume(store, resume, "fit")
-        check_int(checkpoint_every, "checkpoint_every")
         inputs = self._prepare(base_labels, sensitive_features, params)
         stored = None if store is None or is_open_run(store) else _stored_params(
             params, inputs)
@@ -265,10 +256,6 @@ class _Inputs:
     fairness_weight: float
     group_names: np.ndarray
     merged_groups: dict[str, int]
-
-
-def _real(value: Any) -> bool:
-    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _stored_params(params: dict[str, Any], inputs: _Inputs) -> dict[str, Any]:

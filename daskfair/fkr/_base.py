@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import logging
-import math
 import warnings
 from dataclasses import dataclass, replace
-from numbers import Integral, Real
 from typing import Any
 
 import dask.array as da
@@ -15,14 +13,14 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from .._groups import (
-    check_group_size_params,
+    GROUP_SIZE,
     encode_groups,
     group_column,
     is_missing,
     sorted_groups,
 )
 from .._keyed import column_values
-from .._random import as_seed_sequence
+from .._params import Integer, Nothing, Options, Real, Seed, Spec
 from .._validation import (
     as_array,
     check_array,
@@ -33,15 +31,13 @@ from .._validation import (
     feature_names,
     is_dask,
 )
-from ..kernels import kernel_params
+from ..kernels import KERNELS, MAX_DEGREE, kernel_params
 from ..nystroem import LANDMARK_METHODS, NystroemMap, fit_nystroem
 from .folds import FoldPlan
 from .statistics import FoldedMoments, arrange_moments, cell_moments
 
-__all__ = ["ABSENT", "APPROXIMATIONS", "FitInput", "KernelModelMixin", "binary_classes",
-           "check_choice", "check_finite", "check_flag", "check_kernel_params",
-           "check_positive_int",
-           "class_column", "input_attributes", "shown"]
+__all__ = ["ABSENT", "APPROXIMATIONS", "KERNEL", "NYSTROEM", "FitInput", "KernelModelMixin",
+           "binary_classes", "check_kernel", "class_column", "input_attributes", "shown"]
 
 logger = logging.getLogger(__name__)
 
@@ -166,48 +162,19 @@ def _check_moments(total: Any, data: FitInput) -> None:
         raise ValueError("every sample weight is 0: at least one row needs a positive weight.")
 
 
-def check_choice(name: str, value: Any, options: tuple[str, ...]) -> None:
-    if value not in options:
-        raise ValueError(f"{name} must be one of {options}, got {value!r}.")
+#: The kernel's parameters (``gamma`` apart: CV estimators search a grid of it).
+KERNEL: dict[str, list[Spec]] = {"kernel": [Options(tuple(KERNELS))],
+                                 "degree": [Integer(1, MAX_DEGREE)], "coef0": [Real()]}
+#: The Nyström map's, the seed's and the groups' parameters.
+NYSTROEM: dict[str, list[Spec]] = {
+    "approximation": [Options(APPROXIMATIONS)], "n_landmarks": [Integer(1)],
+    "landmarks": [Options(LANDMARK_METHODS)], "rcond": [Real(1e-15, 1, high_open=True)],
+    "random_state": [Nothing, Seed], **GROUP_SIZE}
 
 
-def check_positive_int(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value!r}.")
-
-
-def check_finite(name: str, value: Any, *, low: float = 0.0, none: bool = False) -> None:
-    """A finite number ``>= low`` (a bool is not a number); None too when ``none``."""
-    if value is None and none:
-        return
-    if isinstance(value, bool | np.bool_) or not isinstance(value, Real) \
-            or not math.isfinite(value) or not value >= low:
-        raise ValueError(f"{name} must be a finite number >= {low:g}"
-                         f"{' or None' if none else ''}, got {value!r}.")
-
-
-def check_flag(name: str, value: Any) -> None:
-    if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"{name} must be True or False, got {value!r}.")
-
-
-def check_kernel_params(p: dict[str, Any], gamma: Any) -> dict[str, Any]:
-    """``p`` with the kernel, Nyström, seed and group-size parameters checked."""
+def check_kernel(p: dict[str, Any], gamma: Any) -> None:
+    """The kernel's parameters together (a positive ``gamma`` for rbf)."""
     kernel_params(p["kernel"], 1, gamma=gamma, degree=p["degree"], coef0=p["coef0"])
-    check_choice("approximation", p["approximation"], APPROXIMATIONS)
-    check_positive_int("n_landmarks", p["n_landmarks"])
-    check_choice("landmarks", p["landmarks"], LANDMARK_METHODS)
-    rcond = p["rcond"]
-    if not (isinstance(rcond, Real) and 1e-15 <= rcond < 1):
-        raise ValueError(
-            f"rcond must lie in [1e-15, 1), got {rcond!r}: smaller values keep "
-            "rounding noise of the landmark kernel as directions (default 1e-10).")
-    if not isinstance(p["random_state"], np.random.RandomState | np.random.Generator):
-        as_seed_sequence(p["random_state"])  # its checks; an instance would be drawn from
-    check_group_size_params(p["min_group_size"], p["small_groups"])
-    return p
 
 
 def input_attributes(data: FitInput, feature_map: NystroemMap | None) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -10,19 +10,24 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from .._params import (
+    Flag,
+    Grid,
+    Integer,
+    Named,
+    Nothing,
+    Options,
+    ParamsMixin,
+    Real,
+    Spec,
+    check_params,
+)
 from .._random import as_seed_sequence, child_rng
 from ..runtime.threads import one_blas_thread
-from ._base import (
-    FitInput,
-    KernelModelMixin,
-    check_flag,
-    check_kernel_params,
-    check_positive_int,
-    input_attributes,
-)
+from ._base import KERNEL, NYSTROEM, FitInput, KernelModelMixin, check_kernel, input_attributes
 from ._predict import CalibratedClassifierMixin, KernelRegressionMixin
 from .candidates import CONSTRAINTS, FAMILIES
-from .folds import FoldPlan, check_cv, fold_plan
+from .folds import MAX_FOLDS, FoldPlan, fold_plan
 from .frontier import frontier_table, plot_frontier
 from .scores import regression_validation
 from .search import (
@@ -33,7 +38,7 @@ from .search import (
     search_grid,
     validate_scores,
 )
-from .selection import check_bound, check_confidence, check_new_rows, select
+from .selection import select
 from .statistics import FoldedMoments
 
 __all__ = ["FairKernelClassifierCV", "FairKernelRegressorCV", "constraint_name"]
@@ -58,6 +63,10 @@ def constraint_name(constraints: Any, allowed: tuple[str, ...] = CONSTRAINTS) ->
     return name
 
 
+_POSITIVE = Real(0, low_open=True)
+_CONFIDENCE: list[Spec] = [Nothing, Real(0.5, 1, high_open=True)]
+
+
 def _grid(values: Any, default: tuple | None, cast: Any = float) -> tuple | None:
     if values is None:
         return default
@@ -65,7 +74,7 @@ def _grid(values: Any, default: tuple | None, cast: Any = float) -> tuple | None
     return tuple(None if v is None else cast(v) for v in values)
 
 
-class _FairKernelCV(KernelModelMixin, BaseEstimator):
+class _FairKernelCV(ParamsMixin, KernelModelMixin, BaseEstimator):
     """The CV estimators' parameters, search, choice and refit (subclasses: ``_validate``)."""
 
     _task = "classification"
@@ -94,41 +103,39 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
         self.random_state, self.min_group_size = random_state, min_group_size
         self.small_groups = small_groups
 
-    def _checked_params(self) -> dict[str, Any]:
-        """Every parameter, checked: the grids as tuples with defaults, plus ``constraint``."""
-        p = self.get_params()
-        check_kernel_params(p, None)
-        check_cv(p["cv"])
-        check_flag("refit", p["refit"])
-        families = (p["families"],) if isinstance(p["families"], str) else tuple(p["families"])
-        if not families or any(f not in FAMILIES for f in families):
-            raise ValueError(f"families must be a subset of {FAMILIES}, got {p['families']!r}.")
-        alphas = _grid(p["relative_alphas"], DEFAULT_RELATIVE_ALPHAS)
-        if not alphas or not all(a is not None and a >= 0 for a in alphas):
-            raise ValueError(
-                f"relative_alphas must be numbers >= 0, got {p['relative_alphas']!r}.")
-        gammas = _grid(p["gammas"], (None,))
-        if not gammas or any(g is not None and not g > 0 for g in gammas):
-            raise ValueError(f"gammas must be positive numbers or None (1/n_features), got "
-                             f"{p['gammas']!r}.")
-        strengths = _grid(p["strengths"], self._default_strengths)
-        if not strengths or None in strengths:
-            raise ValueError(f"strengths must be numbers, got {p['strengths']!r}.")
-        counts = _grid(p["fair_feature_counts"], None, int)
-        for k in counts or ():
-            check_positive_int("fair_feature_counts", k)
-        if counts == ():
-            raise ValueError("fair_feature_counts must hold at least one count, or be None.")
-        weights = _grid(p["fairness_weights"], (None,))
-        if not weights or any(w is not None and not w >= 0 for w in weights):
-            raise ValueError(f"fairness_weights must be numbers >= 0 or None (the exact "
-                             f"constraint), got {p['fairness_weights']!r}.")
-        return {**p, "disparity_bound": check_bound(p["disparity_bound"]),
-                "disparity_confidence": check_confidence(p["disparity_confidence"]),
-                "new_rows": check_new_rows(p["new_rows"]),
-                "families": families, "relative_alphas": alphas, "gammas": gammas,
-                "strengths": strengths, "fair_feature_counts": counts,
-                "fairness_weights": weights,
+    _parameter_constraints: ClassVar[dict[str, list[Spec]]] = {
+        **KERNEL, "gammas": [Nothing, _POSITIVE, Grid((Nothing, _POSITIVE))],
+        "disparity_bound": [Real(0)], "disparity_confidence": _CONFIDENCE,
+        "new_rows": [Nothing, Integer(1)],
+        "constraints": [Options(CONSTRAINTS), Named(
+            "a fairlearn DemographicParity() or EqualizedOdds()",
+            lambda v: type(v).__name__ in _FAIRLEARN_MOMENTS)],
+        "families": [Options(FAMILIES), Grid((Options(FAMILIES),))],
+        "relative_alphas": [Nothing, Real(0), Grid((Real(0),))],
+        "strengths": [Nothing, Real(), Grid((Real(),))],
+        "fair_feature_counts": [Nothing, Integer(1), Grid((Integer(1),))],
+        "fairness_weights": [Nothing, Real(0), Grid((Nothing, Real(0)))],
+        "cv": [Integer(2, MAX_FOLDS), Named("a scikit-learn splitter", lambda v: hasattr(
+                   v, "split") and not isinstance(v, str | bytes)),
+               Named("(train, test) index pairs", lambda v: hasattr(v, "__iter__")
+                     and not isinstance(v, str | bytes))],
+        "refit": [Flag], **NYSTROEM}
+
+    def _check_combination(self, p: dict[str, Any]) -> None:
+        check_kernel(p, None)
+        constraint_name(p["constraints"], self._constraints)
+
+    def _search_params(self) -> dict[str, Any]:
+        """The parameters, checked, with the grids as tuples (their defaults for None) and the
+        constraint's name."""
+        p = self._validate_params()
+        return {**p, "families": _grid(p["families"], (), str),
+                "relative_alphas": _grid(p["relative_alphas"], DEFAULT_RELATIVE_ALPHAS),
+                "gammas": _grid(p["gammas"], (None,)),
+                "strengths": _grid(p["strengths"], self._default_strengths),
+                "fair_feature_counts": _grid(p["fair_feature_counts"], None, int),
+                "fairness_weights": _grid(p["fairness_weights"], (None,)),
+                "disparity_bound": float(p["disparity_bound"]),
                 "constraint": constraint_name(p["constraints"], self._constraints)}
 
     def _fold_seed(self) -> int:
@@ -164,7 +171,7 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
         (True, (4,))
         """
         with one_blas_thread():  # bits independent of the client's threads
-            p = self._checked_params()
+            p = self._search_params()
             classify = self._task == "classification"
             data = self._fit_input(X, y, sensitive_features, sample_weight, p,
                                    classify=classify)
@@ -214,15 +221,21 @@ class _FairKernelCV(KernelModelMixin, BaseEstimator):
         self
         """
         check_is_fitted(self, "cv_error_")
-        p = self._checked_params()
-        bound = check_bound(disparity_bound)
+        p = self._validate_params()
+        unchanged = Options(("unchanged",))
+        check_params({"disparity_bound": disparity_bound,
+                      "disparity_confidence": disparity_confidence, "new_rows": new_rows},
+                     {"disparity_bound": [Real(0)],
+                      "disparity_confidence": [*_CONFIDENCE, unchanged],
+                      "new_rows": [Nothing, Integer(1), unchanged]})
 
         def given(value: Any) -> bool:
             return not (isinstance(value, str) and value == "unchanged")
 
-        confidence = (check_confidence(disparity_confidence) if given(disparity_confidence)
+        bound = float(disparity_bound)
+        confidence = (disparity_confidence if given(disparity_confidence)
                       else self.disparity_confidence_)
-        rows = check_new_rows(new_rows) if given(new_rows) else self.new_rows_
+        rows = new_rows if given(new_rows) else self.new_rows_
         self._set_fitted(select(vars(self), bound, confidence, new_rows=rows,
                                 classify=self._task == "classification", refit=p["refit"]))
         return self

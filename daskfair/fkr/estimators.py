@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import logging
-import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import (
@@ -15,17 +14,9 @@ from sklearn.base import (
     TransformerMixin,
 )
 
+from .._params import Flag, Integer, Nothing, Options, ParamsMixin, Real, Spec
 from ..runtime.threads import one_blas_thread
-from ._base import (
-    FitInput,
-    KernelModelMixin,
-    check_choice,
-    check_finite,
-    check_flag,
-    check_kernel_params,
-    check_positive_int,
-    input_attributes,
-)
+from ._base import KERNEL, NYSTROEM, FitInput, KernelModelMixin, check_kernel, input_attributes
 from ._predict import CalibratedClassifierMixin, KernelRegressionMixin, calibration_attributes
 from .calibration import N_BINS, calibrate, score_bins, score_spread
 from .embedding import OBJECTIVES, constrained_rank, mean_discrepancy_directions, paper_directions
@@ -85,7 +76,7 @@ def _logistic_fit(data: FitInput, fmap: Any, stats: Moments, fitted: dict[str, A
             "dual_coef_": fitted["projection_"] @ theta[:-1], "n_iter_": n_iter}
 
 
-class _FairFeatureModel(KernelModelMixin, BaseEstimator):
+class _FairFeatureModel(ParamsMixin, KernelModelMixin, BaseEstimator):
     """The regressor's and the classifier's parameters, pass, fair directions W and ridge."""
 
     def __init__(self, kernel: str = "rbf", *, gamma: float | None = None, degree: int = 3,
@@ -103,22 +94,17 @@ class _FairFeatureModel(KernelModelMixin, BaseEstimator):
         self.random_state, self.min_group_size = random_state, min_group_size
         self.small_groups = small_groups
 
-    def _checked_params(self) -> dict[str, Any]:
-        """Every parameter, checked."""
-        p = self.get_params()
-        check_kernel_params(p, p["gamma"])
-        check_choice("objective", p["objective"], OBJECTIVES)
-        if p["n_fair_features"] is not None:
-            check_positive_int("n_fair_features", p["n_fair_features"])
-        check_finite("relative_alpha", p["relative_alpha"])
-        check_flag("fit_intercept", p["fit_intercept"])
-        weight = p["fairness_weight"]
-        if weight is not None and p["objective"] == "paper":
+    _parameter_constraints: ClassVar[dict[str, list[Spec]]] = {
+        **KERNEL, "gamma": [Nothing, Real()], "n_fair_features": [Nothing, Integer(1)],
+        "relative_alpha": [Real(0)], "fit_intercept": [Flag],
+        "objective": [Options(OBJECTIVES)], "fairness_weight": [Nothing, Real(0)], **NYSTROEM}
+
+    def _check_combination(self, p: dict[str, Any]) -> None:
+        check_kernel(p, p["gamma"])
+        if p["fairness_weight"] is not None and p["objective"] == "paper":
             raise ValueError(
                 "fairness_weight applies to objective='mean_discrepancy' only; the paper "
                 "objective has no trade-off parameter (vary n_fair_features instead).")
-        check_finite("fairness_weight", weight, none=True)
-        return p
 
     def _fit_embedding(self, data: FitInput, p: dict[str, Any]
                        ) -> tuple[Moments, np.ndarray, FitInput, Any, dict[str, Any]]:
@@ -253,7 +239,7 @@ class FairKernelRegressor(ClassNamePrefixFeaturesOutMixin, RegressorMixin, Trans
         True
         """
         with one_blas_thread():  # bits independent of the client's threads
-            p = self._checked_params()
+            p = self._validate_params()
             data = self._fit_input(X, y, sensitive_features, sample_weight, p, classify=False)
             self._set_fitted(self._fit_embedding(data, p)[-1])
             return self
@@ -337,17 +323,9 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
         tags.classifier_tags.poor_score = True
         return tags
 
-    def _checked_params(self) -> dict[str, Any]:
-        p = super()._checked_params()
-        check_choice("loss", p["loss"], LOSSES)
-        if not (isinstance(p["threshold"], str) and p["threshold"] == "auto"):
-            try:
-                check_finite("threshold", p["threshold"], low=-math.inf)
-            except ValueError:
-                raise ValueError(f"threshold must be 'auto' or a finite number, got "
-                                 f"{p['threshold']!r}.") from None
-        check_positive_int("max_iter", p["max_iter"])
-        return p
+    _parameter_constraints: ClassVar[dict[str, list[Spec]]] = {
+        **_FairFeatureModel._parameter_constraints, "loss": [Options(LOSSES)],
+        "threshold": [Options(("auto",)), Real()], "max_iter": [Integer(1)]}
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
             sample_weight: Any = None) -> FairKernelClassifier:
@@ -379,7 +357,7 @@ class FairKernelClassifier(CalibratedClassifierMixin, ClassifierMixin, _FairFeat
         ((5,), (5, 2))
         """
         with one_blas_thread():  # bits independent of the client's threads
-            p = self._checked_params()
+            p = self._validate_params()
             data = self._fit_input(X, y, sensitive_features, sample_weight, p, classify=True)
             stats, W, data, fmap, fitted = self._fit_embedding(data, p)
             fitted["n_iter_"] = 1  # the least-squares solve

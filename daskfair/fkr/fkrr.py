@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from .._params import Flag, Nothing, ParamsMixin, Real, Spec
 from ..runtime.threads import one_blas_thread
-from ._base import (
-    KernelModelMixin,
-    check_finite,
-    check_flag,
-    check_kernel_params,
-    input_attributes,
-)
+from ._base import KERNEL, NYSTROEM, KernelModelMixin, check_kernel, input_attributes
 from ._predict import KernelRegressionMixin
 from .ridge import fkrr_penalty, ridge_fit
 
@@ -29,7 +24,8 @@ def _solution(stats: Any, fmap: Any, p: dict[str, Any]) -> dict[str, Any]:
     return {"coef_": coef, "intercept_": intercept, "dual_coef_": fmap.whitening @ coef}
 
 
-class FairKernelRidge(KernelRegressionMixin, KernelModelMixin, RegressorMixin, BaseEstimator):
+class FairKernelRidge(ParamsMixin, KernelRegressionMixin, KernelModelMixin, RegressorMixin,
+                      BaseEstimator):
     """FKRR: kernel ridge with a penalty on the prediction–group covariance.
 
     Parameters
@@ -72,14 +68,12 @@ class FairKernelRidge(KernelRegressionMixin, KernelModelMixin, RegressorMixin, B
         self.random_state, self.min_group_size = random_state, min_group_size
         self.small_groups = small_groups
 
-    def _checked_params(self) -> dict[str, Any]:
-        """Every parameter, checked."""
-        p = self.get_params()
-        check_kernel_params(p, p["gamma"])
-        check_finite("fairness_weight", p["fairness_weight"])
-        check_finite("relative_alpha", p["relative_alpha"])
-        check_flag("fit_intercept", p["fit_intercept"])
-        return p
+    _parameter_constraints: ClassVar[dict[str, list[Spec]]] = {
+        "fairness_weight": [Real(0)], **KERNEL, "gamma": [Nothing, Real()],
+        "relative_alpha": [Real(0)], "fit_intercept": [Flag], **NYSTROEM}
+
+    def _check_combination(self, p: dict[str, Any]) -> None:
+        check_kernel(p, p["gamma"])
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
             sample_weight: Any = None) -> FairKernelRidge:
@@ -108,7 +102,7 @@ class FairKernelRidge(KernelRegressionMixin, KernelModelMixin, RegressorMixin, B
         (3,)
         """
         with one_blas_thread():  # bits independent of the client's threads
-            p = self._checked_params()
+            p = self._validate_params()
             data = self._fit_input(X, y, sensitive_features, sample_weight, p, classify=False)
             fmap = self._fit_feature_map(data, p, p["gamma"])
             folded, data = self._moments(data, fmap)
@@ -134,7 +128,7 @@ class FairKernelRidge(KernelRegressionMixin, KernelModelMixin, RegressorMixin, B
         self : FairKernelRidge
         """
         with one_blas_thread():  # bits independent of the client's threads
-            p = self._checked_params()
+            p = self._validate_params()
             fitted = _solution(moments, feature_map, p)
             fitted.update(feature_map_=feature_map,
                           n_features_in_=int(np.shape(feature_map.landmarks)[1]))

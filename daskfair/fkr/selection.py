@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from numbers import Real
 from typing import Any
 
 import numpy as np
 from scipy.stats import norm
 
-from .._validation import check_int
 from ._base import ABSENT
 from ._predict import calibration_attributes
 from .bound import disparity_upper
@@ -17,30 +15,7 @@ from .calibration import calibrate
 from .frontier import choose, cv_results
 from .scores import group_rates
 
-__all__ = ["check_bound", "check_confidence", "check_new_rows", "select", "upper_bounds"]
-
-
-def check_bound(bound: Any) -> float:
-    """``disparity_bound``, checked: a number >= 0."""
-    if not (isinstance(bound, Real) and not isinstance(bound, bool) and bound >= 0):
-        raise ValueError(f"disparity_bound must be a number >= 0, got {bound!r}.")
-    return float(bound)
-
-
-def check_confidence(confidence: Any) -> Any:
-    """``disparity_confidence``, checked: a number in [0.5, 1) or None."""
-    if confidence is not None and not (
-            isinstance(confidence, Real) and not isinstance(confidence, bool)
-            and 0.5 <= confidence < 1):
-        raise ValueError(
-            f"disparity_confidence must be a number in [0.5, 1) or None (no margin), got "
-            f"{confidence!r}.")
-    return confidence
-
-
-def check_new_rows(new_rows: Any) -> int | None:
-    """``new_rows``, checked: a whole number >= 1, or None (the population)."""
-    return None if new_rows is None else check_int(new_rows, "new_rows")
+__all__ = ["select", "upper_bounds"]
 
 
 def upper_bounds(state: Mapping[str, Any], confidence: Any, new_rows: int | None

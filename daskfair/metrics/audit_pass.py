@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from numbers import Real
 from typing import Any
 
 import dask
@@ -17,7 +16,8 @@ from .. import progress
 from .._arrow import check_arrow
 from .._blocks import _tree, block_size, streamed_tree
 from .._keyed import MISSING
-from .._validation import check_int, check_known_chunks, is_dask
+from .._params import Integer, Nothing, Real, Spec, checked
+from .._validation import check_known_chunks, is_dask
 from ._audit_blocks import (
     AuditBlock,
     audit_block,
@@ -29,7 +29,7 @@ from ._audit_result import Audit, Counts
 from ._audit_stats import auc_from_histograms
 from ._outcomes import check_outcomes
 
-__all__ = ["UNKNOWN", "audit", "check_audit_params"]
+__all__ = ["AUDIT", "UNKNOWN", "audit"]
 
 #: The group name of rows whose sensitive value is missing.
 UNKNOWN = "unknown"
@@ -229,15 +229,13 @@ def _auc_table(per_group: list[list[Any]]) -> tuple[np.ndarray, np.ndarray, np.n
     return np.array(auc), np.array(var), np.array(bound)
 
 
-def check_audit_params(n_boot: Any, confidence: Any, min_group_size: Any) -> None:
-    """The statistics' parameters of :func:`audit`, checked (before any work)."""
-    check_int(n_boot, "n_boot", low=0)
-    check_int(min_group_size, "min_group_size")
-    if isinstance(confidence, bool) or not isinstance(confidence, Real) \
-            or not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), e.g. 0.95; got {confidence!r}.")
+#: The statistics' parameters of :func:`audit` (the command line checks them before it reads).
+AUDIT: dict[str, list[Spec]] = {
+    "n_boot": [Integer(0)], "confidence": [Real(0, 1, low_open=True, high_open=True)],
+    "min_group_size": [Integer(1)], "random_state": [Nothing, Integer(0)]}
 
 
+@checked(**AUDIT)
 def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = None,
           sample_weight: Any = None, n_boot: int = 1000, confidence: float = 0.95,
           min_group_size: int = 1, reference_group: Any = None, pos_label: Any = 1,
@@ -287,7 +285,6 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
     >>> a.by_group["selection_rate"].round(3).to_dict()
     {'a': 0.333, 'b': 0.667}
     """
-    check_audit_params(n_boot, confidence, min_group_size)
     if y_score is not None and sample_weight is not None:
         raise ValueError("roc_auc with sample_weight is not supported: pass y_score without "
                          "sample_weight, or audit the rates with weights and no y_score.")

@@ -414,11 +414,10 @@ def _check_params(part: Part, scope: Scope, where: str) -> None:
 
 def check_params(estimator: Any) -> None:
     """The estimator's own check of its parameters (what ``fit`` refuses, a load refuses)."""
-    checked = getattr(estimator, "_checked_params", None) or getattr(
-        estimator, "_check_params", None)
-    if checked is not None:
+    validate = getattr(estimator, "_validate_params", None)
+    if validate is not None:
         try:
-            checked()
+            validate()
         except (TypeError, ValueError) as exc:
             raise SchemaError(f"a stored {type(estimator).__name__} has a parameter its class "
                               f"refuses: {exc}") from None

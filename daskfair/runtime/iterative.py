@@ -7,7 +7,6 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._validation import check_int
 from .recovery import count_recovery, wait_for_workers
 
 if TYPE_CHECKING:
@@ -59,7 +58,7 @@ class IterativeRun:
         self.run = run
         self.owns = owns
         self.resume = resume
-        self.checkpoint_every = check_int(checkpoint_every, "checkpoint_every")
+        self.checkpoint_every = int(checkpoint_every)  # checked by the method's table
         self.recovery_point: tuple[int, Any] | None = None
 
     @classmethod

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from numbers import Real
 from typing import Any
 
 import numpy as np
 
+from .._params import Integer, Named, Nothing, Real, Seed, Spec, checked, is_sequence
 from .._random import as_seed_sequence, child_rng
-from .._validation import check_int
 from ..runtime.clients import task_client
 
 __all__ = ["SA2GDResult", "sa2gd", "sa2gd_front", "theorem_step"]
@@ -44,11 +43,10 @@ class SA2GDResult:
         return self.n_a / (self.n_a + self.n_b)
 
 
+@checked(strong_convexity=[Real(0, low_open=True)], n_a=[Integer(0)], n_b=[Integer(0)])
 def theorem_step(strong_convexity: float, n_a: int, n_b: int) -> Callable[[int], float]:
-    """Theorem 5.1's step ``t -> α_t = 2 / (c (t + 1)(n_a + n_b))`` (ValueError unless c > 0)."""
+    """Theorem 5.1's step ``t -> α_t = 2 / (c (t + 1)(n_a + n_b))`` (c > 0)."""
     c = float(strong_convexity)
-    if not (np.isfinite(c) and c > 0):
-        raise ValueError(f"strong_convexity must be a positive number, got {strong_convexity!r}.")
     total = n_a + n_b
     return lambda t: 2.0 / (c * (t + 1) * total)
 
@@ -62,9 +60,7 @@ def _step_rule(step: Any, strong_convexity: Any, n_a: int, n_b: int) -> Callable
         return theorem_step(strong_convexity, n_a, n_b)
     if callable(step):
         return step
-    if isinstance(step, Real) and np.isfinite(step) and step > 0:
-        return lambda t: float(step)
-    raise ValueError(f"step must be None, a positive number or a callable, got {step!r}.")
+    return lambda t: float(step)  # a positive number (checked by sa2gd's table)
 
 
 def _gradient(grad: Gradient, x: np.ndarray, rng: np.random.Generator, which: str) -> np.ndarray:
@@ -75,6 +71,16 @@ def _gradient(grad: Gradient, x: np.ndarray, rng: np.random.Generator, which: st
     return g
 
 
+_STEP = [Nothing, Real(0, low_open=True), Named("a function t -> step", callable)]
+_RUN: dict[str, list[Spec]] = {
+    "grad_a": [Named("a function (x, rng) -> gradient", callable)],
+    "grad_b": [Named("a function (x, rng) -> gradient", callable)],
+    "n_iter": [Integer(1)], "step": _STEP,
+    "strong_convexity": [Nothing, Real(0, low_open=True)], "random_state": [Nothing, Seed],
+    "history_every": [Integer(1)]}
+
+
+@checked(**_RUN, n_a=[Integer(0)], n_b=[Integer(0)])
 def sa2gd(grad_a: Gradient, grad_b: Gradient, x0: Any, *, n_a: int, n_b: int, n_iter: int,
           step: float | Callable[[int], float] | None = None,
           strong_convexity: float | None = None, random_state: Any = None,
@@ -114,11 +120,9 @@ def sa2gd(grad_a: Gradient, grad_b: Gradient, x0: Any, *, n_a: int, n_b: int, n_
     --------
     sa2gd_front : SA2GD for every pair of a fixed total (with an example).
     """
-    n_a, n_b = check_int(n_a, "n_a", 0), check_int(n_b, "n_b", 0)
     if n_a + n_b == 0:
         raise ValueError("n_a + n_b must be positive.")
-    n_iter = check_int(n_iter, "n_iter", 1)
-    every = check_int(history_every, "history_every", 1)
+    every = history_every
     alpha = _step_rule(step, strong_convexity, n_a, n_b)
     x = np.array(x0, dtype=np.float64)
     if not np.isfinite(x).all():
@@ -143,6 +147,10 @@ def sa2gd(grad_a: Gradient, grad_b: Gradient, x0: Any, *, n_a: int, n_b: int, n_
     return SA2GDResult(x, np.stack(history), np.asarray(iterations), n_a, n_b)
 
 
+@checked(**_RUN, n_total=[Integer(1)], update_pairs=[Nothing, Named(
+    "a list of (n_a, n_b) pairs of integers >= 0", lambda v: is_sequence(v) and all(
+        is_sequence(p) and len(p) == 2 and all(Integer(0).accepts(x) for x in p) for p in v),
+    is_sequence)])
 def sa2gd_front(grad_a: Gradient, grad_b: Gradient, x0: Any, *, n_total: int, n_iter: int,
                 update_pairs: Sequence[tuple[int, int]] | None = None,
                 step: float | Callable[[int], float] | None = None,
@@ -179,12 +187,10 @@ def sa2gd_front(grad_a: Gradient, grad_b: Gradient, x0: Any, *, n_total: int, n_
     >>> [run.x.round(2).tolist() for run in runs]
     [[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]]
     """
-    n_total = check_int(n_total, "n_total", 1)
     update_pairs = ([(a, n_total - a) for a in range(n_total + 1)] if update_pairs is None
                     else list(update_pairs))
     seed = as_seed_sequence(random_state)
     for n_a, n_b in update_pairs:  # fail here, not in a task
-        check_int(n_a, "n_a", 0), check_int(n_b, "n_b", 0)
         _step_rule(step, strong_convexity, n_a, n_b)
     client = task_client(client)
     futures = [client.submit(

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._groups import check_group_size_params
+from .._groups import GROUP_SIZE
+from .._params import Array, Integer, Nothing, Options, ParamsMixin, Seed, Spec
 from .._random import as_seed_sequence
-from .._validation import check_int, check_labels, is_dask
+from .._validation import check_labels, is_dask
 from ._block_functions import balance_of, cost_of, run_member
 from ._nearest_center import NearestCenterMixin
-from .problem import Problem, make_problem, members_from_labels, start_labels
+from .problem import CLUSTERS, Problem, make_problem, members_from_labels, start_labels
 
 __all__ = ["SAFairKMeans"]
 
@@ -20,7 +21,7 @@ TARGETS = ("local", "global")
 INITS = ("k-means++", "random")
 
 
-class SAFairKMeans(NearestCenterMixin, ClusterMixin, BaseEstimator):
+class SAFairKMeans(ParamsMixin, NearestCenterMixin, ClusterMixin, BaseEstimator):
     """Stochastic alternating balance fair k-means (Liu & Vicente, Algorithm 2).
 
     Parameters
@@ -87,23 +88,15 @@ class SAFairKMeans(NearestCenterMixin, ClusterMixin, BaseEstimator):
         self.min_group_size = min_group_size
         self.small_groups = small_groups
 
-    def _checked_params(self) -> dict[str, Any]:
-        """Every parameter checked (``random_state`` a SeedSequence; the data check the rest)."""
-        params = self.get_params()
-        for name, low in (("n_kmeans_updates", 0), ("n_swap_updates", 0), ("max_iter", 1),
-                          ("max_swap_candidates", 1)):
-            params[name] = check_int(params[name], name, low)
+    _parameter_constraints: ClassVar[dict[str, list[Spec]]] = {
+        "n_clusters": [CLUSTERS], "n_kmeans_updates": [Integer(0)],
+        "n_swap_updates": [Integer(0)], "max_iter": [Integer(1)],
+        "target": [Options(TARGETS)], "init": [Options(INITS), Array("a label array")],
+        "max_swap_candidates": [Integer(1)], "random_state": [Nothing, Seed], **GROUP_SIZE}
+
+    def _check_combination(self, params: dict[str, Any]) -> None:
         if params["n_kmeans_updates"] + params["n_swap_updates"] == 0:
             raise ValueError("n_kmeans_updates + n_swap_updates must be positive.")
-        if params["target"] not in TARGETS:
-            raise ValueError(f"target must be 'local' or 'global', got {params['target']!r}.")
-        if isinstance(params["init"], str) and params["init"] not in INITS:
-            raise ValueError(
-                f"init must be 'k-means++', 'random' or a label array, got {params['init']!r}.")
-        params["min_group_size"] = check_group_size_params(params["min_group_size"],
-                                                           params["small_groups"])
-        params["random_state"] = as_seed_sequence(params["random_state"])
-        return params
 
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any) -> SAFairKMeans:
         """Run ``max_iter`` iterations of Algorithm 2 from the starting labels.
@@ -134,11 +127,11 @@ class SAFairKMeans(NearestCenterMixin, ClusterMixin, BaseEstimator):
         >>> SAFairKMeans(2, max_iter=20, random_state=0).fit(X, sensitive_features=s).labels_.shape
         (400,)
         """
-        params = self._checked_params()
+        params = self._validate_params()
         problem = make_problem(X, sensitive_features, params["n_clusters"],
                                min_group_size=params["min_group_size"],
                                small_groups=params["small_groups"])
-        seed = params["random_state"]
+        seed = as_seed_sequence(params["random_state"])
         m = members_from_labels(problem, _start(problem, params["init"], seed))
         lab, sums, counts = m.labels[0].copy(), m.sums[0].copy(), m.counts[0].copy()
         history = np.empty((params["max_iter"], 2))

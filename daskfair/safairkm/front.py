@@ -14,14 +14,16 @@ import dask
 import dask.array as da
 import numpy as np
 
-from .._validation import check_array, check_int
+from .._params import Flag, Integer, Named, Nothing, Options, Real, Spec, checked, is_sequence
+from .._random import as_seed_sequence
+from .._validation import check_array
 from ..runtime.clients import task_client
 from ..runtime.inprocess import InProcessClient
 from ..runtime.iterative import IterativeRun, Recoveries, check_resume, crossed
 from ..runtime.recovery import LOST_WORK
 from ._block_functions import select_nondominated
 from .estimator import SAFairKMeans
-from .pareto import ParetoFront, check_dominance
+from .pareto import DOMINANCE, ParetoFront
 from .problem import Members, Problem, check_fits_workers, make_problem, start_members
 from .tasks import expand_task, gather_members, labels_of, objectives, read_members, write_members
 
@@ -36,15 +38,28 @@ logger = logging.getLogger(__name__)
 DEFAULT_PAIRS = ((25, 0), (20, 4), (15, 3), (5, 2))
 
 
-def _check_pairs(update_pairs: Any) -> tuple[tuple[int, int], ...]:
-    arr = np.asarray(update_pairs)
-    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
-        raise ValueError(
-            f"update_pairs must be a list of (n_a, n_b) pairs, got {update_pairs!r}.")
-    if arr.dtype.kind not in "iu" or (arr < 0).any() or (arr.sum(axis=1) == 0).any():
-        raise ValueError("update_pairs must hold non-negative integers with n_a + n_b > 0, "
-                         f"got {update_pairs!r}.")
-    return tuple((a, b) for a, b in arr.astype(np.int64).tolist())
+def _pairs(update_pairs: Any) -> bool:
+    """Whether ``update_pairs`` is a non-empty list of pairs of integers >= 0, not both 0."""
+    try:
+        arr = np.asarray(update_pairs)
+    except (TypeError, ValueError):
+        return False
+    return bool(arr.ndim == 2 and arr.shape[1] == 2 and arr.shape[0] > 0
+                and arr.dtype.kind in "iu" and (arr >= 0).all() and (arr.sum(axis=1) > 0).all())
+
+
+#: The front's parameters, with Algorithm 2's it shares with SAFairKMeans.
+FRONT: dict[str, list[Spec]] = {
+    **{k: SAFairKMeans._parameter_constraints[k] for k in (
+        "n_clusters", "max_iter", "target", "max_swap_candidates", "random_state",
+        "min_group_size", "small_groups")},
+    "update_pairs": [Named("a non-empty list of (n_kmeans_updates, n_swap_updates) pairs of "
+                           "integers >= 0, not both 0", _pairs, is_sequence)],
+    "n_init": [Integer(1)], "budget": [Integer(1)], "q": [Integer(1)],
+    "dominance": [Options(DOMINANCE)], "sync_every": [Integer(1)],
+    "n_batches": [Nothing, Integer(1)], "checkpoint_every": [Integer(1)], "resume": [Flag],
+    "time_limit": [Nothing, Real(0, low_open=True)],
+    "callback": [Nothing, Named("a callable", callable)]}
 
 
 @dataclass(frozen=True)
@@ -64,17 +79,6 @@ class FrontParams:
     min_group_size: int
     small_groups: str
 
-    @classmethod
-    def checked(cls, algorithm: dict[str, Any], *, update_pairs: Any, n_init: Any,
-                budget: Any, q: Any, dominance: Any, sync_every: Any) -> FrontParams:
-        """The front's own parameters checked, with Algorithm 2's (``algorithm``)."""
-        return cls(
-            algorithm["n_clusters"], _check_pairs(update_pairs), check_int(n_init, "n_init"),
-            algorithm["max_iter"], check_int(budget, "budget"), check_int(q, "q"),
-            algorithm["target"], algorithm["max_swap_candidates"], check_dominance(dominance),
-            check_int(sync_every, "sync_every"), algorithm["min_group_size"],
-            algorithm["small_groups"])
-
     def stored(self, seed: np.random.SeedSequence, problem: Problem) -> dict[str, Any]:
         """The parameters a store records and ``resume`` compares."""
         return {**asdict(self), "update_pairs": [list(p) for p in self.update_pairs],
@@ -82,6 +86,7 @@ class FrontParams:
                 "n_samples": problem.n_samples, "n_groups": problem.n_groups}
 
 
+@checked(**FRONT)
 def pareto_front(X: Any, *, sensitive_features: Any, n_clusters: int = 8,
                  update_pairs: Sequence[tuple[int, int]] = DEFAULT_PAIRS, n_init: int = 30,
                  max_iter: int = 500, budget: int = 1500, q: int = 1, target: str = "local",
@@ -150,15 +155,12 @@ def pareto_front(X: Any, *, sensitive_features: Any, n_clusters: int = 8,
     >>> bool(front.hypervolume((1.05 * front.cost.max(), 0.0)) > 0)
     True
     """
-    algorithm = SAFairKMeans(
-        n_clusters, max_iter=max_iter, target=target, max_swap_candidates=max_swap_candidates,
-        random_state=random_state, min_group_size=min_group_size, small_groups=small_groups,
-    )._checked_params()
-    params = FrontParams.checked(algorithm, update_pairs=update_pairs, n_init=n_init,
-                                 budget=budget, q=q, dominance=dominance, sync_every=sync_every)
-    check_int(checkpoint_every, "checkpoint_every")
+    params = FrontParams(
+        int(n_clusters), tuple((int(a), int(b)) for a, b in np.asarray(update_pairs)),
+        int(n_init), int(max_iter), int(budget), int(q), target, int(max_swap_candidates),
+        dominance, int(sync_every), int(min_group_size), small_groups)
     check_resume(store, resume)
-    seed = algorithm["random_state"]
+    seed = as_seed_sequence(random_state)
     X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
     client = task_client(client)
     check_fits_workers(X, client, "SAfairKM")
@@ -167,8 +169,7 @@ def pareto_front(X: Any, *, sensitive_features: Any, n_clusters: int = 8,
                            small_groups=params.small_groups)
     if n_batches is None:
         n_batches = max(1, sum(client.nthreads().values()))
-    search = _FrontSearch(client, problem, params, seed, check_int(n_batches, "n_batches"),
-                          callback)
+    search = _FrontSearch(client, problem, params, seed, n_batches, callback)
     stored = params.stored(seed, problem)
     with IterativeRun.open(store, resume=resume, kind="safairkm", params=stored,
                            checkpoint_every=checkpoint_every) as job:

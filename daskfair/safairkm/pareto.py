@@ -8,20 +8,16 @@ from typing import Any
 import dask.array as da
 import numpy as np
 
+from .._params import Options, checked
 from ..metrics import hypervolume_2d
 from ._block_functions import select_nondominated
 
-__all__ = ["DOMINANCE", "ParetoFront", "check_dominance", "nondominated"]
+__all__ = ["DOMINANCE", "ParetoFront", "nondominated"]
 
 DOMINANCE = ("weak", "strict")
 
 
-def check_dominance(dominance: Any) -> str:
-    if dominance not in DOMINANCE:
-        raise ValueError(f"dominance must be one of {DOMINANCE}, got {dominance!r}.")
-    return dominance
-
-
+@checked(dominance=[Options(DOMINANCE)])
 def nondominated(cost: Any, balance: Any, dominance: str = "weak") -> np.ndarray:
     """Indices of the non-dominated points (minimise cost, maximise balance), by cost.
 
@@ -46,7 +42,6 @@ def nondominated(cost: Any, balance: Any, dominance: str = "weak") -> np.ndarray
     f2 = np.asarray(balance, dtype=np.float64).ravel()
     if f1.shape != f2.shape:
         raise ValueError(f"cost and balance have different lengths ({f1.size}, {f2.size}).")
-    check_dominance(dominance)
     return select_nondominated(f1, f2, np.arange(f1.size), dominance == "strict")
 
 

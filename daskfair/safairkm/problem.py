@@ -10,12 +10,16 @@ import numpy as np
 
 from .._groups import check_sensitive, merge_small_groups, sensitive_column
 from .._nearest import nearest_center
+from .._params import Integer
 from .._random import as_seed_sequence, child_rng
 from .._validation import check_array, check_n_clusters, is_dask
 from ._block_functions import balance_of, cost_of, init_state, plan_take, take_members
 
-__all__ = ["Members", "Problem", "check_fits_workers", "cluster_means", "make_problem",
+__all__ = ["CLUSTERS", "Members", "Problem", "check_fits_workers", "cluster_means", "make_problem",
            "start_members"]
+
+#: The clusters of every fair k-means estimator and front: two at least.
+CLUSTERS = Integer(2, why="a balance trade-off needs two clusters")
 
 
 @dataclass(frozen=True)
@@ -152,8 +156,6 @@ def make_problem(X: Any, sensitive_features: Any, n_clusters: Any, *,
     X = X - offset  # a new array: never change the caller's
     n = X.shape[0]
     k = check_n_clusters(n_clusters, n)
-    if k < 2:
-        raise ValueError(f"n_clusters must be >= 2 for a balance trade-off, got {k}.")
     s = sensitive_column(sensitive_features, n)
     # the codes are held in memory anyway: one read of a dask column, then numpy checks
     s, merged = merge_small_groups(s.compute() if is_dask(s) else s, min_group_size,

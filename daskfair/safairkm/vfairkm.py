@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from numbers import Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import rel_entr, softmax
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._groups import check_group_size_params
+from .._groups import GROUP_SIZE
+from .._params import Grid, Integer, Nothing, ParamsMixin, Real, Seed, Spec, checked
 from .._random import as_seed_sequence, child_rng
-from .._validation import check_array, check_int
+from .._validation import check_array
 from ..metrics import balance as balance_metric
 from ..metrics import kmeans_cost
 from ._nearest_center import NearestCenterMixin
 from .pareto import ParetoFront, nondominated
-from .problem import Problem, check_fits_workers, make_problem
+from .problem import CLUSTERS, Problem, check_fits_workers, make_problem
 
 __all__ = ["VFairKMeans", "fairness_error", "vfairkm_front"]
 
@@ -81,14 +81,7 @@ def _s_steps(S: np.ndarray, e: np.ndarray, onehot: np.ndarray, codes: np.ndarray
     return S, L
 
 
-def _nonnegative(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real) or not (
-            np.isfinite(value) and value >= 0):
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
-    return float(value)
-
-
-class VFairKMeans(NearestCenterMixin, ClusterMixin, BaseEstimator):
+class VFairKMeans(ParamsMixin, NearestCenterMixin, ClusterMixin, BaseEstimator):
     """Variational fair k-means (Ziko et al.): k-means cost + μ·Σ_k KL(U ‖ P_k).
 
     Parameters
@@ -138,17 +131,10 @@ class VFairKMeans(NearestCenterMixin, ClusterMixin, BaseEstimator):
         self.min_group_size = min_group_size
         self.small_groups = small_groups
 
-    def _checked_params(self) -> dict[str, Any]:
-        """Every parameter checked (``random_state`` a SeedSequence; the data check the rest)."""
-        params = self.get_params()
-        params["fairness_weight"] = _nonnegative(params["fairness_weight"], "fairness_weight")
-        for name in ("max_iter", "max_bound_iter"):
-            params[name] = check_int(params[name], name)
-        params["tol"] = _nonnegative(params["tol"], "tol")
-        params["min_group_size"] = check_group_size_params(params["min_group_size"],
-                                                           params["small_groups"])
-        params["random_state"] = as_seed_sequence(params["random_state"])
-        return params
+    _parameter_constraints: ClassVar[dict[str, list[Spec]]] = {
+        "n_clusters": [CLUSTERS], "fairness_weight": [Real(0)], "max_iter": [Integer(1)],
+        "max_bound_iter": [Integer(1)], "tol": [Real(0)], "random_state": [Nothing, Seed],
+        **GROUP_SIZE}
 
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any) -> VFairKMeans:
         """Fit on ``X`` with the groups ``sensitive_features``.
@@ -167,7 +153,7 @@ class VFairKMeans(NearestCenterMixin, ClusterMixin, BaseEstimator):
         ValueError, TypeError
             On bad parameters, data or groups (the message says which).
         """
-        params = self._checked_params()
+        params = self._validate_params()
         problem = make_problem(X, sensitive_features, params["n_clusters"],
                                min_group_size=params["min_group_size"],
                                small_groups=params["small_groups"])
@@ -235,17 +221,8 @@ def _front_task(problem: Problem, centers: np.ndarray,
             fitted["balance_"], fitted["n_iter_"])
 
 
-def _checked_weights(fairness_weights: Any) -> np.ndarray:
-    """The μ of a sweep, each checked as :class:`VFairKMeans` checks ``fairness_weight``."""
-    weights = np.asarray(fairness_weights, dtype=np.float64).ravel()
-    if weights.size == 0:
-        raise ValueError("fairness_weights must be a non-empty list of finite numbers >= 0, "
-                         f"got {fairness_weights!r}.")
-    for weight in weights:
-        _nonnegative(weight, "every value of fairness_weights")
-    return weights
-
-
+@checked(**{k: v for k, v in VFairKMeans._parameter_constraints.items()
+            if k != "fairness_weight"}, fairness_weights=[Real(0), Grid((Real(0),))])
 def vfairkm_front(X: Any, *, sensitive_features: Any, n_clusters: int = 8,
                   fairness_weights: Sequence[float], max_iter: int = 100,
                   max_bound_iter: int = 50, tol: float = 1e-6, random_state: Any = None,
@@ -283,8 +260,8 @@ def vfairkm_front(X: Any, *, sensitive_features: Any, n_clusters: int = 8,
     params = VFairKMeans(
         n_clusters, max_iter=max_iter, max_bound_iter=max_bound_iter, tol=tol,
         random_state=random_state, min_group_size=min_group_size, small_groups=small_groups,
-    )._checked_params()
-    weights = _checked_weights(fairness_weights)
+    ).get_params()
+    weights = np.atleast_1d(np.asarray(fairness_weights, dtype=np.float64))
     X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
     from ..runtime.clients import task_client  # distributed: not for VFairKMeans.fit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import dask
 import numpy as np
@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import progress
 from .._arrow import check_arrow
 from .._frames import count_rows, partition_array, partitions
+from .._params import Integer, Options, ParamsMixin, Spec
 from .summary import TableSummary, is_text, merge_summaries, partition_summary
 
 __all__ = ["MISSING", "TableEncoder", "check_columns", "check_encodable", "summarize"]
@@ -177,7 +178,7 @@ class _Plan:
         return out, unseen
 
 
-class TableEncoder(TransformerMixin, BaseEstimator):
+class TableEncoder(ParamsMixin, TransformerMixin, BaseEstimator):
     """One-hot encode a table's text columns, in one pass, for pandas and dask DataFrames.
 
     The output: the numeric columns, their missing-value indicators, then one 0/1 column per
@@ -241,7 +242,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         -------
         self : TableEncoder
         """
-        self._check_params()
+        self._validate_params()
         columns = self._columns(X)
         return self.fit_summary(summarize(X, columns, limit=self.max_levels), columns)
 
@@ -259,7 +260,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self : TableEncoder
 
         """
-        self._check_params()
+        self._validate_params()
         columns = [str(c) for c in columns]
         if summary.n_rows == 0:
             raise ValueError("the table holds no rows.")
@@ -296,13 +297,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self.summary_ = summary
         return self
 
-    def _check_params(self) -> None:
-        """ValueError for a bad ``numeric_missing`` or ``max_levels``."""
-        if self.numeric_missing not in ("error", "indicator"):
-            raise ValueError("numeric_missing must be 'error' or 'indicator', got "
-                             f"{self.numeric_missing!r}.")
-        if not isinstance(self.max_levels, int | np.integer) or self.max_levels < 1:
-            raise ValueError(f"max_levels must be a positive integer, got {self.max_levels!r}.")
+    _parameter_constraints: ClassVar[dict[str, list[Spec]]] = {
+        "max_levels": [Integer(1)], "numeric_missing": [Options(("error", "indicator"))]}
 
     @staticmethod
     def _columns(X: Any) -> list[str]:
@@ -419,7 +415,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         -------
         ndarray or dask array of shape (n_rows, n_features_out)
         """
-        self._check_params()
+        self._validate_params()
         columns = self._columns(X)
         if not _is_dask_frame(X):
             return self.fit(X).transform(X)

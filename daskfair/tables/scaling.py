@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import dask.array as da
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._params import Flag, Options, ParamsMixin, Spec
 from .._validation import check_array, is_dask
 
 __all__ = ["METHODS", "ColumnScaler"]
@@ -17,7 +18,7 @@ __all__ = ["METHODS", "ColumnScaler"]
 METHODS = ("minmax", "standard")
 
 
-class ColumnScaler(TransformerMixin, BaseEstimator):
+class ColumnScaler(ParamsMixin, TransformerMixin, BaseEstimator):
     """Scale every column as ``(x - offset_) / scale_``; optionally make every row unit length.
 
     A constant column becomes 0. Unlike scikit-learn's scalers, a dask input stays lazy.
@@ -55,7 +56,7 @@ class ColumnScaler(TransformerMixin, BaseEstimator):
         -------
         self : ColumnScaler
         """
-        self._check_params()
+        self._validate_params()
         X = check_array(X, "X")
         if self.method == "minmax":
             low, high = X.min(axis=0), X.max(axis=0)
@@ -67,12 +68,8 @@ class ColumnScaler(TransformerMixin, BaseEstimator):
             mean, std = da.compute(mean, std)
         return self._set(mean, std)
 
-    def _check_params(self) -> None:
-        """ValueError for a bad ``method`` or ``unit_rows``."""
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
-        if not isinstance(self.unit_rows, bool | np.bool_):
-            raise ValueError(f"unit_rows must be True or False, got {self.unit_rows!r}.")
+    _parameter_constraints: ClassVar[dict[str, list[Spec]]] = {
+        "method": [Options(METHODS)], "unit_rows": [Flag]}
 
     def _set(self, offset: np.ndarray, spread: np.ndarray) -> ColumnScaler:
         offset, spread = np.asarray(offset, np.float64), np.asarray(spread, np.float64)
