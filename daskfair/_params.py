@@ -25,7 +25,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 __all__ = ["Array", "Flag", "Grid", "Integer", "Named", "Nothing", "Options", "ParamsMixin",
-           "Real", "Seed", "Spec", "check_params", "checked", "is_sequence"]
+           "Real", "Seed", "Spec", "check_arguments", "check_params", "checked",
+           "is_sequence"]
 
 
 class Spec:
@@ -262,6 +263,14 @@ def check_params(values: Mapping[str, Any], table: Table) -> None:
         allowed = " or ".join(s.describe() for s in specs)
         error = ValueError if any(s.has_type(value) for s in specs) else TypeError
         raise error(f"{name} must be {allowed}, got {_shown(value)}.")
+
+
+def check_arguments(target: Any, values: Mapping[str, Any]) -> None:
+    """The entries of ``values`` that ``target``'s table names (a function wrapped by
+    :func:`checked`, or an estimator class), checked as :func:`check_params` does: what a
+    caller assembles ahead of a call is refused before its data are read."""
+    table = target._parameter_constraints
+    check_params(values, {k: v for k, v in table.items() if k in values})
 
 
 def _shown(value: Any) -> str:

@@ -8,6 +8,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from .._params import check_arguments
 from .params import params_for, stored_params
 from .session import break_lock, check_store, client_for, load_data, run_job
 
@@ -34,14 +35,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_fkr(args: argparse.Namespace) -> int:
-    from .fkr_job import fkr_job, format_fkr_results
+    from .fkr_job import check_fkr_job, fkr_job, format_fkr_results
 
+    params = {k: v for k, v in stored_params(args).items() if k not in _LOAD_OPTIONS}
+    check_fkr_job(params, **params_for(args, fkr_job))
     check_store(args, "fkr")
 
     def job(run: Any, client: Any, data: Any) -> str:
-        summary = fkr_job(data, run=run, client=client,
-                          params={k: v for k, v in stored_params(args).items()
-                                  if k not in _LOAD_OPTIONS},
+        summary = fkr_job(data, run=run, client=client, params=params,
                           **params_for(args, fkr_job))
         return (f"Fair kernel model and baselines on the test rows ({summary['split']}):\n"
                 + format_fkr_results(summary))
@@ -54,10 +55,12 @@ def cmd_safairkm(args: argparse.Namespace) -> int:
     from .demo import format_safairkm_table
     from .safairkm_job import safairkm_job
 
+    front = params_for(args, pareto_front, skip=("store", "client", *_LOAD_OPTIONS))
+    check_arguments(pareto_front, front)
+    check_arguments(safairkm_job, params_for(args, safairkm_job))
     check_store(args, "safairkm")
 
     def job(run: Any, client: Any, data: Any) -> str:
-        front = params_for(args, pareto_front, skip=("store", "client", *_LOAD_OPTIONS))
         summary = safairkm_job(data, run=run, client=client, params=front,
                                **params_for(args, safairkm_job))
         return (f"Pareto fronts (best possible balance {summary['best_balance']:.3f}; "
@@ -78,18 +81,25 @@ def cmd_fce(args: argparse.Namespace) -> int:
         raise ValueError("--min-group-size applies to --dataset and --input; a pool's groups "
                          "are used as they are (FairClusteringEnsemble(min_group_size=...) "
                          "merges them in Python).")
+    params = params_for(args, FairClusteringEnsemble, skip=_LOAD_OPTIONS)
+    FairClusteringEnsemble(**params)._validate_params()
+    base = {**params_for(args, base_clusterings),
+            "n_clusters": args.base_n_clusters or args.n_clusters}
+    if args.pool is None:  # a pool's base clusterings are read, not computed
+        if base["n_clusters"] in (None, "auto"):
+            raise ValueError("clustering features needs n_clusters=C (or base_n_clusters=C)"
+                             " as a number.")
+        check_arguments(base_clusterings, base)
     check_store(args, "fce")
     pool = None
     if args.pool is not None:
         from ..datasets import load_fce_pool
 
         pool = load_fce_pool(args.pool, args.data_dir)
-    base = {**params_for(args, base_clusterings),
-            "n_clusters": args.base_n_clusters or args.n_clusters}
 
     def job(run: Any, client: Any, data: Any) -> str:
         s = fce_job(data, run=run, client=client, pool=pool, base_params=base,
-                    params=params_for(args, FairClusteringEnsemble, skip=_LOAD_OPTIONS),
+                    params=params,
                     **params_for(args, fce_job, skip=("pool",)))
         state = "converged" if s["converged"] else "stopped at --max-iter"
         return (f"FCE consensus, c = {s['n_clusters']}: {s['n_iter']} iterations ({state}), "

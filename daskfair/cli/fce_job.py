@@ -55,8 +55,6 @@ def _base_labels(data: JobData, run: Run, client: Any, base_params: Mapping[str,
     from ..datasets import standard_scale
     from ..ensemble import base_clusterings
 
-    if base_params.get("n_clusters") in (None, "auto"):
-        raise ValueError("clustering features needs n_clusters (or base_n_clusters).")
     if resume and run.attrs.get("base_done"):
         echo("base clusterings read from the store")
     else:

@@ -15,6 +15,7 @@ import dask
 import dask.array as da
 import numpy as np
 
+from .._params import Integer, Real, check_params
 from .._validation import is_dask
 from ..fkr.frontier import GRID_OF
 from ..fkr.statistics import fold_of
@@ -30,7 +31,7 @@ from .paper.methods import (
 )
 from .results import numpy_of, preprocessing
 
-__all__ = ["fkr_job", "format_fkr_results"]
+__all__ = ["check_fkr_job", "fkr_job", "format_fkr_results"]
 
 Echo = Callable[[str], Any]
 _HASH_BINS = 1 << 20
@@ -55,9 +56,34 @@ class _Rows:
     streamed: bool     # a table or zarr array never brought into this process
 
 
-def _check_test_size(test_size: float) -> None:
-    if not 0 < test_size < 1:
-        raise ValueError(f"test_size must lie in (0, 1), got {test_size}.")
+#: The job's own parameters (the models' are their estimators').
+_JOB = {"test_size": (Real(0, 1, low_open=True, high_open=True),),
+        "random_state": (Integer(0),), "chunk_rows": (Integer(1),)}
+
+
+def check_fkr_job(params: Mapping[str, Any], *, n_fair_features: Sequence[int] | None = None,
+                  task: str = "auto", test_size: float = 0.25, random_state: int = 0,
+                  chunk_rows: int = 50_000, **_: Any) -> None:
+    """The parameters of :func:`fkr_job` and of every model it will fit (for both tasks when
+    ``task`` is "auto"), checked: refused before any data are read."""
+    check_params({"test_size": test_size, "random_state": random_state,
+                  "chunk_rows": chunk_rows}, _JOB)
+    params = {**params, "random_state": random_state}
+    for classify in (True, False) if task == "auto" else (task == "classification",):
+        for est in _planned(params, n_fair_features, classify):
+            est._validate_params()
+
+
+def _planned(params: Mapping[str, Any], n_fair_features: Sequence[int] | None,
+             classify: bool) -> list[Any]:
+    """The unfitted estimators the job will fit: the fair model(s), then the baselines."""
+    if n_fair_features is None:
+        fair = [REGISTRY["CV"].build(params, classify=classify)]
+    else:
+        fair = [REGISTRY["FKR-F2E"].build({**params, "n_fair_features": k}, classify=classify)
+                for k in n_fair_features]
+    return fair + [m.build(params, classify=classify) for m in REGISTRY.values()
+                   if m.baseline and m.estimator is not None]
 
 
 def _split(n: int, data: JobData, split: int | None, test_size: float, seed: int,
@@ -68,7 +94,6 @@ def _split(n: int, data: JobData, split: int | None, test_size: float, seed: int
             raise ValueError(f"split must lie in [0, {len(data.splits) - 1}], got {split}.")
         train = np.asarray(data.splits[split])
         return train, np.setdiff1d(np.arange(n), train), f"published split {split}"
-    _check_test_size(test_size)
     from sklearn.model_selection import train_test_split
 
     groups = np.unique(s, return_inverse=True)[1]
@@ -143,7 +168,6 @@ def _scale(X: Any, data: JobData, train: Any) -> tuple[Any, Any]:
 
 def _streamed_rows(data: JobData, classes: Any, classify: bool, test_size: float,
                    seed: int) -> _Rows:
-    _check_test_size(test_size)
     y = (data.y == classes[1]).astype(np.int64) if classify else data.y.astype(np.float64)
     X = data.X  # in its blocks as read (the methods align rows to their own blocks)
     y, s = y.rechunk({0: X.chunks[0]}), data.sensitive.rechunk({0: X.chunks[0]})
@@ -330,13 +354,15 @@ def fkr_job(
     """
     if data.y is None:
         raise ValueError("FKR-F²E needs a label: give --label COLUMN.")
+    params = {**(params or {}), "random_state": random_state}
+    check_fkr_job(params, n_fair_features=n_fair_features, task=task, test_size=test_size,
+                  random_state=random_state, chunk_rows=chunk_rows)
     task, classes = _classes(data, task)
     classify = task == "classification"
     rows = _train_test(data, classes, classify, task, split, test_size, random_state,
                        chunk_rows)
     echo(f"FKR-F²E ({task}): {rows.n_train:,} training and {rows.n_test:,} test rows, "
          f"{rows.X.shape[1]} features; {rows.split_text}")
-    params = {**(params or {}), "random_state": random_state}
     if rows.n_train <= params.get("n_landmarks", 1000):
         params["approximation"] = "exact"
     fitted, constant = _fit_models(params, n_fair_features, rows, classify, echo)

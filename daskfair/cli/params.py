@@ -60,9 +60,13 @@ def as_flags(message: str, parser: argparse.ArgumentParser) -> str:
 
     ``min_group_size=5`` becomes ``--min-group-size 5``, ``small_groups='merge'``
     ``--small-groups merge`` and ``overwrite=True`` ``--overwrite``; a bare name is rewritten
-    only when it holds an underscore (a word such as ``kernel`` may be plain English).
+    only when it holds an underscore (a word such as ``kernel`` may be plain English) or
+    opens a parameter check's message (``cv must be ...``).
     """
     flags = _flags(parser)
+    first = re.match(r"([a-z][a-z0-9_]*) must be ", message)
+    if first and first.group(1) in flags:
+        message = flags[first.group(1)][0] + message[first.end(1):]
     for call, dest in _CALLS.items():
         if dest in flags:
             message = message.replace(call, flags[dest][0])

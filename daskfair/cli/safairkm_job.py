@@ -10,6 +10,7 @@ from typing import Any
 import dask
 import numpy as np
 
+from .._params import Grid, Integer, Named, Nothing, Options, Real, checked, is_sequence
 from .._validation import is_dask
 from ..metrics import hypervolume_2d
 from ..progress import IterationBar
@@ -106,6 +107,12 @@ def _baseline(X: np.ndarray, s: np.ndarray, run: Run, client: Any,
             "fairness_weight": base.params["fairness_weight"]}
 
 
+_NO_BASELINE = Named("empty (no VfairKM)", lambda v: is_sequence(v) and not len(v))
+
+
+@checked(vfairkm_fairness_weights=[Grid((Real(0),)), _NO_BASELINE],
+         rows=[Nothing, Integer(1)],
+         scale=[Options(SCALES)])
 def safairkm_job(
     data: JobData,
     *,
@@ -123,8 +130,6 @@ def safairkm_job(
     :data:`SCALES`. Returns the summary stored in the run."""
     from ..safairkm import pareto_front
 
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}.")
     seed = params.get("random_state", 0)
     scaler = _scaler(scale)
     X, s = (_sample_rows(data, client, scaler, rows, seed) if is_dask(data.X)
