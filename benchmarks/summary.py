@@ -552,6 +552,30 @@ def load_checks(doc: dict[str, Any]) -> Extracted:
                  Measure("goal met", doc["load"]["goal_met"])])]
 
 
+def checks_overhead(doc: dict[str, Any]) -> Extracted:
+    names = {"audit": "audit of 10⁷ in-memory rows (Arrow text groups), 200 replicates",
+             "fce": "FairClusteringEnsemble(10) on 20 labelings of 10⁶ rows",
+             "safairkm": "pareto_front of 20,000 rows, K = 5, 120 iterations"}
+    rows = []
+    for key, what in names.items():
+        if key in doc:
+            r = doc[key]
+            rows.append((f"{what}: with the checks of issue 46 against {doc['base']}, "
+                         f"alternating, median of {doc['repeats']}", [
+                             Measure("base s", r["median_seconds"]["base"], ".3f"),
+                             Measure("new s", r["median_seconds"]["new"], ".3f"),
+                             Measure("new ÷ base", r["ratio_new_over_base"], ".3f")]))
+    if "memory" in doc:
+        m = doc["memory"]
+        rows.append(("FairClusteringEnsemble(2) on 10⁵ rows, 8 labelings of ids {0, 1}, "
+                     "{0, 10⁹}, {0, n − 1}", [
+                         Measure("peak GB 01/1e9/n-1",
+                                 (m["01"]["peak_gb"], m["1e9"]["peak_gb"], m["n-1"]["peak_gb"]),
+                                 (".2f", ".2f", ".2f")),
+                         Measure("same labels", m["same_labels"])]))
+    return rows
+
+
 def fkr_bound_population(doc: dict[str, Any]) -> Extracted:
     rows = []
     for name, setting in doc["settings"].items():
@@ -646,7 +670,8 @@ EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
                             sa2gd_quadratics, fce_scale, memory_streaming, fkr_vs_fairlearn,
                             fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
                             ffe_compas_columns, safairkm_end_to_end, tables_at_scale,
-                            predict_at_scale, load_checks, audit_at_scale, fkr_bound_population,
+                            predict_at_scale, load_checks, checks_overhead, audit_at_scale,
+                            fkr_bound_population,
                             cold_start,
                             store_kill_points, slurm_end_to_end, code_shape)
 }

@@ -73,8 +73,8 @@ def check_arrow(values: Any, name: str) -> None:
     A text or binary column's offsets must start at 0 or after, never decrease and end
     within its data; a dictionary's indices lie within the dictionary; every buffer is as
     long as the array's length needs (pyarrow's ``validate()``). Checked with one vectorised
-    comparison of the offsets, about 0.5 ns per row; numbers and booleans cost nothing.
-    Arrays read from files by pyarrow's own readers are always well formed.
+    comparison of the offsets (its cost: docs/design.md#what-compiled-code-trusts); numbers and
+    booleans cost nothing.
 
     Parameters
     ----------

@@ -29,8 +29,12 @@ COMPILE_WAIT = 600.0
 
 def compile_cache_dir() -> Path:
     """The folder of compiled block functions: one per numba version, shared by every
-    environment, checkout and process of this user (``NUMBA_CACHE_DIR`` overrides it)."""
-    return user_cache_dir("compiled") / f"numba-{numba.__version__}"
+    environment, checkout and process of this user (``NUMBA_CACHE_DIR`` overrides it); code
+    compiled with ``NUMBA_BOUNDSCHECK=1`` has a folder of its own."""
+    # numba's cache entries are keyed by signature, CPU and bytecode, not by the bounds-check
+    # switch: one folder would hand unchecked code to a process that asked for checks
+    checks = "-boundscheck" if numba.config.BOUNDSCHECK else ""
+    return user_cache_dir("compiled") / f"numba-{numba.__version__}{checks}"
 
 
 @functools.cache

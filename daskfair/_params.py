@@ -26,7 +26,7 @@ import numpy as np
 
 __all__ = ["Array", "Flag", "Grid", "Integer", "Named", "Nothing", "Options", "ParamsMixin",
            "Real", "Seed", "Spec", "check_arguments", "check_params", "checked",
-           "is_sequence"]
+           "is_sequence", "shown"]
 
 
 class Spec:
@@ -262,7 +262,7 @@ def check_params(values: Mapping[str, Any], table: Table) -> None:
             continue
         allowed = " or ".join(s.describe() for s in specs)
         error = ValueError if any(s.has_type(value) for s in specs) else TypeError
-        raise error(f"{name} must be {allowed}, got {_shown(value)}.")
+        raise error(f"{name} must be {allowed}, got {shown(value)}.")
 
 
 def check_arguments(target: Any, values: Mapping[str, Any]) -> None:
@@ -273,7 +273,9 @@ def check_arguments(target: Any, values: Mapping[str, Any]) -> None:
     check_params(values, {k: v for k, v in table.items() if k in values})
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """``repr`` of ``value`` as a Python value (``5``, not ``np.int64(5)``), at most 80
+    characters: how a message quotes what it was given."""
     text = repr(value.item() if isinstance(value, np.generic) else value)
     return text if len(text) <= 80 else text[:77] + "..."
 

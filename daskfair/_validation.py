@@ -95,7 +95,7 @@ def _numeric_block(block: np.ndarray, name: str, finite: bool) -> np.ndarray:
     except (TypeError, ValueError):
         if finite and pd.isna(block).any():  # None or pd.NA (nullable pandas columns)
             raise ValueError(f"{name} contains missing values (None or pd.NA). Drop or impute "
-                             "those rows before fitting.") from None
+                             "those rows first.") from None
         raise TypeError(_not_numeric(name, block.dtype)) from None
 
 
@@ -104,7 +104,7 @@ def _finite_block(block: np.ndarray, name: str) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(block).reshape(len(block), -1).all(axis=1))
         raise ValueError(
             f"{name} contains NaN or infinite values ({bad.size} rows in one block, first at "
-            f"block row {bad[0]}). Drop or impute those rows before fitting.")
+            f"block row {bad[0]}). Drop or impute those rows first.")
     return block
 
 

@@ -45,6 +45,7 @@ from daskfair import (
     SAFairKMeans,
     base_clusterings,
     load,
+    make_fair_blobs,
     make_fair_regression,
     pareto_front,
 )
@@ -423,12 +424,13 @@ def run_case(case: Case, backend: str, client: Any = None) -> Any:
     """Build the case's input for ``backend`` and call its entry point; return the result.
 
     ``client`` is the Dask client for the entry points that need one; a case expected to fail
-    before submitting any task gets a :class:`NoClient` instead.
+    before submitting any task gets a :class:`NoClient` instead (a builder that sets
+    ``client`` itself keeps its own: None is this process's threads).
     """
     ctx = Context(backend, Path(tempfile.mkdtemp(prefix="daskfair-case-")))
     try:
         kwargs = case.build(ctx)
-        if case.entry in NEEDS_CLIENT:
+        if case.entry in NEEDS_CLIENT and "client" not in kwargs:
             failing = case.expected(backend).error is not None and not case.client
             kwargs["client"] = NoClient() if failing or client is None else client
         return ENTRY_POINTS[case.entry](**kwargs)
@@ -1441,6 +1443,140 @@ case("fkr-malformed-arrow", "FairKernelRegressor.fit", "non-numeric columns",
      "an Arrow text column of groups whose offsets decrease",
      lambda c: {**_fkr("FairKernelRegressor", c), "sensitive_features": bad_arrow_strings()},
      BAD_ARROW, "rebuild the column (pyarrow.array(values.to_pylist()))", **GUARDED)
+# -- damaged checkpoints: checked before a kernel indexes with them (in this process: the
+# stopped run is written first; tests/test_hostile_stores.py resumes each in a guarded child)
+
+class _Stop(Exception):
+    pass
+
+
+def damaged_front(tmp: Path, how: str) -> tuple[np.ndarray, dict[str, Any], str]:
+    """A SAfairKM front stopped at its second checkpoint, one of whose label vectors is then
+    damaged ``how`` ("label": a label 250 with K = 3, "short": a row fewer, "counts": a count
+    changed); X, the arguments that resume it, and the damaged group's name."""
+    import zarr
+
+    X, s, _ = (np.asarray(a) for a in make_fair_blobs(300, n_clusters=3, random_state=0))
+    kw = {"sensitive_features": s, "n_clusters": 3, "n_init": 4, "max_iter": 6,
+          "checkpoint_every": 2, "random_state": 0, "store": tmp / "f.zarr"}
+
+    def stop(t: int, cost: Any, balance: Any) -> None:
+        if t >= 4:
+            raise _Stop
+
+    with contextlib.suppress(_Stop):
+        pareto_front(X, callback=stop, client=None, **kw)
+    name = f"{open_run(tmp / 'f.zarr', allow_incomplete=True).checkpoint['group']}/b0"
+    group = zarr.open_group(str(tmp / "f.zarr"), mode="r+")
+    labels, counts = group[f"{name}/labels"][...], group[f"{name}/counts"][...]
+    if how == "label":
+        labels[0, 7] = 250
+    elif how == "counts":
+        counts[0, 0, 0] += 1
+    elif how == "short":
+        labels = labels[:, :-1]
+    group.create_array(f"{name}/labels", data=labels, overwrite=True)
+    group.create_array(f"{name}/counts", data=counts, overwrite=True)
+    return X, {**kw, "resume": True}, name
+
+
+def stopped_consensus(tmp: Path) -> tuple[np.ndarray, np.ndarray, Path]:
+    """An FCE consensus of 400 rows stopped after its third iteration: base labels, groups
+    and its store."""
+    rng = np.random.default_rng(0)
+    base, groups = rng.integers(0, 3, (400, 4)), rng.integers(0, 2, 400)
+
+    def stop(state: Any) -> None:
+        if state.n_iter == 3:
+            raise _Stop
+
+    with contextlib.suppress(_Stop):
+        FairClusteringEnsemble(3, random_state=0, tol=0.0, max_iter=6).fit(
+            base, sensitive_features=groups, store=tmp / "c.zarr", callback=stop)
+    return base, groups, tmp / "c.zarr"
+
+
+def _damaged_consensus(c: Context) -> dict[str, Any]:
+    import zarr
+
+    base, groups, store = stopped_consensus(c.tmp)
+    name = open_run(store, allow_incomplete=True).checkpoint["group"]
+    group = zarr.open_group(str(store), mode="r+")
+    labels = group[f"{name}/labels"][...]
+    group.create_array(f"{name}/labels", overwrite=True,
+                       data=np.where(np.arange(400) == 5, 250, labels).astype(labels.dtype))
+    return {"base_labels": base, "sensitive_features": groups, "store": store, "resume": True,
+            "tol": 0.0, "max_iter": 6}
+
+
+def _damaged_front_case(c: Context) -> dict[str, Any]:
+    X, kw, _ = damaged_front(c.tmp, "label")
+    return {"X": X, **kw, "client": None}
+
+
+_CHECKPOINT = ("start the run again (overwrite=True): the checkpoint cannot be trusted; "
+               "the error names it")
+case("front-damaged-checkpoint", FR, "half-written store",
+     "resume=True from a checkpoint whose labels hold 250 with K = 3",
+     _damaged_front_case,
+     err(CorruptStoreError, r"the checkpoint checkpoint_\d+/b0 in .*f.zarr is malformed "
+                            r"\(ValueError: its labels are not \d+ label vectors of 300 rows "
+                            r"in clusters 0 to 2"),
+     _CHECKPOINT, backends=("file",))
+case("fce-damaged-checkpoint", FCE, "half-written store",
+     "resume=True from a checkpoint whose labels hold 250 with c = 3",
+     _damaged_consensus,
+     err(CorruptStoreError, r"the checkpoint checkpoint_\d+ in .*c.zarr is malformed "
+                            r"\(ValueError: its labels are not 400 cluster numbers 0 to 2"),
+     _CHECKPOINT, backends=("file",))
+
+# -- parameters: one table per estimator, checked before the data ----------------------------
+
+case("fkrr-inf-mu", "FairKernelRidge.fit", "parameter out of range", "fairness_weight=inf",
+     lambda c: _fkr("FairKernelRidge", c, fairness_weight=np.inf),
+     err(ValueError, r"fairness_weight must be a finite number >= 0, got inf\."),
+     "use a finite fairness_weight >= 0",
+     unknown=err(ValueError, r"fairness_weight must be a finite number >= 0, got inf"))
+case("fkrr-text-mu", "FairKernelRidge.fit", "parameter out of range", "fairness_weight='abc'",
+     lambda c: _fkr("FairKernelRidge", c, fairness_weight="abc"),
+     err(TypeError, r"fairness_weight must be a finite number >= 0, got 'abc'\."),
+     "give a number", unknown=err(TypeError, r"fairness_weight must be a finite number"))
+case("fkr-inf-alpha", "FairKernelRegressor.fit", "parameter out of range",
+     "relative_alpha=inf", lambda c: _fkr("FairKernelRegressor", c, relative_alpha=np.inf),
+     err(ValueError, r"relative_alpha must be a finite number >= 0, got inf\."),
+     "use a finite relative_alpha >= 0",
+     unknown=err(ValueError, r"relative_alpha must be a finite number >= 0, got inf"))
+case("fkr-bool-alpha", "FairKernelRegressor.fit", "parameter out of range",
+     "relative_alpha=True (a bool is not a number)",
+     lambda c: _fkr("FairKernelRegressor", c, relative_alpha=True),
+     err(TypeError, r"relative_alpha must be a finite number >= 0, got True\."),
+     "give a number", unknown=err(TypeError, r"relative_alpha must be a finite number"))
+case("fkr-huge-y", "FairKernelRegressor.fit", "NaN/inf", "y of about 1e300 (Σ y² overflows)",
+     lambda c: _fkr("FairKernelRegressor", c, y=D["y"] * 1e300),
+     err(ValueError, r"y is too large for its sums over the rows.*rescale y"),
+     "rescale y (divide it by its standard deviation)")
+case("front-huge-update-pairs", FR, "parameter out of range",
+     "update_pairs=[(10**12, 1)] (terabytes of logged moves)",
+     lambda c: _xs(c, update_pairs=[(10**12, 1)]),
+     err(ValueError, r"ask for 1,000,000,000,002 moves per member and iteration.*at most "
+                     r"1,000 are allowed"), "lower q or the pairs")
+case("dpd-yes-no-default-pos-label", "demographic_parity_difference", "labels out of range",
+     "predictions 'yes'/'no' with the default pos_label=1",
+     lambda c: {"y_true": None, "y_pred": c.w(np.where(D["yc"] == 1, "yes", "no")),
+                "sensitive_features": c.w(D["s"])},
+     err(ValueError, r"pos_label=1 is not among the values of y_pred \(\['no', 'yes'\]\)"),
+     "give the favourable outcome's value as pos_label (as audit asks)")
+case("error-rate-text-against-numbers", "error_rate", "labels out of range",
+     "true labels 'yes'/'no', predictions 0/1",
+     lambda c: {"args": (c.w(np.where(D["yc"] == 1, "yes", "no")), c.w(D["yc"]))},
+     err(TypeError, r"y_true and y_pred hold labels of different types \(<U3 and int64\)"),
+     "give both as one type")
+case("fce-groups-dask-labels-numpy", FCE, "mismatched lengths",
+     "base labels in memory, groups as a dask array",
+     lambda c: _fce(c) | {"sensitive_features": da.from_array(D["s"], chunks=5)},
+     WORKS, "works: the same labels as with both in memory", same_as=lambda c: _fce(c),
+     backends=("numpy",))
+
 case("audit-one-group", "audit", "one group", "every row in group 0",
      lambda c: _audit(c, s=_groups("one")),
      err(ValueError, r"1 group\(s\) have at least min_group_size=1 rows.*compares two or more"),

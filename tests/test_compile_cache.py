@@ -46,8 +46,12 @@ def _env(checkout: Path, cache_home: Path) -> dict[str, str]:
     return {**env, "PYTHONPATH": str(checkout), "XDG_CACHE_HOME": str(cache_home)}
 
 
-def _run(checkout: Path, cache_home: Path, numba_cache: Path | None = None) -> dict:
+def _run(checkout: Path, cache_home: Path, numba_cache: Path | None = None,
+         boundscheck: bool = False) -> dict:
     env = _env(checkout, cache_home)
+    env.pop("NUMBA_BOUNDSCHECK", None)
+    if boundscheck:
+        env["NUMBA_BOUNDSCHECK"] = "1"
     if numba_cache is not None:
         env["NUMBA_CACHE_DIR"] = str(numba_cache)
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
@@ -89,6 +93,17 @@ def test_a_changed_source_compiles_into_a_folder_of_its_own(tmp_path, checkouts)
     assert second["folder"] != first["folder"]
     assert second["misses"] == 1 and second["hits"] == 0
     assert _run(a, cache_home)["hits"] == 1  # the first source's code is still there
+
+
+def test_code_compiled_with_bounds_checks_has_a_folder_of_its_own(tmp_path, checkouts):
+    a, _ = checkouts
+    cache_home = tmp_path / "home-cache"
+    assert _run(a, cache_home)["misses"] == 1
+    checked = _run(a, cache_home, boundscheck=True)
+    # compiled again, with the checks, not loaded from the unchecked code's folder
+    assert checked["misses"] == 1 and checked["hits"] == 0
+    assert checked["default"].endswith(f"numba-{numba.__version__}-boundscheck")
+    assert _run(a, cache_home, boundscheck=True)["hits"] == 1
 
 
 def test_numba_cache_dir_comes_first(tmp_path, checkouts):

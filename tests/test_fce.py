@@ -357,6 +357,12 @@ def test_dask_estimator_gives_dask_labels(pool):
         da.from_array(base, chunks=(150, -1)), sensitive_features=da.from_array(groups, 200))
     assert isinstance(est.labels_, da.Array)
     np.testing.assert_array_equal(est.labels_.compute(), ref.labels_)
+    # one input in memory, the other dask (found by tests/fuzz_entry_points.py): the same
+    for mixed in ((base, da.from_array(groups, 200)),
+                  (da.from_array(base, chunks=(150, -1)), groups)):
+        out = FairClusteringEnsemble(c, random_state=0).fit(mixed[0],
+                                                            sensitive_features=mixed[1])
+        np.testing.assert_array_equal(np.asarray(out.labels_), ref.labels_)
     # an empty last row block is kept (the blocks are of a reasonable size) and its range
     # check stands aside for the others
     with dask.config.set({"daskfair.block-rows": 300}):
@@ -732,3 +738,23 @@ def test_labels_that_change_between_reads_are_refused_before_the_kernels():
     for block in (np.array([[3, 5]]), np.array([[-1, 5]]), np.array([[0, 6]])):
         with pytest.raises(ValueError, match="changed between two reads"):
             _codes(block, values)
+
+
+def test_distinct_ids_counted_in_one_pass_are_numpys():
+    """The one-pass count of small ids (ensemble._block_functions.count_ids) against
+    numpy.unique, for every integer dtype, gaps, huge and negative ids (sorted instead)."""
+    from daskfair.ensemble.labels import _column_values
+
+    rng = np.random.default_rng(5)
+    base = rng.integers(0, 7, (500, 4))
+    base[:, 1] *= 3  # gaps: ids 0, 3, ..., 18
+    base[:, 2] = 0  # one cluster
+    for dtype in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                  np.uint64, np.float32):
+        block = base.astype(dtype)
+        for got, col in zip(_column_values(block), block.T, strict=True):
+            np.testing.assert_array_equal(got, np.unique(col))
+            assert got.dtype == dtype
+    for ids in (base - 1, base * 10**9, np.asfortranarray(base)):  # sorted, not counted
+        for got, col in zip(_column_values(ids), ids.T, strict=True):
+            np.testing.assert_array_equal(got, np.unique(col))

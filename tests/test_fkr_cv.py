@@ -5,6 +5,7 @@ import dask
 import dask.array as da
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from daskfair.fkr import (
     FairKernelClassifier,
@@ -356,6 +357,24 @@ def test_bad_parameters():
                        "relative_alphas must be None or a finite number")]:
         with pytest.raises(ValueError, match=match):
             FairKernelClassifierCV(**kw).fit(X, y, sensitive_features=s)
+
+
+def test_a_target_whose_sums_overflow_is_refused():
+    # found by tests/fuzz_entry_points.py: y near 1e307 made Σ y·z infinite and SciPy's
+    # solver refuse it; below that, Σ y² overflowed and every validation error was inf
+    from daskfair import FairKernelRegressor, FairKernelRidge
+
+    X, _, s = _data(200)
+    y = X[:, 0] + s
+    cv = FairKernelRegressorCV(cv=2, random_state=0, **SMALL)
+    errors = cv.fit(X, y * 1e100, sensitive_features=s).cv_results_["mean_test_error"]
+    assert np.isfinite(errors).all()
+    for est in (cv, FairKernelRegressor(n_fair_features=2, n_landmarks=40, random_state=0),
+                FairKernelRidge(n_landmarks=40, random_state=0)):
+        assert np.isfinite(clone(est).fit(X, y * 1e100, sensitive_features=s).predict(X)).all()
+        for scale in (1e160, 1e300, 1e307):
+            with pytest.raises(ValueError, match=r"y is too large for its sums over the rows"):
+                clone(est).fit(X, y * scale, sensitive_features=s)
 
 
 def test_fairlearn_exponentiated_gradient_wraps_the_classifier():

@@ -32,7 +32,15 @@ from daskfair._files import write_new
 from daskfair.cli import main
 from daskfair.store import create_run, open_run
 
-from .hostile_inputs import CASES, resign, run_case, saved_pipeline, tree_node
+from .hostile_inputs import (
+    CASES,
+    damaged_front,
+    resign,
+    run_case,
+    saved_pipeline,
+    stopped_consensus,
+    tree_node,
+)
 
 LIMIT = 2**30  # the memory an attack may add
 TIMEOUT = 30.0
@@ -152,41 +160,6 @@ def test_the_bounds_hold_where_the_attack_would_have_hurt():
 
 # -- checkpoints -----------------------------------------------------------------------------
 
-class _Stop(Exception):
-    pass
-
-
-def _damaged_front(tmp_path, how):
-    """A front stopped at its second checkpoint, one of whose label vectors is then damaged
-    ``how``; the arguments to resume it."""
-    import daskfair
-
-    X, s, _ = (np.asarray(a) for a in daskfair.make_fair_blobs(300, n_clusters=3,
-                                                                random_state=0))
-    kw = {"sensitive_features": s, "n_clusters": 3, "n_init": 4, "max_iter": 6,
-          "checkpoint_every": 2, "random_state": 0, "store": tmp_path / "f.zarr"}
-
-    def stop(t, cost, balance):
-        if t >= 4:
-            raise _Stop
-
-    with pytest.raises(_Stop):
-        daskfair.pareto_front(X, callback=stop, **kw)
-    run = open_run(tmp_path / "f.zarr", allow_incomplete=True)
-    name = f"{run.checkpoint['group']}/b0"
-    group = zarr.open_group(str(tmp_path / "f.zarr"), mode="r+")
-    labels, counts = group[f"{name}/labels"][...], group[f"{name}/counts"][...]
-    if how == "label":
-        labels[0, 7] = 250
-    elif how == "counts":
-        counts[0, 0, 0] += 1
-    elif how == "short":
-        labels = labels[:, :-1]
-    group.create_array(f"{name}/labels", data=labels, overwrite=True)
-    group.create_array(f"{name}/counts", data=counts, overwrite=True)
-    return X, {**kw, "resume": True}, name
-
-
 @pytest.mark.parametrize(("how", "pattern"), [
     ("label", r"its labels are not \d+ label vectors of 300 rows in clusters 0 to 2"),
     ("short", r"its labels are not \d+ label vectors of 300 rows"),
@@ -194,7 +167,7 @@ def _damaged_front(tmp_path, how):
 def test_a_damaged_front_checkpoint_is_refused_before_the_kernels(tmp_path, how, pattern):
     import daskfair
 
-    X, kw, name = _damaged_front(tmp_path, how)
+    X, kw, name = damaged_front(tmp_path, how)
 
     def resume():
         return daskfair.pareto_front(X, **kw)
@@ -206,18 +179,8 @@ def test_a_damaged_front_checkpoint_is_refused_before_the_kernels(tmp_path, how,
 def test_a_damaged_consensus_checkpoint_is_refused_before_the_kernels(tmp_path):
     from daskfair import FairClusteringEnsemble
 
-    rng = np.random.default_rng(0)
-    base, groups = rng.integers(0, 3, (400, 4)), rng.integers(0, 2, 400)
+    base, groups, store = stopped_consensus(tmp_path)
     kw = {"random_state": 0, "tol": 0.0, "max_iter": 6}
-
-    def stop(state):
-        if state.n_iter == 3:
-            raise _Stop
-
-    store = tmp_path / "c.zarr"
-    with pytest.raises(_Stop):
-        FairClusteringEnsemble(3, **kw).fit(base, sensitive_features=groups, store=store,
-                                            callback=stop)
 
     def resume(labels=base):
         return FairClusteringEnsemble(3, **kw).fit(labels, sensitive_features=groups,

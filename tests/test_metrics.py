@@ -177,6 +177,11 @@ def test_bad_inputs():
         clustering_accuracy([0, 1], [0, -1])
     with pytest.raises(ValueError, match="Inconsistent numbers of rows"):
         error_rate([0, 1], [0])
+    # text against numbers, in memory or dask (numpy's own error before: found by fuzzing)
+    for pred in (np.array([1, 0]), da.from_array(np.array([1, 0]), chunks=1)):
+        with pytest.raises(TypeError, match=r"hold labels of different types \(<U3 and int64"):
+            error_rate(np.array(["yes", "no"]), pred)
+    assert error_rate(np.array(["yes", "no"]), np.array(["yes", "yes"])) == 0.5
     with pytest.raises(ValueError, match="1 distinct group"):
         balance([0, 1, 1], sensitive_features=[2, 2, 2])
     with pytest.raises(ValueError, match="contains NaN"):

@@ -382,6 +382,11 @@ def test_front_stops_at_the_budget(client):
         ({"n_clusters": 1}, ValueError, ">= 2"),
         ({"update_pairs": [(1, 2, 3)]}, ValueError, "pairs"),
         ({"update_pairs": [(0, 0)]}, ValueError, "pairs of integers >= 0, not both 0"),
+        # an iteration's moves are logged: their room is bounded before a kernel allocates it
+        ({"update_pairs": [(10**12, 1)]}, ValueError,
+         r"ask for 1,000,000,000,002 moves .* at most 1,000 are allowed"),
+        ({"update_pairs": [(2**62, 2**62)]}, ValueError, "moves per member and iteration"),
+        ({"q": 10**9}, ValueError, r"ask for 28,000,000,000 moves per member"),
         ({"target": "far"}, ValueError, "target"),
         ({"max_iter": 0}, ValueError, "max_iter"),
         ({"resume": True}, ValueError, "store"),

@@ -7,8 +7,32 @@ import numpy as np
 
 from .._compiled import compiled
 
-__all__ = ["CODE_LIMIT", "code_groups", "hr_rows", "sweep_block", "sweep_hr", "table_change",
-           "tables_block"]
+__all__ = ["CODE_LIMIT", "code_groups", "count_ids", "hr_rows", "id_range", "sweep_block",
+           "sweep_hr", "table_change", "tables_block"]
+
+
+@compiled
+def id_range(block: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+    """Each labeling's smallest and largest id into ``lo`` and ``hi`` (one pass over the
+    rows; numpy's ``min(axis=0)`` and ``max(axis=0)`` take one each). ``block`` has rows."""
+    for j in range(block.shape[1]):
+        lo[j] = hi[j] = block[0, j]
+    for i in range(1, block.shape[0]):
+        for j in range(block.shape[1]):
+            v = block[i, j]
+            if v < lo[j]:
+                lo[j] = v
+            elif v > hi[j]:
+                hi[j] = v
+
+
+@compiled
+def count_ids(block: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> None:
+    """``counts[offsets[j] + block[i, j]] += 1`` for every row i and labeling j, in one pass
+    over the rows. The caller proves ``0 <= block[:, j] < offsets[j + 1] - offsets[j]``."""
+    for i in range(block.shape[0]):
+        for j in range(block.shape[1]):
+            counts[offsets[j] + block[i, j]] += 1
 
 
 #: Most values of a code: the mixed-radix code of consecutive base clusterings' labels.

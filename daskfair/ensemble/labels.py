@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 from .._blocks import align_rows, block_size
 from .._validation import as_array, check_known_chunks, is_dask
 from ..runtime.clients import worker_memory_limits
+from ._block_functions import count_ids, id_range
 from .consensus import rows_of
 
 __all__ = ["MAX_BLOCK_ROWS", "MAX_TOTAL_CLUSTERS", "check_base_labels", "hold_base_labels",
@@ -54,9 +56,12 @@ def hold_base_labels(base_labels: Any, n_clusters: int | None = None) -> tuple[A
 
 
 def hold_groups(groups: Any, base: Any) -> Any:
-    """Dask group codes as int32 in the row blocks of ``base``, persisted when they fit."""
+    """Dask group codes as int32 in the row blocks of ``base``, persisted when they fit;
+    computed when ``base`` is in memory (then so are they)."""
     if not is_dask(groups):
         return groups
+    if not is_dask(base):
+        return np.asarray(groups.compute(), dtype=np.int32)
     groups = align_rows(groups, rows=rows_of(base))[0].astype(np.int32)
     return groups.persist() if _fits_in_memory(groups.nbytes) else groups
 
@@ -95,13 +100,29 @@ def _column_values(block: np.ndarray) -> list[np.ndarray]:
         # whole numbers (floor, unlike % 1, does not warn on NaN or inf)
         if not (np.floor(block) == block).all():
             raise ValueError("base_labels must be integer cluster ids, got fractions.")
-    out = []
-    for col in block.T:
-        if col.dtype.kind in "iu" and len(col) and 0 <= col.min() and col.max() < 4 * len(col):
-            out.append(np.flatnonzero(np.bincount(col)).astype(col.dtype))  # O(n), no sort
-        else:
-            out.append(np.unique(col))
-    return out
+        return [np.unique(col) for col in block.T]
+    n = block.shape[0]
+    small = _as_int32(block) if n else None
+    if small is not None:
+        lo, hi = (np.empty(block.shape[1], dtype=np.int32) for _ in range(2))
+        id_range(small, lo, hi)
+        offsets = np.concatenate(([0], np.cumsum(hi.astype(np.int64) + 1)))
+        if (lo >= 0).all() and offsets[-1] <= 4 * n:  # ids up to about the rows: no sort
+            counts = np.zeros(offsets[-1], dtype=np.int64)
+            count_ids(small, offsets, counts)  # in range: 0 <= lo, hi < the column's room
+            return [np.flatnonzero(counts[a:b]).astype(block.dtype)
+                    for a, b in itertools.pairwise(offsets)]
+    return [np.unique(col) for col in block.T]
+
+
+def _as_int32(block: np.ndarray) -> np.ndarray | None:
+    """The block as C-ordered int32 (the one type the id kernels are compiled for), or None
+    when its ids do not fit (then they are sorted)."""
+    if block.dtype.itemsize > 4 or block.dtype == np.uint32:
+        lo, hi = block.min(), block.max()
+        if not (-(2**31) <= lo and hi < 2**31):
+            return None
+    return np.ascontiguousarray(block, dtype=np.int32)
 
 
 def _block_values(base: da.Array) -> da.Array:
@@ -138,24 +159,37 @@ def _sizes(values: list[np.ndarray]) -> np.ndarray:
     return sizes
 
 
-def _codes(block: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
-    """A block's labels as their positions among their column's distinct values (int32),
-    each checked to be one of them: the kernels index by these codes, and a dask input that
-    is not held is read again for every pass."""
+def _changed(j: int) -> ValueError:
+    return ValueError(f"base_labels changed between two reads of them: labeling {j} holds a "
+                      "value it did not hold when it was first read. Keep the input "
+                      "unchanged while the fit runs.")
+
+
+def _codes(block: np.ndarray, values: list[np.ndarray], reread: bool = True) -> np.ndarray:
+    """A block's labels as their positions among their column's distinct values (int32).
+    A block read again (``reread``: a dask input that is not held is read for every pass)
+    is checked to hold only those values: the kernels index by these codes."""
+    sizes = np.array([len(v) for v in values])
+    # integer columns already numbered 0 .. c - 1 are their own codes: checked in range by
+    # one vectorised min and max of the block (a present id is one of those first read)
+    same = np.array([block.dtype.kind in "iu" and v[0] == 0 and v[-1] == len(v) - 1
+                     for v in values], dtype=bool)
+    if reread and len(block) and same.any():
+        bad = same & ((block.min(axis=0) < 0) | (block.max(axis=0) >= sizes))
+        if bad.any():
+            raise _changed(int(np.argmax(bad)))
+    if same.all():
+        return block.astype(np.int32)
     out = np.empty(block.shape, dtype=np.int32)
     for j, v in enumerate(values):
         col = block[:, j]
-        if v[0] == 0 and v[-1] == len(v) - 1:  # already 0 .. c - 1
-            known = not len(col) or (0 <= col.min() and col.max() < len(v))
+        if same[j]:
             out[:, j] = col
-        else:
-            pos = np.searchsorted(v, col)
-            known = bool((v[np.minimum(pos, len(v) - 1)] == col).all())
-            out[:, j] = pos
-        if not known:
-            raise ValueError(f"base_labels changed between two reads of them: labeling {j} "
-                             "holds a value it did not hold when it was first read. Keep the "
-                             "input unchanged while the fit runs.")
+            continue
+        pos = np.searchsorted(v, col)
+        if not (v[np.minimum(pos, len(v) - 1)] == col).all():
+            raise _changed(j)
+        out[:, j] = pos
     return out
 
 
@@ -163,7 +197,7 @@ def _renumbered(base: Any, values: list[np.ndarray]) -> Any:
     """The labels renumbered 0 .. c_i − 1, as int32 in one layout for the kernels."""
     if is_dask(base):
         return base.map_blocks(_codes, values, dtype=np.int32)
-    return np.ascontiguousarray(_codes(base, values))
+    return np.ascontiguousarray(_codes(base, values, reread=False))  # values read from it
 
 
 def _row_chunks(chunks: tuple[int, ...], size: int) -> tuple[int, ...]:

@@ -20,7 +20,7 @@ from .._groups import (
     sorted_groups,
 )
 from .._keyed import column_values
-from .._params import Integer, Nothing, Options, Real, Seed, Spec
+from .._params import Integer, Nothing, Options, Real, Seed, Spec, shown
 from .._validation import (
     as_array,
     check_array,
@@ -37,7 +37,7 @@ from .folds import FoldPlan
 from .statistics import FoldedMoments, arrange_moments, cell_moments
 
 __all__ = ["ABSENT", "APPROXIMATIONS", "KERNEL", "NYSTROEM", "FitInput", "KernelModelMixin",
-           "binary_classes", "check_kernel", "class_column", "input_attributes", "shown"]
+           "binary_classes", "check_kernel", "class_column", "input_attributes"]
 
 logger = logging.getLogger(__name__)
 
@@ -102,11 +102,6 @@ class FitInput:
         return replace(self, groups=groups, classes=classes, y=y, known=True)
 
 
-def shown(value: Any) -> str:
-    """A group or class value as error messages show it (numpy scalars as Python values)."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
 def class_column(y: Any) -> Any:
     """y as a 1-D column of class labels (shape checks only; the classes come later)."""
     if y is None:
@@ -145,7 +140,12 @@ def _resolve(data: FitInput, values: list[Any]) -> FitInput:
 
 
 def _check_moments(total: Any, data: FitInput) -> None:
-    """Both classes, every group and some weight in the training rows' moments."""
+    """Both classes, every group and some weight in the training rows' moments, and finite
+    sums of y (the solvers and the validation errors use Σ y z, Σ y and Σ y²)."""
+    if not all(np.isfinite(v).all() for v in (total.sum_y, total.sum_yy, total.fy)):
+        raise ValueError("y is too large for its sums over the rows (Σ y, Σ y²) to be "
+                         "finite numbers: rescale y (e.g. divide it by its standard "
+                         "deviation) and the predictions back.")
     if data.classify:
         weight = np.bincount(data.cell_label, weights=total.counts, minlength=2)
         if (weight == 0).any():

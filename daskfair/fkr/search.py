@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._params import shown
 from ..nystroem import NystroemMap
-from ._base import FitInput, shown
+from ._base import FitInput
 from .calibration import N_BINS, score_bins, score_spread
 from .candidates import Linear, Search, build_candidates, embedding_components
 from .ridge import penalty_scale

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._keyed import MAX_KEYS, MISSING, Keyed, merge, too_many_keys
+from .._params import shown
 from ._audit_kernels import SLOTS, merge_runs, occupied, tally, text_codes
 from ._outcomes import missing_outcome, more_than_two
 
@@ -231,7 +232,7 @@ def _check_inputs(score: np.ndarray | None, w: np.ndarray | None) -> None:
         bad = ~np.isfinite(w) | (w < 0) | ((w != 0) & ((w < 2.0**-40) | (w >= 2.0**40)))
         if bad.any():
             raise ValueError(
-                f"sample_weight holds {w[bad][0]!r}: weights must be 0 or between 2**-40 and "
+                f"sample_weight holds {shown(w[bad][0])}: weights must be 0 or between 2**-40 and "
                 "2**40 (about 1e-12 and 1e12), finite and not negative; rescale them.")
 
 

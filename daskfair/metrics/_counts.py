@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ def nonempty_labels(x: Any, name: str, n: int | None = None) -> Any:
 def label_codes(values: list[Any], name: str, n_rows: int,
                 n_labels: int | None = None) -> tuple[dict[Any, int], int]:
     """Codes of a label column's distinct raw values (the label itself) and the table size."""
-    if any(is_missing(v) or not np.isfinite(v) for v in values):
+    if any(is_missing(v) or not math.isfinite(v) for v in values):  # ints of any size
         raise ValueError(
             f"{name} contains NaN or infinite values; every row needs a cluster index 0, 1, "
             "2, ... Drop or relabel those rows.")

@@ -73,7 +73,7 @@ def _frame_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[A
 
     bad = [k for k, v in named.items() if not _is_frame(v)]
     if bad:
-        raise TypeError(f"{bad[0]} is in memory while other inputs are dask DataFrame "
+        raise TypeError(f"{_public(bad[0])} is in memory while other inputs are dask DataFrame "
                         "columns: give every input as a column of the same dask DataFrame.")
     counts = {v.npartitions for v in named.values()}
     if len(counts) > 1:

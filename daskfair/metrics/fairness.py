@@ -11,6 +11,7 @@ import pandas as pd
 from .._blocks import block_sum
 from .._groups import sensitive_column, sorted_groups
 from .._keyed import Keyed, arrange, column_values, local_codes, merge
+from .._params import shown
 from .._validation import as_array, check_consistent_length, is_dask
 from ._counts import Outcome, count_table
 
@@ -83,6 +84,10 @@ def error_rate(y_true: Any, y_pred: Any) -> float:
     0.25
     """
     y_true, y_pred, n = _true_pred(y_true, y_pred)
+    text = [a.dtype.kind in "US" for a in (y_true, y_pred)]
+    if text[0] != text[1] and all(a.dtype.kind in "USbiuf" for a in (y_true, y_pred)):
+        raise TypeError(f"y_true and y_pred hold labels of different types ({y_true.dtype} "
+                        f"and {y_pred.dtype}): give both as one type, e.g. `.astype(str)`.")
     wrong = (y_true != y_pred).sum()
     return float(wrong.compute() if is_dask(wrong) else wrong) / n
 
@@ -129,7 +134,7 @@ def equalized_odds_difference(y_true: Any, y_pred: Any, *, sensitive_features: A
     if missing.size:
         g, v = missing[0]
         raise ValueError(
-            f"group {names[g]!r} has no rows with true label "
+            f"group {shown(names[g])} has no rows with true label "
             f"{'positive' if v else 'negative'}, so its {'true' if v else 'false'}-positive "
             "rate is undefined; equalized odds needs both classes in every group.")
     rates = table[:, :, 1] / per_class  # column 0: FPR, column 1: TPR

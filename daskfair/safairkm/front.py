@@ -30,7 +30,7 @@ from .tasks import expand_task, gather_members, labels_of, objectives, read_memb
 if TYPE_CHECKING:
     from ..store import Run
 
-__all__ = ["DEFAULT_PAIRS", "FrontParams", "pareto_front"]
+__all__ = ["DEFAULT_PAIRS", "MIN_MOVES", "FrontParams", "check_moves", "pareto_front"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,26 @@ def _pairs(update_pairs: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return bool(arr.ndim == 2 and arr.shape[1] == 2 and arr.shape[0] > 0
-                and arr.dtype.kind in "iu" and (arr >= 0).all() and (arr.sum(axis=1) > 0).all())
+                and arr.dtype.kind in "iu" and (arr >= 0).all()
+                and all(a + b > 0 for a, b in arr.tolist()))  # Python's ints: no overflow
+
+
+#: Moves a member's child may log in one iteration, beyond one per row (docs/design.md
+#: #parameters): a child's log of moves is never much longer than a label vector.
+MIN_MOVES = 1000
+
+
+def check_moves(update_pairs: Sequence[tuple[int, int]], q: int, n_samples: int) -> None:
+    """ValueError unless q · (n_a + 2 n_b) of every pair is at most max(n_samples,
+    :data:`MIN_MOVES`): the room the kernels allocate for the moves of an iteration."""
+    most = q * max(a + 2 * b for a, b in update_pairs)
+    limit = max(n_samples, MIN_MOVES)
+    if most > limit:
+        raise ValueError(
+            f"q and update_pairs ask for {most:,} moves per member and iteration (q * (n_a + "
+            f"2 n_b)); with {n_samples:,} rows at most {limit:,} are allowed (each iteration's "
+            "moves are logged, and a log longer than a label vector repeats rows): lower q "
+            "or the pairs.")
 
 
 #: The front's parameters, with Algorithm 2's it shares with SAFairKMeans.
@@ -162,6 +181,7 @@ def pareto_front(X: Any, *, sensitive_features: Any, n_clusters: int = 8,
     check_resume(store, resume)
     seed = as_seed_sequence(random_state)
     X = check_array(X, "X", min_samples=2)  # in-memory input: refused before a cluster starts
+    check_moves(params.update_pairs, params.q, X.shape[0])
     client = task_client(client)
     check_fits_workers(X, client, "SAfairKM")
     problem = make_problem(X, sensitive_features, n_clusters,
