@@ -309,6 +309,12 @@ for _name, _params, _classify in (
     entry(f"{_name}.fit")(_fkr(_name, _params, _classify))
 
 
+def _rows_and_groups(draw: Any) -> tuple[Backend, Any, Any]:
+    """An example's backend, features and groups (the clustering entry points' input)."""
+    X = draw(features())
+    return Backend(draw), X, draw(groups(len(X)))
+
+
 def _k(draw: Any, n: int) -> int:
     return draw(st.sampled_from((2, 2, 3, n, n + 1, 1)))
 
@@ -317,9 +323,7 @@ def _k(draw: Any, n: int) -> int:
 def _safairkm(draw: Any) -> Any:
     from daskfair import SAFairKMeans
 
-    B = Backend(draw)
-    X = draw(features())
-    s = draw(groups(len(X)))
+    B, X, s = _rows_and_groups(draw)
     est = SAFairKMeans(_k(draw, len(X)), max_iter=5, random_state=0)
     return est.fit(B(X), sensitive_features=B(s)).predict(X)
 
@@ -328,9 +332,7 @@ def _safairkm(draw: Any) -> Any:
 def _vfairkm(draw: Any) -> Any:
     from daskfair import VFairKMeans
 
-    B = Backend(draw)
-    X = draw(features())
-    s = draw(groups(len(X)))
+    B, X, s = _rows_and_groups(draw)
     est = VFairKMeans(_k(draw, len(X)), fairness_weight=draw(st.sampled_from((0.0, 10.0))),
                       max_iter=5, random_state=0)
     return est.fit(B(X), sensitive_features=B(s)).labels_
@@ -340,9 +342,7 @@ def _vfairkm(draw: Any) -> Any:
 def _front(draw: Any) -> Any:
     from daskfair import pareto_front
 
-    B = Backend(draw)
-    X = draw(features())
-    s = draw(groups(len(X)))
+    B, X, s = _rows_and_groups(draw)
     return pareto_front(B(X), sensitive_features=B(s),
                         n_clusters=_k(draw, len(X)), n_init=2, max_iter=3, budget=20,
                         random_state=0).cost
@@ -352,9 +352,7 @@ def _front(draw: Any) -> Any:
 def _vfront(draw: Any) -> Any:
     from daskfair import vfairkm_front
 
-    B = Backend(draw)
-    X = draw(features())
-    s = draw(groups(len(X)))
+    B, X, s = _rows_and_groups(draw)
     return vfairkm_front(B(X), sensitive_features=B(s),
                          n_clusters=_k(draw, len(X)), fairness_weights=(0.0, 5.0),
                          max_iter=3, random_state=0).cost
