@@ -36,6 +36,7 @@ _PUBLIC = {
     "get_client": "runtime",
     "open_run": "store",
     "TableEncoder": "tables",
+    "train_test_split": "model_selection",
     "ColumnScaler": "tables",
     "save": "models",
     "load": "models",

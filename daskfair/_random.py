@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["GEN_BLOCK", "as_seed_sequence", "child_rng", "spawn_seeds"]
+__all__ = ["GEN_BLOCK", "as_seed_sequence", "child_rng", "fold_of", "spawn_seeds"]
 
 GEN_BLOCK = 65_536  # rows per generation block of synthetic data, whatever the chunks
 
@@ -42,3 +42,14 @@ def spawn_seeds(random_state: Any, n: int) -> list[int]:
     """``n`` independent 32-bit integer seeds (scikit-learn's range) for tasks, by index."""
     seed = as_seed_sequence(random_state)
     return [int(child_rng(seed, i).integers(2**32)) for i in range(n)]
+
+
+def fold_of(rows: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
+    """Fold of each global row index: splitmix64(seed, row) mod ``n_folds``."""
+    if n_folds == 1:
+        return np.zeros(len(rows), dtype=np.int64)
+    z = rows.astype(np.uint64) + np.uint64((int(seed) * 0x9E3779B97F4A7C15) % 2**64)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return (z % np.uint64(n_folds)).astype(np.int64)

@@ -83,3 +83,16 @@ def test_a_job_refuses_its_parameters_before_a_cluster_or_the_data(args, message
     err = capsys.readouterr().err
     assert message in err, err
     assert not (tmp_path / "x.zarr").exists()
+
+
+@pytest.mark.parametrize("args", [["fkr", "--test-siz", "0.3"], ["fkr", "--disparity", "0.1"],
+                                  ["audit", "--conf", "0.9", "--input", "a.csv", "--label",
+                                   "y", "--sensitive", "s"]])
+def test_no_flag_stands_for_another(args, capsys):
+    """Parsing without abbreviations: a prefix of a flag is an unknown flag, not that flag."""
+    from daskfair.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    assert exit_.value.code == 2
+    assert f"unrecognized arguments: {args[1]}" in capsys.readouterr().err

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
+from daskfair._random import fold_of
 from daskfair.fkr import (
     FairKernelClassifier,
     FairKernelClassifierCV,
@@ -18,7 +19,7 @@ from daskfair.fkr.candidates import Search, build_candidates
 from daskfair.fkr.frontier import plot_frontier
 from daskfair.fkr.ridge import penalty_scale
 from daskfair.fkr.search import search_grid
-from daskfair.fkr.statistics import fold_of, kernel_moments
+from daskfair.fkr.statistics import kernel_moments
 from daskfair.kernels import kernel_block, kernel_params
 from daskfair.metrics import demographic_parity_difference, equalized_odds_difference, error_rate
 from daskfair.nystroem import fit_nystroem

@@ -18,7 +18,7 @@ from daskfair import (
     FairKernelRegressor,
     FairKernelRegressorCV,
 )
-from daskfair.fkr.statistics import fold_of
+from daskfair._random import fold_of
 
 SMALL = {"relative_alphas": (1e-4, 1e-2), "strengths": (0.0, 0.5, 1.0),
          "fair_feature_counts": (3,), "fairness_weights": (None, 1.0), "n_landmarks": 60}

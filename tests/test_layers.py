@@ -24,7 +24,7 @@ LAYERS = [
     ("models", {"models"}),
     ("methods", {"fkr", "safairkm", "ensemble"}),
     ("runtime", {"runtime"}),
-    ("data", {"tables", "store", "datasets", "metrics"}),
+    ("data", {"tables", "store", "datasets", "metrics", "model_selection"}),
     ("base", {"_lazy", "_validation", "_groups", "_blocks", "_keyed", "_random", "_frames",
               "_nearest", "_folders", "_files", "_arrow", "_params", "_compiled", "kernels",
               "nystroem", "progress"}),

@@ -5,7 +5,6 @@ number; features are min-max scaled on the training rows' range (a table's from 
 from __future__ import annotations
 
 import copy
-import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ import numpy as np
 from .._params import Integer, Real, check_params
 from .._validation import is_dask
 from ..fkr.frontier import GRID_OF
-from ..fkr.statistics import fold_of
+from ..model_selection import split_rows
 from ..models import write_model
 from ..store import Run
 from .inputs import JobData, to_dask
@@ -34,7 +33,6 @@ from .results import numpy_of, preprocessing
 __all__ = ["check_fkr_job", "fkr_job", "format_fkr_results"]
 
 Echo = Callable[[str], Any]
-_HASH_BINS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -107,26 +105,10 @@ def _split(n: int, data: JobData, split: int | None, test_size: float, seed: int
             + (", stratified)" if strata is not None else ")"))
 
 
-def _is_test(rows: np.ndarray, test_size: float, seed: int) -> np.ndarray:
-    """A row is a test row by a seeded hash of its number: the split of a table that is not
-    in memory, the same for any partitioning (and file format) of the same rows."""
-    return fold_of(rows, _HASH_BINS, seed + 0x5EED) < round(test_size * _HASH_BINS)
-
-
-def _take_rows(block: np.ndarray, test: bool, test_size: float, seed: int,
-               block_info: Any = None) -> np.ndarray:
-    lo = block_info[0]["array-location"][0][0]
-    return block[_is_test(np.arange(lo, lo + len(block)), test_size, seed) == test]
-
-
 def _hashed_rows(x: da.Array, test: bool, test_size: float, seed: int) -> da.Array:
-    """The test (or training) rows of ``x``, their counts per block computed from the row
-    numbers alone (nothing is read)."""
-    edges = np.cumsum((0, *x.chunks[0]))
-    counts = tuple(int((_is_test(np.arange(lo, hi), test_size, seed) == test).sum())
-                   for lo, hi in itertools.pairwise(edges))
-    return x.map_blocks(_take_rows, test, test_size, seed, dtype=x.dtype,
-                        chunks=(counts, *x.chunks[1:]))
+    """The test (or training) rows of ``x`` as :func:`daskfair.train_test_split` chooses
+    them (a hash of the row number: nothing is read)."""
+    return split_rows([x], None, test_size, seed)[int(test)]
 
 
 def _classes(data: JobData, task: str) -> tuple[str, np.ndarray | None]:

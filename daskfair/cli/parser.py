@@ -253,14 +253,14 @@ def _add_input_options(p: argparse.ArgumentParser, *, pool: bool = False) -> Non
 
 
 def _sub(sub: Any, name: str, help_: str, description: str) -> argparse.ArgumentParser:
-    return sub.add_parser(name, help=help_, description=description,
+    return sub.add_parser(name, help=help_, description=description, allow_abbrev=False,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command (also renders ``--help`` in the docs)."""
     parser = argparse.ArgumentParser(
-        prog="daskfair",
+        prog="daskfair", allow_abbrev=False,
         description="Fair machine learning at any scale with Dask: FKR-F2E, SAfairKM, FCE.",
     )
     parser.add_argument("--version", action="version", version=f"daskfair {__version__}")
@@ -347,8 +347,9 @@ def _add_fkr(sub: Any) -> None:
     g.add_argument("--split", type=int, default=0,
                    help="published split of the FKR-F²E data sets (default 0)")
     g.add_argument("--test-size", type=float, default=0.25,
-                   help="test fraction of a seeded stratified split (other data; default "
-                        "0.25)")
+                   help="test fraction: of a seeded stratified split (data in memory), or "
+                        "the expected share of daskfair.train_test_split (a table or zarr "
+                        "array; default 0.25)")
     _add_cluster_options(fkr)
     _add_run_options(fkr, "fkr", resume=False)
 

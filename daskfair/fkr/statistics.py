@@ -10,22 +10,12 @@ import numpy as np
 
 from .._blocks import block_sum
 from .._keyed import Keyed, arrange, local_codes, merge
+from .._random import fold_of
 from .._validation import is_dask
 from ..kernels import kernel_block
 
 __all__ = ["EXPLICIT_FOLDS", "FoldedMoments", "Moments", "arrange_moments", "block_folds",
-           "cell_moments", "fold_of", "kernel_moments", "row_index"]
-
-
-def fold_of(rows: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
-    """Fold of each global row index: splitmix64(seed, row) mod ``n_folds``."""
-    if n_folds == 1:
-        return np.zeros(len(rows), dtype=np.int64)
-    z = rows.astype(np.uint64) + np.uint64((int(seed) * 0x9E3779B97F4A7C15) % 2**64)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z ^= z >> np.uint64(31)
-    return (z % np.uint64(n_folds)).astype(np.int64)
+           "cell_moments", "kernel_moments", "row_index"]
 
 
 #: ``fold_seed`` of a pass whose row column already holds every row's fold (a splitter's).
