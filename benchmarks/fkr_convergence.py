@@ -20,15 +20,16 @@ from sklearn.linear_model import Ridge
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from _common import RESULTS, pyplot, write_result
-from daskfair.datasets import load_dataset, minmax_scale
+from daskfair.datasets import load_dataset
 from daskfair.fkr.estimators import FairKernelRegressor
+from daskfair.scaling import ColumnScaler
 
 KERNEL = {"kernel": "polynomial", "degree": 4, "coef0": 0.1}
 
 
 def credit(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ds = load_dataset("ffe_credit")
-    return minmax_scale(ds.X[:n], np.arange(n)), ds.y[:n].astype(float), ds.sensitive[:n]
+    return ColumnScaler().fit_transform(ds.X[:n]), ds.y[:n].astype(float), ds.sensitive[:n]
 
 
 def authors_dense(X, y, s, k, alpha=1.0):

@@ -45,9 +45,10 @@ from typing import Any
 import numpy as np
 
 from _common import RESULTS, pyplot, write_result
-from daskfair.datasets import load_dataset, minmax_scale
+from daskfair.datasets import load_dataset
 from daskfair.fkr import FairKernelClassifier, FairKernelClassifierCV, FairKernelRidge
 from daskfair.metrics import demographic_parity_difference, error_rate
+from daskfair.scaling import ColumnScaler
 
 BOUNDS = (0.001, 0.005, 0.01, 0.02, 0.03, 0.05)
 DATASETS = ("adult", "ffe_credit", "ffe_crime", "ffe_compas", "census_kdd")
@@ -132,7 +133,7 @@ def split(name: str, data: Any, i: int) -> tuple[np.ndarray, ...]:
     if data.splits is not None:
         train = np.unique(data.splits[i])
         test = np.setdiff1d(np.arange(n), train)
-        X = minmax_scale(data.X, train)
+        X = ColumnScaler().fit(data.X[train]).transform(data.X)
     else:
         from sklearn.model_selection import train_test_split
 

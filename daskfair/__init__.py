@@ -37,7 +37,7 @@ _PUBLIC = {
     "open_run": "store",
     "TableEncoder": "tables",
     "train_test_split": "model_selection",
-    "ColumnScaler": "tables",
+    "ColumnScaler": "scaling",
     "save": "models",
     "load": "models",
     "predict_table": "models",

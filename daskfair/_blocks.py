@@ -63,8 +63,18 @@ def row_blocks(*arrays: Any, row_width: int | None = None, optimize: bool = True
                rows: tuple[int, ...] | None = None) -> list[tuple[Any, ...]]:
     """Delayed row blocks of :func:`align_rows`, one tuple per block."""
     arrays = align_rows(*arrays, row_width=row_width, rows=rows)
+    if optimize:
+        # optimised together: a task the arrays share (a table partition they are all cut
+        # from) stays one task, where each array's own optimisation would fuse a copy of it
+        # into its blocks and read the partition once per array
+        given = [i for i, a in enumerate(arrays) if a is not None]
+        with dask.config.set({"optimization.fuse.active": False}):
+            optimized = dask.optimize(*(arrays[i] for i in given))
+        arrays = list(arrays)
+        for i, a in zip(given, optimized, strict=True):
+            arrays[i] = a
     per_array = [None if a is None else
-                 a.to_delayed(optimize_graph=optimize).reshape(a.numblocks[0], -1)[:, 0]
+                 a.to_delayed(optimize_graph=False).reshape(a.numblocks[0], -1)[:, 0]
                  for a in arrays]
     n_blocks = next(len(p) for p in per_array if p is not None)
     return [tuple(None if p is None else p[i] for p in per_array) for i in range(n_blocks)]

@@ -19,8 +19,8 @@ import numpy as np
 
 from daskfair import FairKernelClassifierCV, get_client, load_dataset
 from daskfair.cli.paper.fkr_paper import METHODS, PAPER_KERNELS, run_method
-from daskfair.datasets import minmax_scale
 from daskfair.metrics import demographic_parity_difference, error_rate
+from daskfair.scaling import ColumnScaler
 
 
 def main() -> None:
@@ -32,7 +32,7 @@ def main() -> None:
     print(f"ffe_credit: {len(train)} training and {len(test)} test rows, "
           f"{data.X.shape[1]} features, groups {data.groups.tolist()}")
 
-    X = da.from_array(minmax_scale(data.X, train), chunks=(4000, -1))
+    X = da.from_array(ColumnScaler().fit(data.X[train]).transform(data.X), chunks=(4000, -1))
     s_test = data.sensitive[test]
     clf = FairKernelClassifierCV(disparity_bound=0.01, random_state=0)
     clf.fit(X[train], data.y[train], sensitive_features=data.sensitive[train])

@@ -1653,7 +1653,8 @@ def saved_pipeline() -> Path:
     from sklearn.pipeline import Pipeline
 
     from daskfair import FairKernelClassifier, save
-    from daskfair.tables import ColumnScaler, TableEncoder
+    from daskfair.scaling import ColumnScaler
+    from daskfair.tables import TableEncoder
 
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"age": rng.uniform(18, 80, 300), "job": rng.choice(["a", "b"], 300),

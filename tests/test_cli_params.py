@@ -52,8 +52,12 @@ def test_a_parameter_check_message_opens_with_the_flag():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["fkr", "--label", "y", "--relative-alpha", "nan"],
+    (["fkr", "--label", "y", "--n-fair-features", "5", "--relative-alpha", "nan"],
      "--relative-alpha must be a finite number >= 0, got nan."),
+    (["fkr", "--label", "y", "--relative-alpha", "0.1"],
+     "--relative-alpha applies to FKR-F²E (--n-fair-features ...); the CV selection"),
+    (["fkr", "--label", "y", "--fairness-weight", "0.5"],
+     "--fairness-weight applies to FKR-F²E (--n-fair-features ...)"),
     (["fkr", "--label", "y", "--n-fair-features", "5", "--fairness-weight", "inf"],
      "--fairness-weight must be None or a finite number >= 0, got inf."),
     (["fkr", "--label", "y", "--test-size", "1.5"],

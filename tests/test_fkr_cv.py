@@ -546,3 +546,17 @@ def test_fkrr_from_the_cvs_moments_is_the_fit_of_its_own_with_no_pass(mu, monkey
     np.testing.assert_allclose(solved.dual_coef_, own.dual_coef_, rtol=0, atol=1e-9)
     assert solved.intercept_ == pytest.approx(own.intercept_, abs=1e-9)
     np.testing.assert_allclose(solved.predict(X), own.predict(X), rtol=0, atol=1e-9)
+
+
+def test_landmarks_beyond_the_rows_are_the_exact_model():
+    """n_landmarks >= n_samples makes every training row a landmark: the same landmarks,
+    in the same order, and the same bits as approximation="exact" (what the fkr command's
+    --n-landmarks help promises)."""
+    X, y, s = _data(300)
+    exact = FairKernelClassifierCV(approximation="exact", cv=3, random_state=0)
+    wide = FairKernelClassifierCV(n_landmarks=1000, cv=3, random_state=0)
+    exact.fit(X, y, sensitive_features=s)
+    wide.fit(X, y, sensitive_features=s)
+    np.testing.assert_array_equal(wide.feature_map_.landmarks, exact.feature_map_.landmarks)
+    np.testing.assert_array_equal(wide.feature_map_.landmarks, X)
+    np.testing.assert_array_equal(wide.decision_function(X), exact.decision_function(X))

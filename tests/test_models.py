@@ -20,8 +20,9 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 import daskfair
 from daskfair.models import UnsafeModelError
 from daskfair.models.tree import decode, encode
+from daskfair.scaling import ColumnScaler
 from daskfair.store import CorruptStoreError, StoreError, create_run, open_run
-from daskfair.tables import ColumnScaler, TableEncoder
+from daskfair.tables import TableEncoder
 
 from .test_tables import _table
 

@@ -212,11 +212,12 @@ def test_a_table_is_read_by_the_named_passes_and_never_on_the_client(tmp_path):
         with create_run(tmp_path / "r.zarr", kind="fkr") as run:
             summary = fkr_job(data, run=run, client=client, params={"n_landmarks": 100, "cv": 3},
                               echo=lambda text: None)
-    # the summary; the landmark draw (up to 8 blocks: here all 4 partitions); the CV's two
-    # passes over the training rows; one pass scoring every model on the test rows
-    assert reads.count == 4 * (1 + 1 + 2 + 1)
-    assert [r["method"] for r in summary["results"]][1:] == [
-        "FKRR (fairness_weight=1)", "kernel ridge", "constant"]
+    # the summary; the training rows' own pass (the pipeline's encoder and scaling are
+    # fitted from it); the landmark draw (up to 8 blocks: here all 4 partitions); the CV's
+    # two passes over the training rows; one pass over the test rows for their
+    # predictions, labels and groups
+    assert reads.count == 4 * (1 + 1 + 1 + 2 + 1)
+    assert [r["method"] for r in summary["results"]] == ["FairKernelClassifierCV (<= 0.01)"]
 
 
 def test_load_input_checks_the_label_in_the_pass(tmp_path):
@@ -291,3 +292,29 @@ def test_the_mixed_types_error_names_columns_with_spaces():
     assert said.startswith("column(s) ['b', 'my col'] of t.csv hold numbers in some rows")
     other = ValueError("Mismatched dtypes found, in a layout not known")
     assert _mixed_types(other, "t.csv") is other
+
+
+@pytest.mark.parametrize("dask_input", [False, True])
+def test_output_ranges_are_what_a_scaler_learns_from_the_encoded_rows(dask_input):
+    """Missing numbers (an indicator), a missing text level, a level in every row, a text
+    column of one value and a numeric column missing everywhere: the ranges from the pass
+    equal numpy's min and max of the encoded rows, and a scaler built from them equals
+    ColumnScaler().fit on those rows."""
+    from daskfair.scaling import ColumnScaler
+    from daskfair.tables import TableEncoder
+
+    df = _table(400).drop(columns=["sex", "risk"])
+    df.loc[df.index[:7], "income"] = np.nan
+    df["everywhere"] = "yes"
+    df["nothing"] = np.nan
+    enc = TableEncoder(numeric_missing="indicator")
+    X = enc.fit_transform(_uneven(df, (0, 97, 97, 98, 400)) if dask_input else df)
+    X = np.asarray(X.compute() if hasattr(X, "compute") else X)
+    low, high = enc.output_ranges()
+    np.testing.assert_array_equal(low, X.min(axis=0))
+    np.testing.assert_array_equal(high, X.max(axis=0))
+    assert (low == 1).sum() >= 1 and (low == high).sum() >= 2  # the constant columns are in
+    fitted = ColumnScaler().fit(X)
+    built = ColumnScaler.from_values(low, high - low)
+    np.testing.assert_array_equal(built.offset_, fitted.offset_)
+    np.testing.assert_array_equal(built.scale_, fitted.scale_)

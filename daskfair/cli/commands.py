@@ -37,17 +37,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_fkr(args: argparse.Namespace) -> int:
     from .fkr_job import check_fkr_job, fkr_job, format_fkr_results
 
-    params = {k: v for k, v in stored_params(args).items() if k not in _LOAD_OPTIONS}
+    if args.test is not None and args.test_size is not None:
+        raise ValueError("give either --test TABLE or --test-size, not both.")
+    params = stored_params(args)  # the group-size flags are the estimators'
     check_fkr_job(params, **params_for(args, fkr_job))
     check_store(args, "fkr")
 
-    def job(run: Any, client: Any, data: Any) -> str:
-        summary = fkr_job(data, run=run, client=client, params=params,
-                          **params_for(args, fkr_job))
-        return (f"Fair kernel model and baselines on the test rows ({summary['split']}):\n"
+    def load() -> Any:
+        data = load_data(args, need_label=True, merge=False)
+        test = None
+        if args.test is not None:
+            if data.columns is None:
+                raise ValueError("--test takes a table with the columns of --input; a named "
+                                 "data set is split by --split or --test-size.")
+            test = load_data(args, need_label=True, path=args.test, features=data.columns,
+                             merge=False)
+        return data, test
+
+    def job(run: Any, client: Any, inputs: Any) -> str:
+        data, test = inputs
+        summary = fkr_job(data, test=test, run=run, client=client, params=params,
+                          **params_for(args, fkr_job, skip=("test",)))
+        return (f"The fair kernel model on the test rows ({summary['split']}):\n"
                 + format_fkr_results(summary))
 
-    return run_job(args, "fkr", job, load=lambda: load_data(args, need_label=True))
+    return run_job(args, "fkr", job, load=load)
 
 
 def cmd_safairkm(args: argparse.Namespace) -> int:
@@ -85,7 +99,11 @@ def cmd_fce(args: argparse.Namespace) -> int:
     FairClusteringEnsemble(**params)._validate_params()
     base = {**params_for(args, base_clusterings),
             "n_clusters": args.base_n_clusters or args.n_clusters}
-    if args.pool is None:  # a pool's base clusterings are read, not computed
+    if args.base_labels is not None:
+        if args.input is None or args.features is not None:
+            raise ValueError("--base-labels names columns of the --input table (instead of "
+                             "--features): give --input TABLE.")
+    elif args.pool is None:  # a pool's base clusterings are read, not computed
         if base["n_clusters"] in (None, "auto"):
             raise ValueError("clustering features needs n_clusters=C (or base_n_clusters=C)"
                              " as a number.")
@@ -97,16 +115,20 @@ def cmd_fce(args: argparse.Namespace) -> int:
 
         pool = load_fce_pool(args.pool, args.data_dir)
 
+    def load() -> Any:
+        if args.base_labels is None:
+            return load_data(args, need_label=False)
+        return load_data(args, need_label=False, features=args.base_labels, encode=False)
+
     def job(run: Any, client: Any, data: Any) -> str:
         s = fce_job(data, run=run, client=client, pool=pool, base_params=base,
-                    params=params,
-                    **params_for(args, fce_job, skip=("pool",)))
+                    params=params, given=args.base_labels is not None,
+                    **params_for(args, fce_job, skip=("pool", "given")))
         state = "converged" if s["converged"] else "stopped at --max-iter"
         return (f"FCE consensus, c = {s['n_clusters']}: {s['n_iter']} iterations ({state}), "
                 f"{s['seconds']:.1f} s\n" + format_fce_report(s))
 
-    return run_job(args, "fce", job, load=None if pool is not None
-                   else lambda: load_data(args, need_label=False))
+    return run_job(args, "fce", job, load=None if pool is not None else load)
 
 
 def cmd_predict(args: argparse.Namespace) -> int:

@@ -52,18 +52,41 @@ def _base_labels(data: JobData, run: Run, client: Any, base_params: Mapping[str,
                  resume: bool, chunk_rows: int, echo: Echo) -> Any:
     """The base clusterings of the features, computed once and kept in the run (a resumed
     job reads them instead of clustering again)."""
-    from ..datasets import standard_scale
     from ..ensemble import base_clusterings
+    from ..scaling import ColumnScaler
 
     if resume and run.attrs.get("base_done"):
         echo("base clusterings read from the store")
     else:
-        X = standard_scale(to_dask(data.X, chunk_rows))
+        X = ColumnScaler("standard").fit_transform(to_dask(data.X, chunk_rows))
         n_runs = base_params.get("n_runs", 20)
         echo(f"{n_runs} base clusterings ({', '.join(base_params.get('methods', ['kmeans']))}"
              f", c = {base_params['n_clusters']}) of {X.shape[0]:,} rows, each a task")
         labels = base_clusterings(X, **base_params, client=client)
         run.write_array("base_labels", labels, chunks=(chunk_rows, n_runs))
+        run.set_attrs(base_done=True)
+    return da.from_zarr(run.group["base_labels"])
+
+
+def _renumber(block: np.ndarray, levels: list[np.ndarray]) -> np.ndarray:
+    return np.column_stack([np.searchsorted(v, block[:, j]) for j, v in enumerate(levels)])
+
+
+def _given_labels(data: JobData, run: Run, resume: bool, chunk_rows: int, echo: Echo) -> Any:
+    """A table's columns of cluster ids (any integers, as other tools number them), each
+    renumbered 0 .. c_i − 1 in the order of its ids and kept in the run."""
+    if not (resume and run.attrs.get("base_done")):
+        X = data.X
+        levels = dask.compute(*(da.unique(X[:, j]) for j in range(X.shape[1])))
+        for name, v in zip(data.columns, levels, strict=True):
+            bad = v[v != np.round(v)]
+            if bad.size:
+                raise ValueError(f"--base-labels column {name!r} holds {bad[0]!r}, not a "
+                                 "whole number: cluster ids are integers.")
+        echo(f"{X.shape[1]} base clusterings read from the table, of "
+             + ", ".join(f"{len(v)}" for v in levels) + " clusters")
+        coded = X.map_blocks(_renumber, list(levels), dtype=np.int64)
+        run.write_array("base_labels", coded, chunks=(chunk_rows, X.shape[1]))
         run.set_attrs(base_done=True)
     return da.from_zarr(run.group["base_labels"])
 
@@ -105,10 +128,12 @@ def fce_job(
     pool: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     resume: bool = False,
     chunk_rows: int = 50_000,
+    given: bool = False,
     echo: Echo = print,
 ) -> dict[str, Any]:
-    """Base clusterings (of ``data``'s features with ``base_params``, or the first
-    ``n_runs`` of a ``pool``: its labels, classes and groups) and their fair FCE consensus
+    """Base clusterings (of ``data``'s features with ``base_params``, ``data``'s own columns
+    when ``given``, or the first ``n_runs`` of a ``pool``: its labels, classes and groups)
+    and their fair FCE consensus
     with ``params``, checkpointed in ``run`` after every iteration; returns the report of
     the consensus against the base clusterings, stored in the run."""
     from ..ensemble import FairClusteringEnsemble
@@ -121,7 +146,9 @@ def fce_job(
         labels = to_dask(base, chunk_rows)
     else:
         y, s = _labels_and_groups(data)
-        labels = base = _base_labels(data, run, client, base_params, resume, chunk_rows, echo)
+        labels = base = (_given_labels(data, run, resume, chunk_rows, echo) if given else
+                         _base_labels(data, run, client, base_params, resume, chunk_rows,
+                                      echo))
     fce = FairClusteringEnsemble(**params)
     bar = IterationBar(fce.max_iter, "FCE iterations")
     t0 = time.perf_counter()

@@ -30,14 +30,16 @@ from ..tables import (
 )
 from ..tables.summary import is_text
 
-__all__ = ["JobData", "load_input", "table_data", "to_dask"]
+__all__ = ["JobData", "frame_column", "load_input", "table_data", "to_dask"]
 
 
 @dataclass
 class JobData:
     """Features, label (or None), raw groups, feature names, a JSON-able description of the
     source, the published training rows (or None), and for a table its encoder and summary
-    (every column's levels or range, the label's and groups' counts, the partition lengths).
+    (every column's levels or range, the label's and groups' counts, the partition lengths),
+    the frame of its feature, label and group columns (the groups combined into one), that
+    frame's delayed partitions, which the pass counted, and the raw feature columns.
     """
 
     X: Any
@@ -48,6 +50,9 @@ class JobData:
     splits: list[np.ndarray] | None = None
     encoder: TableEncoder | None = None
     summary: TableSummary | None = None
+    frame: Any = None
+    parts: list[Any] | None = None
+    columns: list[str] | None = None
 
 
 def _same_columns(label: Any, sensitive: list[Any], features: list[Any] | None) -> None:
@@ -78,6 +83,14 @@ def _column(columns: list[str], name: str | None, what: str, path: Any) -> str:
 
 def _values(part: pd.DataFrame, name: str) -> np.ndarray:
     return part[name].to_numpy()
+
+
+def frame_column(frame: Any, parts: list[Any], lengths: list[int], name: str,
+                 chunk_rows: int | None) -> da.Array:
+    """Column ``name`` of ``frame``'s delayed ``parts`` (of ``lengths`` rows) as a dask array:
+    cut from the same partitions as the features, so that a pass reads each once."""
+    return partition_array(parts, lengths, partial(_values, name=name),
+                           dtype=frame[name]._meta.to_numpy().dtype, chunk_rows=chunk_rows)
 
 
 def _combined(part: pd.DataFrame, columns: list[str]) -> pd.Series:
@@ -210,16 +223,15 @@ def table_data(frame: Any, label: str | None, sensitive: str | list[str] | None,
     missing any of them is a missing group."""
     frame, features, s_cols, s_col, y_col = _columns(frame, label, sensitive, features,
                                                      need_label, encode, name)
-    parts = partitions(frame[[*features, *(c for c in (y_col, s_col) if c is not None)]])
+    frame = frame[[*features, *(c for c in (y_col, s_col) if c is not None)]]
+    parts = partitions(frame)
     summary = _summary(frame, features, s_col, y_col, parts, max_levels, task, name)
     encoder = TableEncoder(max_levels=max_levels, numeric_missing=numeric_missing)
     encoder.fit_summary(summary, features)
     X = encoder.transform_partitions(parts, summary.lengths, chunk_rows=chunk_rows)
 
     def column(col: str) -> Any:
-        meta = frame[col]._meta.to_numpy()
-        return partition_array(parts, summary.lengths, partial(_values, name=col),
-                               dtype=meta.dtype, chunk_rows=chunk_rows)
+        return frame_column(frame, parts, summary.lengths, col, chunk_rows)
 
     return JobData(
         X, column(y_col) if y_col else None, column(s_col),
@@ -229,7 +241,7 @@ def table_data(frame: Any, label: str | None, sensitive: str | list[str] | None,
             "rows": summary.n_rows, "partitions": len(parts),
             "encoded": {c: len(v) for c, v in encoder.levels_.items()},
             "constant": [c for c in features if summary.columns[c].constant]},
-        encoder=encoder, summary=summary)
+        encoder=encoder, summary=summary, frame=frame, parts=parts, columns=list(features))
 
 
 def _index(value: str | None, width: int, what: str, path: Path) -> int | None:

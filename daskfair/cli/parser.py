@@ -41,14 +41,17 @@ example:
 _FKR_HELP = """\
 The most accurate fair kernel classifier (or regressor) whose validation disparity stays
 within --disparity-bound, chosen by cross-validation over every candidate
-(FairKernelClassifierCV: two passes over the training rows), next to its baselines (FKRR,
-kernel ridge, the constant predictor), scored on the test rows; the candidates' frontier is
-stored (`daskfair plot`). --n-fair-features fits the paper's FKR-F²E for each k instead.
+(FairKernelClassifierCV: two passes over the training rows), fitted as the pipeline
+daskfair.load returns (a table's TableEncoder, ColumnScaler, the model) and scored on the test
+rows: your own --test table, a published --split, or train_test_split(--test-size). The test
+disparity is printed with its 95 % interval. --baselines adds the same search without a bound
+and the constant predictor; --n-fair-features fits the paper's FKR-F²E for each k instead.
 
 example:
-  daskfair fkr --dataset adult --disparity-bound 0.01 --store adult.zarr
+  daskfair fkr --input train.csv --test test.csv --label income --sensitive sex \\
+      --store adult.zarr
   daskfair fkr --input loans.parquet --label default --sensitive sex \\
-      --disparity-bound 0.02 --gammas 0.01 0.03 0.1 --store loans.zarr
+      --disparity-bound 0.02 --gammas 0.01 0.03 0.1 --baselines --store loans.zarr
   daskfair fkr --dataset ffe_credit --split 0 --kernel polynomial --degree 4 --coef0 0.1 \\
       --n-fair-features 5 20 60 --store credit.zarr
 """
@@ -65,12 +68,15 @@ example:
 """
 
 _FCE_HELP = """\
-Fair clustering ensemble: base clusterings (each a task) of features (--dataset, --input)
-or one of the FCE authors' pools (--pool), and their fair, equal-capacity consensus,
-checkpointed after every iteration (--resume continues it).
+Fair clustering ensemble: base clusterings (each a task) of features (--dataset, --input),
+your own clusterings (--input TABLE --base-labels COLUMN ...) or one of the FCE authors'
+pools (--pool), and their fair, equal-capacity consensus, checkpointed after every
+iteration (--resume continues it).
 
 example:
   daskfair fce --pool har --n-runs 10 --n-clusters 6 --store har.zarr
+  daskfair fce --input runs.parquet --base-labels run1 run2 run3 --sensitive sex \\
+      --n-clusters 4 --store mine.zarr
   daskfair fce --dataset adult --n-clusters 2 --n-runs 20 --methods kmeans spectral --store a.zarr
 """
 
@@ -326,7 +332,8 @@ def _add_fkr(sub: Any) -> None:
     g.add_argument("--degree", type=int, default=3, help="polynomial degree (default 3)")
     g.add_argument("--coef0", type=float, default=1.0, help="kernel constant c (default 1)")
     g.add_argument("--n-landmarks", type=int, default=1000, metavar="M",
-                   help="Nyström landmarks; a training set this small is fitted exactly")
+                   help="Nyström landmarks (default 1000); a training set of at most M rows "
+                        "makes every row a landmark: the exact kernel model")
     g = fkr.add_argument_group("the paper's FKR-F²E (instead of the selection)")
     g.add_argument("--n-fair-features", type=int, nargs="+", metavar="K",
                    help="fit FKR-F²E with k fair features for each K (the trade-off)")
@@ -337,19 +344,22 @@ def _add_fkr(sub: Any) -> None:
     g.add_argument("--fairness-weight", type=float,
                    help="scale-free trade-off γ of --objective mean_discrepancy "
                         "(default: the exact constraint)")
-    g.add_argument("--relative-alpha", type=float, default=1e-4,
-                   help="relative ridge penalty (default 1e-4; also the baselines')")
-    g.add_argument("--fkrr-fairness-weight", type=float, default=1.0,
-                   help="FKRR's relative fairness penalty (default 1)")
+    g.add_argument("--relative-alpha", type=float,
+                   help="relative ridge penalty (default 1e-4)")
     g = fkr.add_argument_group("data")
     g.add_argument("--task", default="auto", choices=["auto", "classification", "regression"],
                    help="default: classification for a binary label")
+    g.add_argument("--test", metavar="PATH",
+                   help="your own test table, with the columns of --input (instead of a "
+                        "split)")
     g.add_argument("--split", type=int, default=0,
                    help="published split of the FKR-F²E data sets (default 0)")
-    g.add_argument("--test-size", type=float, default=0.25,
-                   help="test fraction: of a seeded stratified split (data in memory), or "
-                        "the expected share of daskfair.train_test_split (a table or zarr "
-                        "array; default 0.25)")
+    g.add_argument("--test-size", type=float, metavar="F",
+                   help="expected test share of daskfair.train_test_split, a seeded hash "
+                        "of the row numbers (other data; default 0.25)")
+    g.add_argument("--baselines", action="store_true",
+                   help="also fit the same search without a bound and the constant "
+                        "predictor, and score them on the test rows")
     _add_cluster_options(fkr)
     _add_run_options(fkr, "fkr", resume=False)
 
@@ -403,6 +413,10 @@ def _add_fce(sub: Any) -> None:
                    choices=["kmeans", "minibatch", "spectral", "agglomerative"],
                    help="base clustering methods, used in turn (default kmeans; spectral is "
                         "kernel PCA + k-means on a Nyström rbf embedding)")
+    g.add_argument("--base-labels", nargs="+", metavar="COLUMN",
+                   help="columns of the --input table that are base clusterings already made "
+                        "(one run each, cluster ids as their tools wrote them: any integers, "
+                        "-1 included), instead of clustering the features")
     g.add_argument("--base-n-clusters", type=int, metavar="C",
                    help="clusters per base clustering (default: --n-clusters)")
     g.add_argument("--fairness-weight", type=_number_or_auto(float), default="auto",

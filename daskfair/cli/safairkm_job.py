@@ -16,7 +16,7 @@ from ..metrics import hypervolume_2d
 from ..progress import IterationBar
 from ..store import Run
 from .inputs import JobData
-from .results import numpy_of, preprocessing
+from .results import preprocessing
 
 __all__ = ["SCALES", "add_hypervolumes", "front_row", "safairkm_job"]
 
@@ -26,44 +26,34 @@ SCALES = ("safairkm", "standard", "none")
 
 
 def _scaler(scale: str) -> Any:
-    from ..tables import ColumnScaler
+    from ..scaling import ColumnScaler
 
     return None if scale == "none" else ColumnScaler("standard", unit_rows=scale == "safairkm")
 
 
 def _sample_rows(data: JobData, client: Any, scaler: Any, rows: int | None,
                  seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rows SAfairKM keeps, from data that are not in this process: scaled on the
-    workers (column moments in one pass), then only the sampled rows brought here — the
-    rows ``preprocess_safairkm`` would pick from the same data in memory."""
+    """The rows SAfairKM keeps: scaled (a dask input on the workers, its column moments in
+    one pass), then ``rows`` of them drawn as ``preprocess_safairkm`` draws them; only those
+    are brought here."""
     from ..safairkm.problem import check_fits_workers
 
-    X, s = data.X.astype(np.float64), data.sensitive
+    X, s = data.X, data.sensitive
     n = X.shape[0]
     keep = (np.sort(np.random.default_rng(seed).choice(n, rows, replace=False))
             if rows is not None and rows < n else None)
-    try:
-        check_fits_workers(X if keep is None else X[:len(keep)], client, "SAfairKM")
-    except ValueError as exc:
-        raise ValueError(f"{exc} --rows N subsamples the rows.") from None
+    if is_dask(X):
+        try:
+            check_fits_workers(X if keep is None else X[:len(keep)], client, "SAfairKM")
+        except ValueError as exc:
+            raise ValueError(f"{exc} --rows N subsamples the rows.") from None
+    X = X.astype(np.float64)
     if scaler is not None:
         X = scaler.fit(X).transform(X)
     if keep is not None:
         X, s = X[keep], s[keep]
     X, s = dask.compute(X, s)
     return np.asarray(X), np.asarray(s)
-
-
-def _in_memory_rows(data: JobData, scaler: Any, rows: int | None,
-                    seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """As :func:`_sample_rows` (and ``preprocess_safairkm``) for data in memory."""
-    X, s = numpy_of(data.X).astype(np.float64), numpy_of(data.sensitive)
-    if scaler is not None:
-        X = scaler.fit(X).transform(X)
-    if rows is not None and rows < len(X):
-        keep = np.sort(np.random.default_rng(seed).choice(len(X), rows, replace=False))
-        X, s = X[keep], s[keep]
-    return X, s
 
 
 def _store_preprocessing(run: Run, data: JobData, scaler: Any) -> None:
@@ -132,8 +122,7 @@ def safairkm_job(
 
     seed = params.get("random_state", 0)
     scaler = _scaler(scale)
-    X, s = (_sample_rows(data, client, scaler, rows, seed) if is_dask(data.X)
-            else _in_memory_rows(data, scaler, rows, seed))
+    X, s = _sample_rows(data, client, scaler, rows, seed)
     groups, counts = np.unique(s, return_counts=True)
     best = float(counts.min() / counts.max())
     n_clusters = params.get("n_clusters", 8)

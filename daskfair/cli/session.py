@@ -138,10 +138,10 @@ def _wrapped(text: str) -> str:
     return textwrap.fill(text, width=96, subsequent_indent="  ")
 
 
-def _describe(data: Any, args: argparse.Namespace) -> None:
+def _describe(data: Any, args: argparse.Namespace, path: str | None) -> None:
     d = data.description
     if d.get("source") == "table":
-        print(f"read {args.input}: {d['rows']:,} rows in {d['partitions']} partitions, "
+        print(f"read {path}: {d['rows']:,} rows in {d['partitions']} partitions, "
               f"{data.X.shape[1]} feature columns", flush=True)
     if d.get("encoded"):
         levels = ", ".join(f"{c} ({n} levels)" for c, n in d["encoded"].items())
@@ -154,18 +154,25 @@ def _describe(data: Any, args: argparse.Namespace) -> None:
                        f"{d['merged_into']!r}: {merged}"))
 
 
-def load_data(args: argparse.Namespace, need_label: bool) -> Any:
-    """The job's data from --dataset or --input, described on the terminal."""
+def load_data(args: argparse.Namespace, need_label: bool, *, path: str | None = None,
+              features: list[str] | None = None, merge: bool = True,
+              encode: bool | None = None) -> Any:
+    """The job's data from --dataset or --input (or the table at ``path`` with the
+    ``features`` columns), described on the terminal; small groups merged by the loader
+    when ``merge``, else left to the estimators' ``min_group_size``."""
     from .inputs import load_input
 
-    data = load_input(dataset=args.dataset, path=args.input, label=args.label,
-                      sensitive=args.sensitive, features=args.features,
+    data = load_input(dataset=None if path else args.dataset, path=path or args.input,
+                      label=args.label, sensitive=args.sensitive,
+                      features=features or args.features,
                       sensitive_attribute=args.sensitive_attribute, data_dir=args.data_dir,
-                      need_label=need_label, encode=args.encode, max_levels=args.max_levels,
+                      need_label=need_label, encode=args.encode if encode is None else encode,
+                      max_levels=args.max_levels,
                       numeric_missing=args.numeric_missing, chunk_rows=args.chunk_rows,
-                      task=getattr(args, "task", None), min_group_size=args.min_group_size,
+                      task=getattr(args, "task", None),
+                      min_group_size=args.min_group_size if merge else 1,
                       small_groups=args.small_groups)
-    _describe(data, args)
+    _describe(data, args, path or args.input)
     return data
 
 

@@ -1,54 +1,15 @@
-"""Column scaling for numpy or dask arrays, and the SAfairKM authors' preprocessing."""
+"""The SAfairKM authors' preprocessing."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import dask.array as da
 import numpy as np
 
 from .._random import as_seed_sequence
+from ..scaling import ColumnScaler
 
-__all__ = ["minmax_scale", "preprocess_safairkm", "standard_scale"]
-
-
-def standard_scale(X: Any) -> Any:
-    """Z-score every column; a constant column becomes 0.
-
-    Parameters
-    ----------
-    X : ndarray or dask array of shape (n_samples, n_features)
-
-    Returns
-    -------
-    ndarray or dask array of shape (n_samples, n_features)
-        Numpy for numpy; for dask a lazy array (its means and deviations computed here).
-    """
-    mean, std = X.mean(axis=0), X.std(axis=0)
-    if isinstance(X, da.Array):
-        mean, std = da.compute(mean, std)
-    return (X - mean) / np.where(std > 0, std, 1.0)
-
-
-def minmax_scale(X: Any, train: np.ndarray) -> Any:
-    """Scale every column to [0, 1] on the training rows' range; a constant column becomes 0.
-
-    Parameters
-    ----------
-    X : ndarray or dask array of shape (n_samples, n_features)
-    train : ndarray of shape (n_train,)
-        The training rows (indices or a boolean mask).
-
-    Returns
-    -------
-    ndarray or dask array of shape (n_samples, n_features)
-        Numpy for numpy; for dask a lazy array (its bounds computed here).
-    """
-    lo, hi = X[train].min(axis=0), X[train].max(axis=0)
-    if isinstance(X, da.Array):
-        lo, hi = da.compute(lo, hi)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return (X - lo) / span
+__all__ = ["preprocess_safairkm"]
 
 
 def preprocess_safairkm(X: np.ndarray, sensitive_features: np.ndarray,
@@ -73,8 +34,7 @@ def preprocess_safairkm(X: np.ndarray, sensitive_features: np.ndarray,
     sensitive_features : ndarray of shape (n_kept,)
         Their groups.
     """
-    Z = standard_scale(np.asarray(X, dtype=np.float64))
-    Z /= np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1e-300)
+    Z = ColumnScaler("standard", unit_rows=True).fit_transform(np.asarray(X, dtype=np.float64))
     if n_samples is None or n_samples >= len(Z):
         return Z, np.asarray(sensitive_features)
     rng = np.random.default_rng(as_seed_sequence(random_state))

@@ -1,8 +1,8 @@
 """Fairness and clustering metrics for numpy, pandas or dask inputs, each in one pass."""
 
-from ._audit_result import Audit
 from ._audit_stats import RATES as AUDIT_RATES
 from .audit_pass import audit
+from .audit_result import Audit
 from .clustering import (
     REPORT_COLUMNS,
     balance,

@@ -25,9 +25,9 @@ from ._audit_blocks import (
     merge_blocks,
     merge_sorted,
 )
-from ._audit_result import Audit, Counts
 from ._audit_stats import auc_from_histograms
 from ._outcomes import check_outcomes
+from .audit_result import Audit, Counts
 
 __all__ = ["AUDIT", "UNKNOWN", "audit"]
 

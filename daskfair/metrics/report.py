@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._audit_result import Audit
+from .audit_result import Audit
 
 __all__ = ["FOUR_FIFTHS", "GENERATOR", "audit_html", "group_name"]
 

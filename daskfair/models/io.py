@@ -21,9 +21,9 @@ from ..fkr import (
 from ..fkr.statistics import Moments
 from ..nystroem import NystroemMap
 from ..safairkm import ParetoFront, SAFairKMeans, VFairKMeans
+from ..scaling import ColumnScaler
 from ..store import Run, StoreError, create_run, open_run
 from ..tables import ColumnSummary, TableEncoder, TableSummary
-from ..tables.scaling import ColumnScaler
 from .tree import UnsafeModelError, decode, encode
 
 __all__ = ["CLASSES", "MODEL_KEY", "check_model", "load", "read_model", "save",

@@ -22,7 +22,8 @@ from sklearn.pipeline import Pipeline
 from .. import progress
 from .._files import check_output_path, partial_name, read_bounded
 from .._frames import partitions
-from ..tables import ColumnScaler, TableEncoder, read_table
+from ..scaling import ColumnScaler
+from ..tables import TableEncoder, read_table
 from ..tables.summary import is_text
 
 __all__ = ["MARKER", "OUTPUT_COLUMNS", "Scorer", "check_prediction", "predict_table"]

@@ -184,18 +184,6 @@ class ParetoFront:
         est.n_features_in_ = est.cluster_centers_.shape[1]
         return est
 
-    def labels_dask(self) -> da.Array:
-        """The label vectors, not gathered.
-
-        Returns
-        -------
-        dask.array.Array of shape (n_points, n_samples)
-            One label vector per point.
-        """
-        if isinstance(self._labels, da.Array):
-            return self._labels
-        return da.from_array(self._labels, chunks=(64, -1))
-
     def hypervolume(self, reference: tuple[float, float]) -> float:
         """Area dominated by the front inside the box (cost ≤ r_cost, balance ≥ r_balance).
 

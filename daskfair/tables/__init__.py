@@ -2,9 +2,8 @@
 
 from .encoder import MISSING, TableEncoder, check_encodable, summarize, text_columns
 from .read import is_table_path, read_table
-from .scaling import ColumnScaler
 from .summary import ColumnSummary, TableSummary
 
-__all__ = ["MISSING", "ColumnScaler", "ColumnSummary", "TableEncoder", "TableSummary",
+__all__ = ["MISSING", "ColumnSummary", "TableEncoder", "TableSummary",
            "check_encodable",
            "is_table_path", "read_table", "summarize", "text_columns"]

@@ -311,6 +311,33 @@ class TableEncoder(ParamsMixin, TransformerMixin, BaseEstimator):
         check_encodable(X)
         return [str(c) for c in X.columns]
 
+    def output_ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        """The smallest and largest value of every encoded column over the rows ``fit`` saw,
+        from its pass (no pass of their own): what ``ColumnScaler().fit`` learns from those
+        rows encoded.
+
+        Returns
+        -------
+        low, high : ndarray of shape (n_features_out,)
+        """
+        check_is_fitted(self, "levels_")
+        cols, n = self.summary_.columns, self.summary_.n_rows
+        low, high = [], []
+        for c in self.numeric_columns_:
+            # a missing number takes the column's smallest value (0 when none is present)
+            lo, hi = cols[c].low, cols[c].high
+            low.append(0.0 if np.isnan(lo) else lo)
+            high.append(0.0 if np.isnan(hi) else hi)
+        for c in self.indicator_columns_:
+            low.append(float(cols[c].n_missing == n))
+            high.append(1.0)
+        for c, levels in self.levels_.items():
+            for v in levels:
+                rows = cols[c].n_missing if v == MISSING else cols[c].counts[v]
+                low.append(float(rows == n))
+                high.append(1.0)
+        return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Names of the encoded columns: ``column``, ``column=<missing>``, ``column=level``.
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ...datasets import minmax_scale
 from ...kernels import kernel_block, kernel_params
+from ...scaling import ColumnScaler
 from .methods import REGISTRY, constant_from_labels, predict_classes, score
 
 __all__ = ["CV_METHOD", "METHODS", "PAPER_KERNELS", "PAPER_RIDGE_PENALTIES", "paper_alphas",
@@ -60,7 +60,7 @@ def _grid_alpha(method: str, X: np.ndarray, y: np.ndarray, s: np.ndarray,
     order = rng.permutation(train)
     fit = np.arange(int(0.8 * len(order)))
     Xt, yt, st = X[order], y[order], s[order]
-    alphas = paper_alphas(minmax_scale(Xt, fit)[fit], kw["kernel"])
+    alphas = paper_alphas(ColumnScaler().fit(Xt[fit]).transform(Xt)[fit], kw["kernel"])
     errors = [run_method(method, Xt, yt, st, fit, relative_alpha=a, **kw)["error"]
               for a in alphas]
     return float(alphas[int(np.argmin(errors))])
@@ -98,7 +98,7 @@ def run_method(
             fkrr_fairness_weight=fkrr_fairness_weight, n_landmarks=n_landmarks,
             random_state=random_state)
     test = np.setdiff1d(np.arange(len(y)), train)
-    Xs = minmax_scale(X, train)
+    Xs = ColumnScaler().fit(X[train]).transform(X)
     approximation = ({"approximation": "exact"} if len(train) <= n_landmarks
                      else {"n_landmarks": n_landmarks})
     name, differs = _ENTRIES[method]

@@ -9,8 +9,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._params import Flag, Options, ParamsMixin, Spec
-from .._validation import check_array, is_dask
+from ._params import Flag, Options, ParamsMixin, Spec
+from ._validation import check_array, is_dask
 
 __all__ = ["METHODS", "ColumnScaler"]
 
