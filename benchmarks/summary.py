@@ -576,6 +576,33 @@ def checks_overhead(doc: dict[str, Any]) -> Extracted:
     return rows
 
 
+def cli_fkr_job(doc: dict[str, Any]) -> Extracted:
+    names = {"adult": "`daskfair fkr --dataset adult`, defaults",
+             "adult_csv": "`daskfair fkr --input train.csv` (UCI Adult as CSV, text columns)",
+             "adult_test": "`daskfair fkr --input train.csv --test test.csv`"}
+    rows = []
+    for key, what in names.items():
+        r = doc["results"].get(key)
+        if r is None:
+            continue
+        measures = [Measure("new s", r["new_seconds"], ".1f")]
+        if "base_seconds" in r:
+            measures = [Measure("base s", r["base_seconds"], ".1f"), *measures,
+                        Measure("new ÷ base", r["ratio"], ".3f")]
+        rows.append((f"{what}: the job of issue 47 against {doc['base']}, 2 workers, "
+                     f"alternating, median of {doc['repeats']}", measures))
+    return rows
+
+
+def pass_graphs(doc: dict[str, Any]) -> Extracted:
+    return [(f"FairKernelClassifierCV (m = 500) on {doc['rows']:,} rows streamed from zarr: "
+             f"a pass's arrays optimised together without fusion against {doc['base']}, "
+             f"alternating, median of {doc['repeats']}", [
+                 Measure("base s", doc["base_seconds"], ".1f"),
+                 Measure("new s", doc["new_seconds"], ".1f"),
+                 Measure("new ÷ base", doc["ratio"], ".3f")])]
+
+
 def fkr_bound_population(doc: dict[str, Any]) -> Extracted:
     rows = []
     for name, setting in doc["settings"].items():
@@ -671,6 +698,7 @@ EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
                             fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
                             ffe_compas_columns, safairkm_end_to_end, tables_at_scale,
                             predict_at_scale, load_checks, checks_overhead, audit_at_scale,
+                            cli_fkr_job, pass_graphs,
                             fkr_bound_population,
                             cold_start,
                             store_kill_points, slurm_end_to_end, code_shape)
