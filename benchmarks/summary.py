@@ -594,6 +594,28 @@ def cli_fkr_job(doc: dict[str, Any]) -> Extracted:
     return rows
 
 
+def audit_levels(doc: dict[str, Any]) -> Extracted:
+    s = doc["at_scale"]
+    rows = [(f"audit of {doc['rows']:,} Census-KDD-shaped rows within {s['levels']} control "
+             f"levels (race), sex, scores, f1_score and Youden's J, {doc['n_boot']:,} "
+             f"replicates; {doc['workers']} workers", [
+                 Measure("s", s["levels_seconds"], ".2f"),
+                 Measure("floor s", s["floor_seconds"], ".2f"),
+                 Measure("× floor", s["ratio_to_floor"], ".2f"),
+                 Measure("plain audit × floor", s["plain_ratio_to_floor"], ".2f")])]
+    for r in doc["fairlearn"]:
+        rows.append((f"MetricFrame with control_features on {r['rows']:,} rows in pandas, "
+                     f"against daskfair's audit with {r['daskfair_n_boot']:,} replicates", [
+                         Measure("fairlearn s", r["fairlearn_seconds"], ".2f"),
+                         Measure("daskfair s", r["daskfair_seconds"], ".2f"),
+                         Measure("f1 gap difference", r["f1_difference_max_gap"], ".1e")]))
+    c = doc["coverage"]
+    rows.append((f"coverage of 95 % intervals, {c['runs']} simulated data sets", [
+        Measure("f1/youden/f1 gap", (c["f1_score"], c["youden"], c["f1_gap"]),
+                (".3f", ".3f", ".3f"))]))
+    return rows
+
+
 def pass_graphs(doc: dict[str, Any]) -> Extracted:
     return [(f"FairKernelClassifierCV (m = 500) on {doc['rows']:,} rows streamed from zarr: "
              f"a pass's arrays optimised together without fusion against {doc['base']}, "
@@ -698,7 +720,7 @@ EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
                             fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
                             ffe_compas_columns, safairkm_end_to_end, tables_at_scale,
                             predict_at_scale, load_checks, checks_overhead, audit_at_scale,
-                            cli_fkr_job, pass_graphs,
+                            cli_fkr_job, pass_graphs, audit_levels,
                             fkr_bound_population,
                             cold_start,
                             store_kill_points, slurm_end_to_end, code_shape)

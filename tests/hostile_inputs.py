@@ -1577,6 +1577,22 @@ case("fce-groups-dask-labels-numpy", FCE, "mismatched lengths",
      WORKS, "works: the same labels as with both in memory", same_as=lambda c: _fce(c),
      backends=("numpy",))
 
+case("audit-metric-reduces", "audit", "parameter out of range",
+     "metrics={'total': a function that sums the counts to one number}",
+     lambda c: _audit(c, metrics={"total": lambda tp, fp, fn, tn: float(np.sum(tp))}),
+     err(ValueError, r"metrics: total returned shape \(\) for counts of shape \(2, 3\)"),
+     "combine the counts element by element (every replicate at once)", backends=("numpy",))
+case("audit-metric-unnamed", "audit", "parameter out of range",
+     "metrics=[a lambda]",
+     lambda c: _audit(c, metrics=[lambda tp, fp, fn, tn: tp / (tp + fn)]),
+     err(ValueError, r"name each function of your own \('<lambda>' is not a name\)"),
+     "def the function, or give a dict {name: function}", backends=("numpy",))
+case("audit-control-same-column", "audit", "parameter out of range",
+     "control_features and sensitive_features the same named column",
+     lambda c: _audit(c, s=pd.Series(D["s"], name="g"),
+                      control_features=pd.Series(D["s"], name="g")),
+     err(ValueError, r"control_features and sensitive_features both name \['g'\]"),
+     "a column is one or the other", backends=("numpy",))
 case("audit-one-group", "audit", "one group", "every row in group 0",
      lambda c: _audit(c, s=_groups("one")),
      err(ValueError, r"1 group\(s\) have at least min_group_size=1 rows.*compares two or more"),

@@ -51,12 +51,15 @@ def test_cli_audit_equals_the_library_and_stores_it(table, scheduler, capsys):  
     code, out, err = _run(
         ["audit", "--input", str(root / "t"), "--label", "hired", "--prediction", "offer",
          "--score", "score", "--sensitive", "sex", "race", "--min-group-size", "150",
+         "--metrics", "f1_score", "false_negative_rate",
          "--n-boot", "500", "--store", str(root / "a.zarr"), "--report",
          str(root / "a.html"), "--scheduler", scheduler, "--no-progress"], capsys)
     assert code == 0, err
     ours = audit(df["hired"], df["offer"], sensitive_features=df[["sex", "race"]],
-                 y_score=df["score"], n_boot=500, min_group_size=150, random_state=0)
+                 y_score=df["score"], n_boot=500, min_group_size=150, random_state=0,
+                 metrics=["f1_score", "false_negative_rate"])
     stored = read_audit(root / "a.zarr")
+    assert stored.metrics[-3:] == ["f1_score", "false_negative_rate", "roc_auc"]
     pd.testing.assert_frame_equal(stored.by_group, ours.by_group, check_exact=True)
     for end in (0, 1):
         pd.testing.assert_frame_equal(stored.by_group_ci[end], ours.by_group_ci[end],
@@ -99,6 +102,7 @@ def test_cli_audit_of_a_stored_models_decisions(scheduler, tmp_path, capsys):  #
     (["--prediction", "offer", "--reference-group", "F"], "one value per --sensitive"),
     (["--prediction", "offer", "--pos-label", "yes"], "--pos-label 'yes': the column holds"),
     (["--prediction", "offer", "--n-boot", "-3"], "--n-boot must be"),
+    (["--prediction", "offer", "--metrics", "f2"], "unknown metric 'f2'; the named ones are"),
 ])
 def test_cli_audit_refuses_bad_flags(table, tmp_path, capsys, args, message):
     root, _ = table
@@ -152,3 +156,30 @@ def test_cli_audit_with_weights_and_a_reference_group(table, scheduler, capsys):
     pd.testing.assert_frame_equal(stored.by_group, ours.by_group, check_exact=True)
     pd.testing.assert_frame_equal(stored.difference_to_reference_ci()[1],
                                   ours.difference_to_reference_ci()[1], check_exact=True)
+
+
+def test_cli_audit_within_control_levels(table, scheduler, capsys):  # noqa: F811
+    """--control race: the groups of sex compared within each race, equal to the library's
+    LevelAudit, stored and read back bit for bit; the report has a part per level (the
+    level's name escaped)."""
+    from daskfair.metrics import LevelAudit
+
+    root, df = table
+    code, out, err = _run(
+        ["audit", "--input", str(root / "t"), "--label", "hired", "--prediction", "offer",
+         "--sensitive", "sex", "--control", "race", "--n-boot", "300",
+         "--store", str(root / "c.zarr"), "--report", str(root / "c.html"),
+         "--scheduler", scheduler, "--no-progress"], capsys)
+    assert code == 0, err
+    ours = audit(df["hired"], df["offer"], sensitive_features=df["sex"],
+                 control_features=df[["race"]], n_boot=300, random_state=0)
+    stored = read_audit(root / "c.zarr")
+    assert isinstance(stored, LevelAudit) and list(stored.levels) == list(ours.levels)
+    pd.testing.assert_frame_equal(stored.by_group, ours.by_group, check_exact=True)
+    for end in (0, 1):
+        pd.testing.assert_frame_equal(stored.difference_ci()[end], ours.difference_ci()[end],
+                                      check_exact=True)
+    assert "== race a ==" in out and "== race unknown ==" in out
+    page = (root / "c.html").read_text()
+    assert page.count("<h2>race ") == len(ours.levels)
+    assert EVIL not in page and "&lt;script&gt;" in page

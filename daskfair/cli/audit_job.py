@@ -29,7 +29,8 @@ class AuditInput:
     def columns(self) -> dict[str, Any]:
         a = self.args
         return {"label": a.label, "prediction": self.prediction, "score": self.score,
-                "sensitive": list(a.sensitive), "weight": a.weight}
+                "sensitive": list(a.sensitive), "control": list(a.control or []),
+                "weight": a.weight}
 
 
 def _typed(text: str, dtype: Any, flag: str) -> Any:
@@ -83,8 +84,8 @@ def audit_input(args: argparse.Namespace) -> AuditInput:
         check_output(args.report, **_report_target(args))
     path = Path(args.input).absolute()
     table = read_table(path)
-    keep = list(dict.fromkeys(c for c in [args.label, *args.sensitive, args.weight,
-                                          args.prediction, args.score] if c))
+    keep = list(dict.fromkeys(c for c in [args.label, *args.sensitive, *(args.control or []),
+                                          args.weight, args.prediction, args.score] if c))
     missing = [c for c in keep if c not in table.columns]
     if missing:
         raise ValueError(f"{args.input} has no column(s) {missing}; its columns are "
@@ -96,6 +97,7 @@ def audit_input(args: argparse.Namespace) -> AuditInput:
 def _params(frame: Any, a: argparse.Namespace) -> dict[str, Any]:
     """The audit's parameters from the flags, as the columns' types."""
     from .._params import check_params
+    from ..metrics._audit_stats import own_metrics
     from ..metrics.audit_pass import AUDIT
 
     check_params({"n_boot": a.n_boot, "confidence": a.confidence,
@@ -109,8 +111,10 @@ def _params(frame: Any, a: argparse.Namespace) -> dict[str, Any]:
                     for v, c in zip(ref, a.sensitive, strict=True))
         ref = ref[0] if len(ref) == 1 else ref
     pos = _typed(a.pos_label, frame._meta[a.label].dtype, "--pos-label")
+    own_metrics(a.metrics)
     return {"n_boot": a.n_boot, "confidence": a.confidence, "min_group_size": a.min_group_size,
-            "reference_group": ref, "pos_label": pos, "random_state": a.random_state}
+            "reference_group": ref, "pos_label": pos, "random_state": a.random_state,
+            "metrics": a.metrics}
 
 
 def run_audit(data: AuditInput) -> Any:
@@ -120,17 +124,31 @@ def run_audit(data: AuditInput) -> Any:
     f, a = data.frame, data.args
     return audit(f[a.label], f[data.prediction], sensitive_features=f[list(a.sensitive)],
                  y_score=f[data.score] if data.score else None,
-                 sample_weight=f[a.weight] if a.weight else None, **data.params)
+                 sample_weight=f[a.weight] if a.weight else None,
+                 control_features=f[list(a.control)] if a.control else None, **data.params)
+
+
+def _levels(audit: Any) -> dict[str, Any]:
+    """The audit of every control level by its name ("": one audit without levels)."""
+    from ..metrics.report import level_name
+
+    if not hasattr(audit, "levels"):
+        return {"": audit}
+    return {level_name(audit.names, k): a for k, a in audit.levels.items()}
 
 
 def _about(audit: Any, data: AuditInput, client: Any) -> dict[str, Any]:
     cols = {k: v for k, v in data.columns().items() if v}
-    return {"input": str(data.path), "rows": f"{int(audit.counts.rows.sum()):,}",
+    levels = _levels(audit)
+    rows = sum(int(a.counts.rows.sum()) for a in levels.values())
+    reference = "; ".join(f"{k}: {group_name(a.reference_group)}" if k
+                          else group_name(a.reference_group) for k, a in levels.items())
+    return {"input": str(data.path), "rows": f"{rows:,}",
             "partitions": data.frame.npartitions, **{f"column: {k}": v for k, v in cols.items()},
             **({"model": str(Path(data.args.model).absolute())} if data.args.model else {}),
             "n_boot": audit.n_boot, "confidence": audit.confidence,
             "min_group_size": audit.min_group_size,
-            "reference_group": str(audit.reference_group), "random_state": audit.random_state,
+            "reference_group": reference, "random_state": audit.random_state,
             "workers": len(client.scheduler_info().get("workers", {})) if client else 1,
             "daskfair": __version__}
 
@@ -161,7 +179,8 @@ def audit_job(run: Any, client: Any, data: AuditInput) -> str:
     about = _about(audit, data, client)
     run.set_attrs(audit=attrs, about=about,
                   by_group=_plain_table(audit.by_group),
-                  suppressed=[group_name(g) for g in audit.suppressed])
+                  suppressed=[f"{k}: {group_name(g)}" if k else group_name(g)
+                              for k, a in _levels(audit).items() for g in a.suppressed])
     text = format_audit(audit)
     if data.args.report:
         text += f"\nreport: {write_report(audit, about, data.args)}"
@@ -175,7 +194,7 @@ def _plain_table(frame: pd.DataFrame) -> dict[str, dict[str, float | None]]:
 
 def read_audit(path: str | os.PathLike[str]) -> Any:
     """The audit stored by ``daskfair audit`` at ``path`` (checked against its manifest)."""
-    from ..metrics import Audit
+    from ..metrics import Audit, LevelAudit
     from ..store import open_run
 
     run = open_run(path)
@@ -183,7 +202,8 @@ def read_audit(path: str | os.PathLike[str]) -> Any:
         raise ValueError(f"{path} holds a {run.kind} run, not an audit.")
     with run.reading("the audit"):
         arrays = {name: run.read_array(name) for name in run.array_names()}
-        return Audit.from_state(arrays, run.attrs["audit"])
+        attrs = run.attrs["audit"]
+        return (LevelAudit if "control" in attrs else Audit).from_state(arrays, attrs)
 
 
 def _cell(point: float, lo: float, hi: float) -> str:
@@ -193,7 +213,15 @@ def _cell(point: float, lo: float, hi: float) -> str:
 
 
 def format_audit(audit: Any) -> str:
-    """The per-group table with intervals, the largest gaps, and what is more than noise."""
+    """The per-group table with intervals, the largest gaps, and what is more than noise
+    (with control features: for every level)."""
+    levels = _levels(audit)
+    if "" not in levels:
+        return "\n\n".join(f"== {k} ==\n{_format_one(a)}" for k, a in levels.items())
+    return _format_one(audit)
+
+
+def _format_one(audit: Any) -> str:
     by = audit.by_group
     lo, hi = audit.by_group_ci if audit.n_boot else audit.by_group_wilson_ci
     present = by[by["count"].notna()]

@@ -477,9 +477,18 @@ def _add_audit(sub: Any) -> None:
     g.add_argument("--sensitive", required=True, nargs="+", metavar="COLUMN",
                    help="sensitive columns; several: every combination of their values is a "
                         "group (a missing value is the group 'unknown')")
+    g.add_argument("--control", nargs="+", metavar="COLUMN",
+                   help="control columns (a region, a period): the groups are compared within "
+                        "every combination of their values")
     g.add_argument("--weight", metavar="COLUMN", help="row weights")
     g.add_argument("--pos-label", default="1", metavar="VALUE",
                    help="the favourable value of --label and the decisions (default 1)")
+    g.add_argument("--metrics", nargs="+", metavar="NAME",
+                   help="further metrics of each group's counts, by fairlearn's or "
+                        "scikit-learn's name: false_negative_rate, true_negative_rate, "
+                        "negative_predictive_value, false_discovery_rate, false_omission_rate, "
+                        "accuracy_score, balanced_accuracy_score, f1_score, recall_score, "
+                        "precision_score")
     s = p.add_argument_group("statistics")
     s.add_argument("--n-boot", type=int, default=1000, metavar="B",
                    help="bootstrap replicates (default %(default)s; 0: Wilson intervals only)")

@@ -1,6 +1,8 @@
 """Fairness and clustering metrics for numpy, pandas or dask inputs, each in one pass."""
 
+from ._audit_stats import COUNT_METRICS
 from ._audit_stats import RATES as AUDIT_RATES
+from .audit_levels import LevelAudit
 from .audit_pass import audit
 from .audit_result import Audit
 from .clustering import (
@@ -32,10 +34,12 @@ from .report import audit_html
 
 __all__ = [
     "AUDIT_RATES",
+    "COUNT_METRICS",
     "GROUP_REPORT_COLUMNS",
     "REPORT_COLUMNS",
     "Audit",
     "GroupReport",
+    "LevelAudit",
     "WorstPair",
     "audit",
     "audit_html",

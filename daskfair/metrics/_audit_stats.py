@@ -4,11 +4,14 @@ with DeLong's variance from score histograms."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 from scipy import stats
 
-__all__ = ["RATES", "auc_from_histograms", "bootstrap_tables", "holm", "rate_parts", "rates",
-           "wilson"]
+__all__ = ["COUNT_METRICS", "RATES", "auc_from_histograms", "bootstrap_tables", "holm",
+           "own_metrics", "rate_parts", "rates", "wilson"]
 
 #: The rates an audit reports, fairlearn's names; each is numerator / denominator of the
 #: (label, decision) table ``T[..., y, d]``.
@@ -27,10 +30,81 @@ def rate_parts(table: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
             "precision": (t11, t01 + t11)}
 
 
-def rates(table: np.ndarray) -> np.ndarray:
-    """``rates[..., r]`` for r in RATES (NaN where a denominator is 0)."""
+#: Further metrics of a group's (tp, fp, fn, tn) by fairlearn's and scikit-learn's function
+#: names (with binary labels and the favourable class positive).
+COUNT_METRICS: dict[str, Callable[..., np.ndarray]] = {
+    "false_negative_rate": lambda tp, fp, fn, tn: fn / (tp + fn),
+    "true_negative_rate": lambda tp, fp, fn, tn: tn / (tn + fp),
+    "negative_predictive_value": lambda tp, fp, fn, tn: tn / (tn + fn),
+    "false_discovery_rate": lambda tp, fp, fn, tn: fp / (tp + fp),
+    "false_omission_rate": lambda tp, fp, fn, tn: fn / (tn + fn),
+    "accuracy_score": lambda tp, fp, fn, tn: (tp + tn) / (tp + fp + fn + tn),
+    "balanced_accuracy_score": lambda tp, fp, fn, tn: (tp / (tp + fn) + tn / (tn + fp)) / 2,
+    "f1_score": lambda tp, fp, fn, tn: 2 * tp / (2 * tp + fp + fn),
+    "recall_score": lambda tp, fp, fn, tn: tp / (tp + fn),
+    "precision_score": lambda tp, fp, fn, tn: tp / (tp + fp),
+}
+
+#: A probe of a metric of one's own: arrays of (tp, fp, fn, tn) as the bootstrap passes them.
+_PROBE = tuple(np.array([[3.0, 0.0, 2.0], [1.0, 4.0, 0.0]]) + k for k in range(4))
+
+
+def own_metrics(metrics: Any) -> list[tuple[str, Callable[..., np.ndarray]]]:
+    """``metrics`` (a name, a function, a list of them, or a dict of names to functions or
+    names) as (name, f(tp, fp, fn, tn)), each checked on arrays."""
+    if metrics is None:
+        return []
+    if isinstance(metrics, str) or callable(metrics):
+        metrics = [metrics]
+    items = list(metrics.items()) if isinstance(metrics, dict) else [
+        (m if isinstance(m, str) else getattr(m, "__name__", None), m) for m in metrics]
+    out: list[tuple[str, Callable[..., np.ndarray]]] = []
+    for name, m in items:
+        if isinstance(m, str):
+            if m in RATES:
+                raise ValueError(f"metrics: {m!r} is reported by every audit already.")
+            if m not in COUNT_METRICS:
+                raise ValueError(f"metrics: unknown metric {m!r}; the named ones are "
+                                 f"{sorted(COUNT_METRICS)}, or give a function "
+                                 "f(tp, fp, fn, tn) of arrays.")
+            m = COUNT_METRICS[m]
+        elif not callable(m):
+            raise TypeError(f"metrics: {m!r} is neither a metric's name nor a function.")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"metrics: name each function of your own ({name!r} is not a "
+                             "name): def f1(tp, fp, fn, tn): ..., or a dict {name: function}.")
+        if name in RATES or name in {n for n, _ in out} or name in ("count", "roc_auc"):
+            raise ValueError(f"metrics: {name!r} names two metrics; give each its own name.")
+        _probe(name, m)
+        out.append((name, m))
+    return out
+
+
+def _probe(name: str, fn: Callable[..., Any]) -> None:
+    try:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = np.asarray(fn(*_PROBE), dtype=np.float64)
+    except Exception as exc:  # the user's function: any failure is said the same way
+        raise ValueError(f"metrics: {name} failed on arrays of counts ({type(exc).__name__}: "
+                         f"{exc}); a metric takes arrays tp, fp, fn, tn (every bootstrap "
+                         "replicate at once) and combines them element by element, with numpy's "
+                         "operators or functions.") from exc
+    if value.shape != _PROBE[0].shape:
+        raise ValueError(f"metrics: {name} returned shape {value.shape} for counts of shape "
+                         f"{_PROBE[0].shape}; it must return one value per element (combine "
+                         "the counts element by element, without reducing them).")
+
+
+def rates(table: np.ndarray, own: Sequence[tuple[str, Callable[..., Any]]] = ()
+          ) -> np.ndarray:
+    """``rates[..., r]`` for r in RATES, then the ``own`` metrics (NaN where a denominator
+    is 0)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.stack([num / den for num, den in rate_parts(table).values()], axis=-1)
+        columns = [num / den for num, den in rate_parts(table).values()]
+        if own:
+            cells = (table[..., 1, 1], table[..., 0, 1], table[..., 1, 0], table[..., 0, 0])
+            columns += [np.asarray(fn(*cells), dtype=np.float64) for _, fn in own]
+        return np.stack(columns, axis=-1)
 
 
 def bootstrap_tables(rows: np.ndarray, n_boot: int, rng: np.random.Generator,

@@ -25,8 +25,9 @@ from ._audit_blocks import (
     merge_blocks,
     merge_sorted,
 )
-from ._audit_stats import auc_from_histograms
+from ._audit_stats import auc_from_histograms, own_metrics
 from ._outcomes import check_outcomes
+from .audit_levels import LevelAudit, level_counts
 from .audit_result import Audit, Counts
 
 __all__ = ["AUDIT", "UNKNOWN", "audit"]
@@ -39,24 +40,24 @@ def _is_frame(x: Any) -> bool:
     return not is_dask(x) and hasattr(x, "npartitions") and hasattr(x, "to_delayed")
 
 
-def _columns(s: Any) -> tuple[list[Any], list[str]]:
-    """The sensitive columns and their names, as fairlearn names them."""
+def _columns(s: Any, what: str = "sensitive_feature") -> tuple[list[Any], list[str]]:
+    """The sensitive (or control) columns and their names, as fairlearn names them."""
     if isinstance(s, pd.DataFrame) or (_is_frame(s) and s.ndim == 2):
         return [s[c] for c in s.columns], [str(c) for c in s.columns]
     if isinstance(s, pd.Series) or (_is_frame(s) and s.ndim == 1):
-        return [s], [str(s.name) if s.name is not None else "sensitive_feature_0"]
+        return [s], [str(s.name) if s.name is not None else f"{what}_0"]
     if isinstance(s, list | tuple) and s and all(
             isinstance(c, np.ndarray | pd.Series) or is_dask(c) or _is_frame(c) for c in s):
         return list(s), [str(c.name) if isinstance(c, pd.Series) or (_is_frame(c) and
-                         c.name is not None) else f"sensitive_feature_{i}"
+                         c.name is not None) else f"{what}_{i}"
                          for i, c in enumerate(s)]
     a = s if is_dask(s) else np.asarray(s, dtype=object)
     if a.ndim == 1:
-        return [a], ["sensitive_feature_0"]
+        return [a], [f"{what}_0"]
     if a.ndim == 2:
         return [a[:, j] for j in range(a.shape[1])], [
-            f"sensitive_feature_{j}" for j in range(a.shape[1])]
-    raise ValueError(f"sensitive_features must be 1-D or 2-D, got shape {a.shape}.")
+            f"{what}_{j}" for j in range(a.shape[1])]
+    raise ValueError(f"{what}s must be 1-D or 2-D, got shape {a.shape}.")
 
 
 def _frame_block(part: pd.DataFrame, n_groups: int, pos_label: Any) -> AuditBlock:
@@ -115,8 +116,9 @@ def _array_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[A
 def _public(key: str) -> str:
     """The parameter an internal column name comes from."""
     key = key.strip("_")
-    return {"score": "y_score", "weight": "sample_weight"}.get(
-        key, "sensitive_features" if key.startswith("group") else key)
+    if key.startswith(("group", "control")):
+        return "sensitive_features" if key.startswith("group") else "control_features"
+    return {"score": "y_score", "weight": "sample_weight"}.get(key, key)
 
 
 def _array_block(columns: list[Any], n_groups: int, pos_label: Any,
@@ -143,10 +145,20 @@ def _memory_counts(named: dict[str, Any], n_groups: int, pos_label: Any) -> Audi
 
 
 def count_pass(y_true: Any, y_pred: Any, sensitive_features: Any, y_score: Any = None,
-               sample_weight: Any = None, pos_label: Any = 1) -> tuple[AuditBlock, list[str]]:
-    """The one pass: every block's statistics, summed (and the sensitive columns' names)."""
-    columns, names = _columns(sensitive_features)
-    named = {f"__group{j}": c for j, c in enumerate(columns)}
+               sample_weight: Any = None, pos_label: Any = 1,
+               control_features: Any = None) -> tuple[AuditBlock, list[str]]:
+    """The one pass: every block's statistics, summed (and the names of the group columns:
+    the control columns first, then the sensitive ones)."""
+    controls, control_names = ([], []) if control_features is None else _columns(
+        control_features, "control_feature")
+    groups, names = _columns(sensitive_features)
+    twice = sorted(set(control_names) & set(names))
+    if twice:
+        raise ValueError(f"control_features and sensitive_features both name {twice}; a "
+                         "column is one or the other.")
+    named = {f"__control{j}": c for j, c in enumerate(controls)}
+    named.update({f"__group{j}": c for j, c in enumerate(groups)})
+    columns, names = [*controls, *groups], [*control_names, *names]
     named.update(__y_true=y_true, __y_pred=y_pred)
     if y_score is not None:
         named["__score"] = y_score
@@ -239,7 +251,8 @@ AUDIT: dict[str, list[Spec]] = {
 def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = None,
           sample_weight: Any = None, n_boot: int = 1000, confidence: float = 0.95,
           min_group_size: int = 1, reference_group: Any = None, pos_label: Any = 1,
-          random_state: int | None = None) -> Audit:
+          random_state: int | None = None, metrics: Any = None,
+          control_features: Any = None) -> Audit | LevelAudit:
     """Per-group metrics of binary decisions, with confidence intervals, from one pass.
 
     The rows are read once, into a table of rows per (group, label, decision) and per-group
@@ -273,10 +286,22 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
     random_state : int or None, default=None
         Seed of the bootstrap: one seed gives the same intervals for any partitioning and
         any number of workers.
+    metrics : str, function, list of them, or dict of str to function, default=None
+        Further metrics of each group's counts, reported, compared and bootstrapped as the
+        rates are: names of :data:`~daskfair.metrics.COUNT_METRICS` (fairlearn's and
+        scikit-learn's function names, e.g. ``"false_negative_rate"``, ``"f1_score"``), or
+        functions ``f(tp, fp, fn, tn)`` that combine arrays of counts element by element
+        (every bootstrap replicate in one call; weighted counts with ``sample_weight``),
+        named by their ``__name__`` or the dict's keys. They cost no pass.
+    control_features : as sensitive_features, default=None
+        Columns whose every combination of values is a level (a region, a period): the
+        groups are compared within each level, as fairlearn's ``MetricFrame`` compares them
+        with ``control_features``; still one pass (a level is one more key of the count
+        table).
 
     Returns
     -------
-    Audit
+    Audit, or LevelAudit with control_features
 
     Examples
     --------
@@ -285,12 +310,34 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
     >>> a.by_group["selection_rate"].round(3).to_dict()
     {'a': 0.333, 'b': 0.667}
     """
+    own_metrics(metrics)  # refused before the pass
     if y_score is not None and sample_weight is not None:
         raise ValueError("roc_auc with sample_weight is not supported: pass y_score without "
                          "sample_weight, or audit the rates with weights and no y_score.")
     total, names = count_pass(y_true, y_pred, sensitive_features, y_score, sample_weight,
-                              pos_label)
+                              pos_label, control_features)
     counts = arrange_counts(total, names, pos_label)
-    return Audit(counts, n_boot=int(n_boot), confidence=float(confidence),
-                 min_group_size=int(min_group_size), reference_group=reference_group,
-                 random_state=random_state)
+    params = {"n_boot": int(n_boot), "confidence": float(confidence),
+              "min_group_size": int(min_group_size), "reference_group": reference_group,
+              "random_state": random_state, "metrics": metrics}
+    if control_features is None:
+        return Audit(counts, **params)
+    n_control = len(_columns(control_features, "control_feature")[1])
+    return LevelAudit(level_counts(counts, n_control, _level_auc(total, counts)),
+                      names[:n_control], **params)
+
+
+def _level_auc(total: AuditBlock, counts: Counts) -> Any:
+    """``rows → (AUC, variance, bound)`` of those groups of ``counts`` and of their rows
+    together (None without scores)."""
+    if total.histograms is None:
+        return None
+    raw = [[MISSING if isinstance(v, str) and v == UNKNOWN else v for v in lv]
+           for lv in counts.index.levels]
+    combos = list(itertools.product(*raw))
+
+    def auc_of(rows: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _auc_table([[total.histograms.get((*g, y)) for y in (0, 1)]
+                           for g in combos[rows]])
+
+    return auc_of

@@ -11,7 +11,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._audit_stats import RATES, bootstrap_tables, holm, rate_parts, rates, wilson
+from ._audit_stats import (
+    COUNT_METRICS,
+    RATES,
+    bootstrap_tables,
+    holm,
+    own_metrics,
+    rate_parts,
+    rates,
+    wilson,
+)
 from ._extremes import extreme_interval, pair_interval
 
 __all__ = ["Audit", "Counts"]
@@ -47,7 +56,8 @@ class Audit:
 
     Made by :func:`daskfair.metrics.audit`; named after fairlearn's ``MetricFrame``. Metrics
     are the columns :attr:`metrics`: ``count`` (rows), the rates of
-    :data:`~daskfair.metrics.AUDIT_RATES` and, with scores, ``roc_auc``. A rate whose
+    :data:`~daskfair.metrics.AUDIT_RATES`, the ``metrics`` asked for and, with scores,
+    ``roc_auc``. A rate whose
     denominator is empty is NaN (fairlearn reports 0 for some). Comparisons (``difference``,
     ``ratio``, ``group_min``, ``group_max``, the reference columns) cover the rates and
     ``roc_auc`` of the groups that are present and not suppressed.
@@ -60,14 +70,15 @@ class Audit:
     ----------
     counts : Counts
         What the pass counted.
-    n_boot, confidence, min_group_size, reference_group, random_state
+    n_boot, confidence, min_group_size, reference_group, random_state, metrics
         As in :func:`~daskfair.metrics.audit` (``random_state=None`` draws a seed, kept in
         ``random_state``).
     """
 
     def __init__(self, counts: Counts, *, n_boot: int, confidence: float,
                  min_group_size: int, reference_group: Any = None,
-                 random_state: int | None = None) -> None:
+                 random_state: int | None = None, metrics: Any = None) -> None:
+        self._own = own_metrics(metrics)
         self.counts = counts
         self.n_boot, self.confidence, self.min_group_size = n_boot, confidence, min_group_size
         if random_state is None:
@@ -81,7 +92,8 @@ class Audit:
                 f"{int(self._eligible.sum())} group(s) have at least min_group_size="
                 f"{min_group_size} rows (of {int(self._present.sum())} present): an audit "
                 "compares two or more; lower min_group_size or combine fewer columns.")
-        self.metrics = ["count", *RATES, *(["roc_auc"] if counts.auc is not None else [])]
+        self.metrics = ["count", *RATES, *(name for name, _ in self._own),
+                        *(["roc_auc"] if counts.auc is not None else [])]
         self._values, self._overall = self._point()
         self.reference_group = self._reference(reference_group, sizes)
         self._ref = counts.index.get_loc(self.reference_group)
@@ -94,8 +106,8 @@ class Audit:
 
     def _point(self) -> tuple[np.ndarray, np.ndarray]:
         table = self._table()
-        groups = np.column_stack([self.counts.rows.sum(axis=(1, 2)), rates(table)])
-        overall = np.r_[self.counts.rows.sum(), rates(table.sum(axis=0))]
+        groups = np.column_stack([self.counts.rows.sum(axis=(1, 2)), rates(table, self._own)])
+        overall = np.r_[self.counts.rows.sum(), rates(table.sum(axis=0), self._own)]
         if self.counts.auc is not None:
             groups = np.column_stack([groups, self.counts.auc[0][:-1]])
             overall = np.r_[overall, self.counts.auc[0][-1]]
@@ -122,9 +134,10 @@ class Audit:
         c = self.counts
         rng = np.random.default_rng(self.random_state)
         draws, table = bootstrap_tables(c.rows, self.n_boot, rng, c.weights, c.squares)
-        groups = np.concatenate([draws.sum(axis=(2, 3))[..., None], rates(table)], axis=-1)
+        groups = np.concatenate([draws.sum(axis=(2, 3))[..., None], rates(table, self._own)],
+                                axis=-1)
         overall = np.concatenate([draws.sum(axis=(1, 2, 3))[:, None],
-                                  rates(table.sum(axis=1))], axis=-1)
+                                  rates(table.sum(axis=1), self._own)], axis=-1)
         if c.auc is not None:
             auc, var, _ = c.auc
             z = rng.standard_normal((self.n_boot, len(auc)))
@@ -382,7 +395,9 @@ class Audit:
     @property
     def by_group_wilson_ci(self) -> list[pd.DataFrame]:
         """``[lower, upper]``: Wilson's interval of every group's rates (Kish's effective rows
-        with weights) and, with scores, DeLong's normal interval of ``roc_auc``."""
+        with weights) and, with scores, DeLong's normal interval of ``roc_auc``; NaN for the
+        ``metrics`` asked for, which are not proportions of rows (the bootstrap's
+        :attr:`by_group_ci` covers them)."""
         parts, n = self._effective()
         lower, upper = [], []
         for r in RATES:
@@ -391,6 +406,9 @@ class Audit:
                 lo, hi = wilson(num / den * n[r], n[r], self.confidence)
             lower.append(lo)
             upper.append(hi)
+        for _ in self._own:
+            lower.append(np.full(len(self.counts.index), np.nan))
+            upper.append(np.full(len(self.counts.index), np.nan))
         if self.counts.auc is not None:
             auc, var, _ = self.counts.auc
             half = stats.norm.ppf(0.5 + self.confidence / 2) * np.sqrt(var[:-1])
@@ -411,9 +429,10 @@ class Audit:
         return pd.Series(self.counts.auc[2][:-1], index=self.counts.index, name="roc_auc")
 
     def tests(self) -> pd.DataFrame:
-        """Every compared group against the reference group, metric by metric: a two-sided
+        """Every compared group against the reference group, rate by rate: a two-sided
         two-proportion z-test (pooled; ``roc_auc``: DeLong), p-values adjusted by Holm's
-        method over the whole table, ``significant`` at level ``1 - confidence``.
+        method over the whole table, ``significant`` at level ``1 - confidence``. The
+        ``metrics`` asked for are not tested (their intervals are the bootstrap's).
 
         Returns
         -------
@@ -452,8 +471,18 @@ class Audit:
                  "names": [str(n) for n in index.names],
                  "reference_group": _plain(self.reference_group), "n_boot": self.n_boot,
                  "confidence": self.confidence, "min_group_size": self.min_group_size,
-                 "random_state": self.random_state}
+                 "random_state": self.random_state, "metrics": self._stored_metrics()}
         return arrays, attrs
+
+    def _stored_metrics(self) -> list[str]:
+        names = [name for name, _ in self._own]
+        mine = [n for n, fn in self._own if COUNT_METRICS.get(n) is not fn]
+        if mine:
+            raise ValueError(f"an audit with metrics of your own functions ({mine}) cannot be "
+                             "stored: a store holds names, not code; store the named metrics "
+                             "(daskfair.metrics.COUNT_METRICS) and compute yours from "
+                             "Audit.counts.")
+        return names
 
     @classmethod
     def from_state(cls, arrays: dict[str, np.ndarray], attrs: dict[str, Any]) -> Audit:
@@ -478,7 +507,7 @@ class Audit:
         return cls(counts, n_boot=attrs["n_boot"], confidence=attrs["confidence"],
                    min_group_size=attrs["min_group_size"],
                    reference_group=tuple(ref) if isinstance(ref, list) else ref,
-                   random_state=attrs["random_state"])
+                   random_state=attrs["random_state"], metrics=attrs["metrics"] or None)
 
     def __repr__(self) -> str:
         return (f"Audit({int(self._present.sum())} groups, {int(self.counts.rows.sum()):,} "
@@ -508,7 +537,8 @@ def _tests(a: Audit) -> pd.DataFrame:
     parts, n = a._effective()
     ref, rows = a._ref, []
     others = [i for i in np.flatnonzero(a._eligible) if i != ref]
-    for r in a._compared():
+    own = {name for name, _ in a._own}
+    for r in (m for m in a._compared() if m not in own):
         for i in others:
             if r == "roc_auc":
                 auc, var, _ = a.counts.auc

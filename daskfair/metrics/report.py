@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .audit_levels import LevelAudit
 from .audit_result import Audit
 
 __all__ = ["FOUR_FIFTHS", "GENERATOR", "audit_html", "group_name"]
@@ -127,7 +128,7 @@ def _worst_table(a: Audit) -> str:
 
 
 def _plot(a: Audit, metric: str, lo: Any, hi: Any, by: Any = None, mark: float | None = None,
-          title: str | None = None) -> str:
+          title: str | None = None, h: int = 3) -> str:
     """One row per compared group: its value (dot) and interval (line); a dashed line at
     all rows' value (or at ``mark``)."""
     by = a.by_group if by is None else by
@@ -164,7 +165,7 @@ def _plot(a: Audit, metric: str, lo: Any, hi: Any, by: Any = None, mark: float |
         parts.append(f"<text x='{x(v):.1f}' y='{height - 4}' font-size='11' "
                      f"text-anchor='middle'>{_num(v, 2)}</text>")
     parts.append("</svg>")
-    return f"<h3>{_e(title or metric)}</h3>" + "".join(parts)
+    return f"<h{h}>{_e(title or metric)}</h{h}>" + "".join(parts)
 
 
 def _about(about: Mapping[str, Any]) -> str:
@@ -173,13 +174,43 @@ def _about(about: Mapping[str, Any]) -> str:
     return f"<table id='about'>{rows}</table>"
 
 
-def audit_html(audit: Audit, about: Mapping[str, Any] | None = None,
+def _body(audit: Audit, h: int) -> str:
+    """The sections of one audit, headed at level ``h``."""
+    lo, hi, _ = _intervals(audit)
+    plots = "".join(_plot(audit, m, lo, hi, h=h + 1) for m in audit.metrics[1:])
+    if audit.n_boot:
+        ratio = audit.ratio_to_reference().drop(index=[audit.reference_group])
+        rlo, rhi = (x.drop(index=[audit.reference_group]) for x in audit.ratio_to_reference_ci())
+        plots += _plot(audit, "selection_rate", rlo, rhi, by=ratio, mark=FOUR_FIFTHS,
+                       title="impact ratio (selection rate over the reference group's); "
+                             "dashed: four-fifths", h=h + 1)
+    small = audit.suppressed
+    suppressed = ("<p>None: every group has at least "
+                  f"{audit.min_group_size:,} rows.</p>") if not small else (
+        f"<p>Fewer than {audit.min_group_size:,} rows: their rows are counted, their rates "
+        "and intervals are not shown, and they are left out of every comparison.</p><ul>"
+        + "".join(f"<li>{_e(group_name(g))}: {n:,} rows</li>" for g, n in small.items()) + "</ul>")
+    return (f"<h{h}>Groups</h{h}>{_group_table(audit)}"
+            f"<h{h}>Against the reference group</h{h}>{_comparison_table(audit)}"
+            f"<h{h}>Largest gaps</h{h}>{_worst_table(audit)}"
+            f"<h{h}>Each group's value and interval</h{h}><p>Dashed line: all rows.</p>{plots}"
+            f"<h{h}>Suppressed groups</h{h}>{suppressed}")
+
+
+def level_name(names: list[str], key: Any) -> str:
+    """A control level as text: ``region north, year 2020``."""
+    values = key if isinstance(key, tuple) else (key,)
+    return ", ".join(f"{n} {v}" for n, v in zip(names, values, strict=True))
+
+
+def audit_html(audit: Audit | LevelAudit, about: Mapping[str, Any] | None = None,
                title: str = "Audit of decisions by group") -> str:
-    """The audit as one HTML page that needs no network to open.
+    """The audit as one HTML page that needs no network to open (with control features:
+    one part per level).
 
     Parameters
     ----------
-    audit : Audit
+    audit : Audit or LevelAudit
     about : mapping, default=None
         What was audited (input, rows, columns, parameters, version), shown as given.
     title : str, default="Audit of decisions by group"
@@ -188,30 +219,16 @@ def audit_html(audit: Audit, about: Mapping[str, Any] | None = None,
     -------
     str
     """
-    lo, hi, _ = _intervals(audit)
-    plots = "".join(_plot(audit, m, lo, hi) for m in audit.metrics[1:])
-    if audit.n_boot:
-        ratio = audit.ratio_to_reference().drop(index=[audit.reference_group])
-        rlo, rhi = (x.drop(index=[audit.reference_group]) for x in audit.ratio_to_reference_ci())
-        plots += _plot(audit, "selection_rate", rlo, rhi, by=ratio, mark=FOUR_FIFTHS,
-                       title="impact ratio (selection rate over the reference group's); "
-                             "dashed: four-fifths")
-    small = audit.suppressed
-    suppressed = ("<p>None: every group has at least "
-                  f"{audit.min_group_size:,} rows.</p>") if not small else (
-        f"<p>Fewer than {audit.min_group_size:,} rows: their rows are counted, their rates "
-        "and intervals are not shown, and they are left out of every comparison.</p><ul>"
-        + "".join(f"<li>{_e(group_name(g))}: {n:,} rows</li>" for g, n in small.items()) + "</ul>")
+    if isinstance(audit, LevelAudit):
+        body = "".join(f"<h2>{_e(level_name(audit.names, key))}</h2>{_body(a, 3)}"
+                       for key, a in audit.levels.items())
+    else:
+        body = _body(audit, 2)
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='generator' content='{GENERATOR}'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{_POLICY}\">"
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>"
-        f"<h1>{_e(title)}</h1>"
-        f"<h2>Groups</h2>{_group_table(audit)}"
-        f"<h2>Against the reference group</h2>{_comparison_table(audit)}"
-        f"<h2>Largest gaps</h2>{_worst_table(audit)}"
-        f"<h2>Each group's value and interval</h2><p>Dashed line: all rows.</p>{plots}"
-        f"<h2>Suppressed groups</h2>{suppressed}"
+        f"<h1>{_e(title)}</h1>{body}"
         f"<h2>What was audited</h2>{_about(about or {})}"
         "</body></html>")

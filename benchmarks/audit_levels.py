@@ -1,0 +1,173 @@
+"""An audit within control levels, with metrics of one's own, at 10⁷ rows against one pass
+that reads the same columns, and fairlearn's ``MetricFrame`` with ``control_features``.
+
+The table is ``audit_at_scale.py``'s (Census-Income (KDD)-shaped decisions, Parquet part
+files of 250,000 rows): race is the control feature (5 levels), sex the sensitive one, with
+scores (each level's ROC AUC), ``--n-boot`` replicates and two further metrics (``f1_score``
+by name and Youden's J as a function). On a LocalCluster of ``--workers`` workers, best of
+three, alternated with the floor (one pass reading the same five columns) and the plain
+audit (sex × race groups, the same columns):
+
+* the time of each and the ratio to the floor (goal: within 1.3 ×);
+* fairlearn's ``MetricFrame`` (selection rate, TPR, FPR, f1, count; sensitive sex, control
+  race) on the first ``--fairlearn-rows`` rows in pandas, without intervals, and daskfair's
+  in-memory audit of the same rows with ``--n-boot`` replicates, in the same process;
+* coverage by simulation: ``--coverage-runs`` data sets of six groups (100 to 3,000 rows)
+  in two control levels, the share of 95 % intervals that hold the true per-group F1 score
+  and Youden's J, and the true largest F1 gap within a level.
+
+    python benchmarks/audit_levels.py [--size 10000000] [--n-boot 1000] [--workers 2]
+        [--fairlearn-rows 100000 1000000] [--coverage-runs 400] [--data DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import dask.dataframe as dd
+import distributed
+import numpy as np
+from audit_at_scale import COLUMNS, floor_pass, make_table
+
+from _common import write_result
+from daskfair.metrics import audit
+
+
+def youden(tp, fp, fn, tn):
+    """Youden's J: the true positive rate minus the false positive rate."""
+    return tp / (tp + fn) - fp / (fp + tn)
+
+
+METRICS = ["f1_score", youden]
+
+
+def level_pass(folder: Path, n_boot: int) -> tuple[float, object]:
+    t0 = time.perf_counter()
+    f = dd.read_parquet(folder, columns=COLUMNS)
+    a = audit(f["income"], f["decision"], sensitive_features=f["sex"],
+              control_features=f["race"], y_score=f["score"], n_boot=n_boot, random_state=0,
+              metrics=METRICS)
+    return time.perf_counter() - t0, a
+
+
+def plain_pass(folder: Path, n_boot: int) -> float:
+    t0 = time.perf_counter()
+    f = dd.read_parquet(folder, columns=COLUMNS)
+    audit(f["income"], f["decision"], sensitive_features=f[["sex", "race"]],
+          y_score=f["score"], n_boot=n_boot, random_state=0)
+    return time.perf_counter() - t0
+
+
+def at_scale(folder: Path, n_boot: int) -> dict:
+    floors, levels, plain = [], [], []
+    for _ in range(3):  # alternated: the page cache serves all alike
+        floors.append(floor_pass(folder))
+        seconds, a = level_pass(folder, n_boot)
+        levels.append(seconds)
+        plain.append(plain_pass(folder, n_boot))
+    return {"floor_seconds": min(floors), "levels_seconds": min(levels),
+            "plain_seconds": min(plain), "ratio_to_floor": min(levels) / min(floors),
+            "plain_ratio_to_floor": min(plain) / min(floors), "goal_ratio": 1.3,
+            "levels": len(a.levels), "metrics": a.metrics,
+            "all": {"floor": floors, "levels": levels, "plain": plain}}
+
+
+def fairlearn_rows(folder: Path, rows: list[int], n_boot: int) -> list[dict]:
+    from fairlearn.metrics import (
+        MetricFrame,
+        count,
+        false_positive_rate,
+        selection_rate,
+        true_positive_rate,
+    )
+    from sklearn.metrics import f1_score
+
+    metrics = {"selection_rate": selection_rate, "true_positive_rate": true_positive_rate,
+               "false_positive_rate": false_positive_rate, "f1_score": f1_score,
+               "count": count}
+    full = dd.read_parquet(folder, columns=COLUMNS).head(max(rows), npartitions=-1)
+    out = []
+    for n in rows:
+        df = full.iloc[:n]
+        y, p = df["income"].to_numpy(), df["decision"].to_numpy()
+        t0 = time.perf_counter()
+        mf = MetricFrame(metrics=metrics, y_true=y, y_pred=p, sensitive_features=df["sex"],
+                         control_features=df["race"])
+        mf.difference()
+        fl = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        a = audit(y, p, sensitive_features=df["sex"], control_features=df["race"],
+                  n_boot=n_boot, random_state=0, metrics=["f1_score"])
+        a.difference()
+        ours = time.perf_counter() - t0
+        gap = float(np.nanmax(np.abs(a.difference()["f1_score"].to_numpy()
+                                     - mf.difference()["f1_score"].to_numpy())))
+        row = {"rows": n, "fairlearn_seconds": fl, "daskfair_seconds": ours,
+               "daskfair_n_boot": n_boot, "f1_difference_max_gap": gap}
+        print(f"fairlearn {n:,} rows: {row}", flush=True)
+        out.append(row)
+    return out
+
+
+def _truth(rate_y: float, tpr: float, fpr: float) -> tuple[float, float]:
+    tp, fn = rate_y * tpr, rate_y * (1 - tpr)
+    fp = (1 - rate_y) * fpr
+    return 2 * tp / (2 * tp + fp + fn), tpr - fpr
+
+
+def coverage(runs: int, n_boot: int) -> dict:
+    """Share of 95 % intervals holding the truth, per metric."""
+    sizes = np.array([100, 400, 1500, 3000, 800, 250])
+    tprs = np.array([0.7, 0.6, 0.75, 0.65, 0.8, 0.7])
+    fprs = np.array([0.2, 0.3, 0.25, 0.2, 0.35, 0.3])
+    truth = np.array([_truth(0.4, t, f) for t, f in zip(tprs, fprs, strict=True)])
+    level = np.repeat([0, 0, 0, 1, 1, 1], 1)
+    hits = {"f1_score": [], "youden": [], "f1_gap": []}
+    for r in range(runs):
+        rng = np.random.default_rng([7, r])
+        g = np.repeat(np.arange(6), sizes)
+        y = (rng.random(len(g)) < 0.4).astype(int)
+        p = np.where(y == 1, rng.random(len(g)) < tprs[g], rng.random(len(g)) < fprs[g])
+        a = audit(y, p.astype(int), sensitive_features=g % 3, control_features=level[g],
+                  n_boot=n_boot, random_state=r, metrics=METRICS)
+        lo, hi = a.by_group_ci
+        for j, key in enumerate(("f1_score", "youden")):
+            t = truth[:, j]
+            inside = (lo[key].to_numpy() <= t) & (t <= hi[key].to_numpy())
+            hits[key].append(inside.mean())
+        glo, ghi = a.difference_ci()
+        for lv in (0, 1):
+            t = np.ptp(truth[lv * 3:(lv + 1) * 3, 0])
+            hits["f1_gap"].append(float(glo.loc[lv, "f1_score"] <= t <= ghi.loc[lv, "f1_score"]))
+    return {k: float(np.mean(v)) for k, v in hits.items()} | {"runs": runs}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=int, default=10_000_000)
+    ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--fairlearn-rows", type=int, nargs="+", default=[100_000, 1_000_000])
+    ap.add_argument("--coverage-runs", type=int, default=400)
+    ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "daskfair-audit")
+    args = ap.parse_args()
+    folder = make_table(args.size, args.data)
+    with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
+                                  processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        scale = at_scale(folder, args.n_boot)
+        print(f"{args.size:,} rows: floor {scale['floor_seconds']:.2f} s, with levels and "
+              f"metrics {scale['levels_seconds']:.2f} s ({scale['ratio_to_floor']:.2f}x)",
+              flush=True)
+    fairlearn = fairlearn_rows(folder, args.fairlearn_rows, args.n_boot)
+    cover = coverage(args.coverage_runs, args.n_boot)
+    write_result("audit_levels", {"rows": args.size, "n_boot": args.n_boot,
+                                  "workers": args.workers, "at_scale": scale,
+                                  "fairlearn": fairlearn, "coverage": cover})
+
+
+if __name__ == "__main__":
+    main()
