@@ -126,48 +126,119 @@ class LevelAudit:
 
     def difference(self, method: str = "between_groups") -> pd.DataFrame:
         """Per level and metric, the largest gap between two of its groups (or between a
-        group and the level's rows: ``"to_overall"``)."""
+        group and the level's rows: ``"to_overall"``).
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._stack(lambda a: a.difference(method))
 
     def ratio(self, method: str = "between_groups") -> pd.DataFrame:
-        """Per level and metric, the smallest ratio of two of its groups' values."""
+        """Per level and metric, the smallest ratio of two of its groups' values.
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._stack(lambda a: a.ratio(method))
 
     def group_min(self) -> pd.DataFrame:
-        """Per level, each metric's lowest value over its compared groups."""
+        """Per level, each metric's lowest value over its compared groups.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._stack(lambda a: a.group_min())
 
     def group_max(self) -> pd.DataFrame:
-        """Per level, each metric's highest value over its compared groups."""
+        """Per level, each metric's highest value over its compared groups.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._stack(lambda a: a.group_max())
 
     def difference_ci(self, method: str = "between_groups") -> list[pd.DataFrame]:
-        """``[lower, upper]`` of :meth:`difference` (simultaneous within each level)."""
+        """``[lower, upper]`` of :meth:`difference` (simultaneous within each level).
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+
+        Returns
+        -------
+        list of pandas.DataFrame
+        """
         return self._ends(lambda a: a.difference_ci(method))
 
     def ratio_ci(self, method: str = "between_groups") -> list[pd.DataFrame]:
-        """``[lower, upper]`` of :meth:`ratio`."""
+        """``[lower, upper]`` of :meth:`ratio`.
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+
+        Returns
+        -------
+        list of pandas.DataFrame
+        """
         return self._ends(lambda a: a.ratio_ci(method))
 
     def group_min_ci(self) -> list[pd.DataFrame]:
-        """``[lower, upper]`` of :meth:`group_min`."""
+        """``[lower, upper]`` of :meth:`group_min`.
+
+        Returns
+        -------
+        list of pandas.DataFrame
+        """
         return self._ends(lambda a: a.group_min_ci())
 
     def group_max_ci(self) -> list[pd.DataFrame]:
-        """``[lower, upper]`` of :meth:`group_max`."""
+        """``[lower, upper]`` of :meth:`group_max`.
+
+        Returns
+        -------
+        list of pandas.DataFrame
+        """
         return self._ends(lambda a: a.group_max_ci())
 
     def difference_to_reference(self) -> pd.DataFrame:
-        """Each group's metrics minus its level's reference group's."""
+        """Each group's metrics minus its level's reference group's.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._stack(lambda a: a.difference_to_reference())
 
     def ratio_to_reference(self) -> pd.DataFrame:
-        """Each group's metrics over its level's reference group's (the impact ratio)."""
+        """Each group's metrics over its level's reference group's (the impact ratio).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._stack(lambda a: a.ratio_to_reference())
 
     def tests(self) -> pd.DataFrame:
         """Each level's :meth:`~daskfair.metrics.Audit.tests`, under the level's key (Holm's
-        correction within each level)."""
+        correction within each level).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self._stack(lambda a: a.tests())
 
     def to_state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
