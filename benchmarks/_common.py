@@ -13,6 +13,18 @@ from typing import Any
 from daskfair.store import to_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def baseline_checkout(rev: str, folder: Path) -> Path:
+    """``git archive REV daskfair`` of this repository unpacked into ``folder`` (returned):
+    the package as it was at ``rev``, to put first on a child's ``sys.path``."""
+    import subprocess
+
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "daskfair"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
 
 
 def machine() -> dict[str, Any]:

@@ -38,9 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import write_result
-
-ROOT = Path(__file__).resolve().parents[1]
+from _common import ROOT, baseline_checkout, write_result
 
 CHILD = r"""
 import json, resource, sys, time
@@ -115,13 +113,6 @@ def _child(package_parent: Path, *args: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _baseline(rev: str, folder: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "daskfair"],
-                             capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    return folder
-
-
 def timed(workload: str, base: Path, repeats: int) -> dict:
     for where in (base, ROOT):  # warm-up: compiles each package's kernels once
         _child(where, workload)
@@ -147,7 +138,7 @@ def main() -> None:
     args = p.parse_args()
     out: dict = {"base": args.base, "repeats": args.repeats}
     with tempfile.TemporaryDirectory() as tmp:
-        base = _baseline(args.base, Path(tmp))
+        base = baseline_checkout(args.base, Path(tmp))
         for workload in ("audit", "fce", "safairkm"):
             if workload in args.only:
                 out[workload] = timed(workload, base, args.repeats)

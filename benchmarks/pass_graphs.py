@@ -22,9 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import write_result
-
-ROOT = Path(__file__).resolve().parents[1]
+from _common import ROOT, baseline_checkout, write_result
 
 CHILD = r"""
 import json, sys, time
@@ -70,11 +68,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        base = tmp / "base"
-        base.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.base, "daskfair"],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        (tmp / "base").mkdir()
+        base = baseline_checkout(args.base, tmp / "base")
         _data(tmp / "data.zarr", args.rows)
         packages = {"base": base, "new": ROOT}
         times: dict[str, list[float]] = {k: [] for k in packages}
