@@ -48,47 +48,49 @@ def _labels_and_groups(data: JobData) -> tuple[Any, Any]:
     return dask.persist(y, s)
 
 
-def _base_labels(data: JobData, run: Run, client: Any, base_params: Mapping[str, Any],
-                 resume: bool, chunk_rows: int, echo: Echo) -> Any:
-    """The base clusterings of the features, computed once and kept in the run (a resumed
-    job reads them instead of clustering again)."""
-    from ..ensemble import base_clusterings
-    from ..scaling import ColumnScaler
-
+def _kept_base(run: Run, resume: bool, chunk_rows: int, echo: Echo,
+               make: Callable[[], Any]) -> Any:
+    """The base clusterings ``make()`` returns, made once and kept in the run as
+    ``base_labels`` (a resumed job reads them instead of making them again)."""
     if resume and run.attrs.get("base_done"):
         echo("base clusterings read from the store")
     else:
-        X = ColumnScaler("standard").fit_transform(to_dask(data.X, chunk_rows))
-        n_runs = base_params.get("n_runs", 20)
-        echo(f"{n_runs} base clusterings ({', '.join(base_params.get('methods', ['kmeans']))}"
-             f", c = {base_params['n_clusters']}) of {X.shape[0]:,} rows, each a task")
-        labels = base_clusterings(X, **base_params, client=client)
-        run.write_array("base_labels", labels, chunks=(chunk_rows, n_runs))
+        labels = make()
+        run.write_array("base_labels", labels, chunks=(chunk_rows, labels.shape[1]))
         run.set_attrs(base_done=True)
     return da.from_zarr(run.group["base_labels"])
+
+
+def _clustered(data: JobData, client: Any, base_params: Mapping[str, Any],
+               chunk_rows: int, echo: Echo) -> Any:
+    """The base clusterings of the features, each a task."""
+    from ..ensemble import base_clusterings
+    from ..scaling import ColumnScaler
+
+    X = ColumnScaler("standard").fit_transform(to_dask(data.X, chunk_rows))
+    echo(f"{base_params.get('n_runs', 20)} base clusterings "
+         f"({', '.join(base_params.get('methods', ['kmeans']))}"
+         f", c = {base_params['n_clusters']}) of {X.shape[0]:,} rows, each a task")
+    return base_clusterings(X, **base_params, client=client)
 
 
 def _renumber(block: np.ndarray, levels: list[np.ndarray]) -> np.ndarray:
     return np.column_stack([np.searchsorted(v, block[:, j]) for j, v in enumerate(levels)])
 
 
-def _given_labels(data: JobData, run: Run, resume: bool, chunk_rows: int, echo: Echo) -> Any:
+def _renumbered(data: JobData, echo: Echo) -> Any:
     """A table's columns of cluster ids (any integers, as other tools number them), each
-    renumbered 0 .. c_i − 1 in the order of its ids and kept in the run."""
-    if not (resume and run.attrs.get("base_done")):
-        X = data.X
-        levels = dask.compute(*(da.unique(X[:, j]) for j in range(X.shape[1])))
-        for name, v in zip(data.columns, levels, strict=True):
-            bad = v[v != np.round(v)]
-            if bad.size:
-                raise ValueError(f"--base-labels column {name!r} holds {bad[0]!r}, not a "
-                                 "whole number: cluster ids are integers.")
-        echo(f"{X.shape[1]} base clusterings read from the table, of "
-             + ", ".join(f"{len(v)}" for v in levels) + " clusters")
-        coded = X.map_blocks(_renumber, list(levels), dtype=np.int64)
-        run.write_array("base_labels", coded, chunks=(chunk_rows, X.shape[1]))
-        run.set_attrs(base_done=True)
-    return da.from_zarr(run.group["base_labels"])
+    renumbered 0 .. c_i − 1 in the order of its ids."""
+    X = data.X
+    levels = dask.compute(*(da.unique(X[:, j]) for j in range(X.shape[1])))
+    for name, v in zip(data.columns, levels, strict=True):
+        bad = v[v != np.round(v)]
+        if bad.size:
+            raise ValueError(f"--base-labels column {name!r} holds {bad[0]!r}, not a "
+                             "whole number: cluster ids are integers.")
+    echo(f"{X.shape[1]} base clusterings read from the table, of "
+         + ", ".join(f"{len(v)}" for v in levels) + " clusters")
+    return X.map_blocks(_renumber, list(levels), dtype=np.int64)
 
 
 def _report(y: np.ndarray | None, labels: Any, s: Any, c: int) -> dict[str, float]:
@@ -146,9 +148,10 @@ def fce_job(
         labels = to_dask(base, chunk_rows)
     else:
         y, s = _labels_and_groups(data)
-        labels = base = (_given_labels(data, run, resume, chunk_rows, echo) if given else
-                         _base_labels(data, run, client, base_params, resume, chunk_rows,
-                                      echo))
+        labels = base = _kept_base(
+            run, resume, chunk_rows, echo,
+            (lambda: _renumbered(data, echo)) if given
+            else (lambda: _clustered(data, client, base_params, chunk_rows, echo)))
     fce = FairClusteringEnsemble(**params)
     bar = IterationBar(fce.max_iter, "FCE iterations")
     t0 = time.perf_counter()
