@@ -31,7 +31,7 @@ from .inputs import JobData, frame_column, to_dask
 from .params import takes
 from .results import numpy_of
 
-__all__ = ["build_models", "check_fkr_job", "fkr_job", "format_fkr_results", "preprocessing"]
+__all__ = ["build_models", "check_fkr_job", "fkr_job", "format_fkr_results", "pipeline_steps"]
 
 Echo = Callable[[str], Any]
 #: The coverage of the test disparity's interval.
@@ -74,7 +74,7 @@ def _model_class(classify: bool, search: bool) -> type:
     return FairKernelClassifier if classify else FairKernelRegressor
 
 
-def preprocessing(params: Mapping[str, Any], *, table: bool) -> list[tuple[str, Any]]:
+def pipeline_steps(params: Mapping[str, Any], *, table: bool) -> list[tuple[str, Any]]:
     """The pipeline's unfitted steps before the model: a table's encoder, the scaling."""
     from ..scaling import ColumnScaler
     from ..tables import TableEncoder
@@ -129,7 +129,7 @@ def check_fkr_job(params: Mapping[str, Any], *, n_fair_features: Sequence[int] |
     for classify in (True, False) if task == "auto" else (task == "classification",):
         models = build_models(params, classify=classify, n_fair_features=n_fair_features,
                               baselines=baselines)
-        for _, step in [*preprocessing(params, table=True), *models]:
+        for _, step in [*pipeline_steps(params, table=True), *models]:
             if hasattr(step, "_validate_params"):
                 step._validate_params()
 
@@ -158,7 +158,7 @@ def _table_rows(data: JobData, test: JobData | None, params: Mapping[str, Any],
     from ..tables import summarize
 
     label, group = data.description["label"], data.description["sensitive"]
-    encode = preprocessing(params, table=True)[0][1]
+    encode = pipeline_steps(params, table=True)[0][1]
     if test is not None:
         parts, summary = data.parts, data.summary
         test_parts, test_lengths = test.parts, test.summary.lengths
@@ -242,8 +242,8 @@ def _predict(est: Any, rows: _Rows) -> Any:
 
 def _score(pred: Any, rows: _Rows, classes: np.ndarray | None, seed: int) -> dict[str, Any]:
     """The test rows' disparity (with its interval for a classifier, from the audit's
-    bootstrap) and error."""
-    from ..metrics import audit, error_rate, regression_report
+    bootstrap) and error (the audit's error rate of all rows)."""
+    from ..metrics import audit, regression_report
 
     if classes is None:
         report = regression_report(rows.y_test, pred, sensitive_features=rows.s_test)
@@ -252,7 +252,7 @@ def _score(pred: Any, rows: _Rows, classes: np.ndarray | None, seed: int) -> dic
                    confidence=TEST_CONFIDENCE, random_state=seed)
     lo, hi = (float(v["selection_rate"]) for v in result.difference_ci())
     return {"disparity": float(result.difference()["selection_rate"]),
-            "disparity_interval": [lo, hi], "error": float(error_rate(rows.y_test, pred))}
+            "disparity_interval": [lo, hi], "error": float(result.overall["error_rate"])}
 
 
 def _chosen(est: Any) -> dict[str, Any]:
