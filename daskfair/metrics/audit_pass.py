@@ -146,9 +146,9 @@ def _memory_counts(named: dict[str, Any], n_groups: int, pos_label: Any) -> Audi
 
 def count_pass(y_true: Any, y_pred: Any, sensitive_features: Any, y_score: Any = None,
                sample_weight: Any = None, pos_label: Any = 1,
-               control_features: Any = None) -> tuple[AuditBlock, list[str]]:
-    """The one pass: every block's statistics, summed (and the names of the group columns:
-    the control columns first, then the sensitive ones)."""
+               control_features: Any = None) -> tuple[AuditBlock, list[str], int]:
+    """The one pass: every block's statistics, summed, the names of the group columns (the
+    control columns first, then the sensitive ones) and how many are control columns."""
     controls, control_names = ([], []) if control_features is None else _columns(
         control_features, "control_feature")
     groups, names = _columns(sensitive_features)
@@ -172,8 +172,8 @@ def count_pass(y_true: Any, y_pred: Any, sensitive_features: Any, y_score: Any =
     elif any(is_dask(v) for v in named.values()):
         parts = _array_parts(named, len(columns), pos_label)
     else:
-        return _memory_counts(named, len(columns), pos_label), names
-    return progress.compute(_tree(parts, merge_blocks)), names
+        return _memory_counts(named, len(columns), pos_label), names, len(controls)
+    return progress.compute(_tree(parts, merge_blocks)), names, len(controls)
 
 
 def _levels(keys: list[tuple[Any, ...]], j: int, name: str) -> list[Any]:
@@ -314,15 +314,14 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
     if y_score is not None and sample_weight is not None:
         raise ValueError("roc_auc with sample_weight is not supported: pass y_score without "
                          "sample_weight, or audit the rates with weights and no y_score.")
-    total, names = count_pass(y_true, y_pred, sensitive_features, y_score, sample_weight,
-                              pos_label, control_features)
+    total, names, n_control = count_pass(y_true, y_pred, sensitive_features, y_score,
+                                         sample_weight, pos_label, control_features)
     counts = arrange_counts(total, names, pos_label)
     params = {"n_boot": int(n_boot), "confidence": float(confidence),
               "min_group_size": int(min_group_size), "reference_group": reference_group,
               "random_state": random_state, "metrics": metrics}
     if control_features is None:
         return Audit(counts, **params)
-    n_control = len(_columns(control_features, "control_feature")[1])
     return LevelAudit(level_counts(counts, n_control, _level_auc(total, counts)),
                       names[:n_control], **params)
 
