@@ -1,20 +1,26 @@
-"""An audit within control levels, with metrics of one's own, at 10⁷ rows against one pass
-that reads the same columns, and fairlearn's ``MetricFrame`` with ``control_features``.
+"""An audit within control levels, with metrics of one's own, calibration within groups and
+the scoring rate, at 10⁷ rows against one pass that reads the same columns, and fairlearn's
+``MetricFrame`` with ``control_features`` and scikit-learn's ``calibration_curve``.
 
 The table is ``audit_at_scale.py``'s (Census-Income (KDD)-shaped decisions, Parquet part
 files of 250,000 rows): race is the control feature (5 levels), sex the sensitive one, with
 scores (each level's ROC AUC), ``--n-boot`` replicates and two further metrics (``f1_score``
-by name and Youden's J as a function). On a LocalCluster of ``--workers`` workers, best of
+by name and Youden's J as a function), each level's calibration (10 bins) and scoring
+rate. On a LocalCluster of ``--workers`` workers, best of
 three, alternated with the floor (one pass reading the same five columns) and the plain
 audit (sex × race groups, the same columns):
 
 * the time of each and the ratio to the floor (goal: within 1.3 ×);
 * fairlearn's ``MetricFrame`` (selection rate, TPR, FPR, f1, count; sensitive sex, control
-  race) on the first ``--fairlearn-rows`` rows in pandas, without intervals, and daskfair's
-  in-memory audit of the same rows with ``--n-boot`` replicates, in the same process;
+  race) on the first ``--fairlearn-rows`` rows in pandas, without intervals, and
+  scikit-learn's ``calibration_curve`` on each (race, sex) group's rows, against daskfair's
+  in-memory audit of the same rows with ``--n-boot`` replicates and its calibration, in
+  the same process (and the largest gap between their calibration tables);
 * coverage by simulation: ``--coverage-runs`` data sets of six groups (100 to 3,000 rows)
   in two control levels, the share of 95 % intervals that hold the true per-group F1 score
-  and Youden's J, and the true largest F1 gap within a level.
+  and Youden's J, and the true largest F1 gap within a level; and as many data sets of
+  three groups (300 to 3,000 rows; one calibrated score, two not) for the calibration
+  bins' positive rates, the expected calibration error and the scoring rate.
 
     python benchmarks/audit_levels.py [--size 10000000] [--n-boot 1000] [--workers 2]
         [--fairlearn-rows 100000 1000000] [--coverage-runs 400] [--data DIR]
@@ -31,6 +37,7 @@ import dask.dataframe as dd
 import distributed
 import numpy as np
 from audit_at_scale import COLUMNS, floor_pass, make_table
+from sklearn.calibration import calibration_curve
 
 from _common import write_result
 from daskfair.metrics import audit
@@ -50,6 +57,9 @@ def level_pass(folder: Path, n_boot: int) -> tuple[float, object]:
     a = audit(f["income"], f["decision"], sensitive_features=f["sex"],
               control_features=f["race"], y_score=f["score"], n_boot=n_boot, random_state=0,
               metrics=METRICS)
+    for level in a.levels.values():
+        level.calibration(10)
+        level.scoring_rate()
     return time.perf_counter() - t0, a
 
 
@@ -100,13 +110,31 @@ def fairlearn_rows(folder: Path, rows: list[int], n_boot: int) -> list[dict]:
         fl = time.perf_counter() - t0
         t0 = time.perf_counter()
         a = audit(y, p, sensitive_features=df["sex"], control_features=df["race"],
-                  n_boot=n_boot, random_state=0, metrics=["f1_score"])
+                  y_score=df["score"], n_boot=n_boot, random_state=0, metrics=["f1_score"])
         a.difference()
         ours = time.perf_counter() - t0
         gap = float(np.nanmax(np.abs(a.difference()["f1_score"].to_numpy()
                                      - mf.difference()["f1_score"].to_numpy())))
+        score, keys = df["score"].to_numpy(), df["race"].astype(str) + "|" + df["sex"]
+        t0 = time.perf_counter()
+        curves = {k: calibration_curve(y[keys == k], score[keys == k], n_bins=10)
+                  for k in np.unique(keys)}
+        sk = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        tables = {k: lv.calibration(10).by_bin for k, lv in a.levels.items()}
+        cal = time.perf_counter() - t0
+        worst = 0.0
+        for race, table in tables.items():
+            for sex in table.index.unique(0):
+                true, pred = curves[f"{race}|{sex}"]
+                got = table.loc[sex]
+                if len(got) == len(true):
+                    worst = max(worst, float(np.abs(got["positive_rate"] - true).max()),
+                                float(np.abs(got["mean_score"] - pred).max()))
         row = {"rows": n, "fairlearn_seconds": fl, "daskfair_seconds": ours,
-               "daskfair_n_boot": n_boot, "f1_difference_max_gap": gap}
+               "daskfair_n_boot": n_boot, "f1_difference_max_gap": gap,
+               "calibration_curve_seconds": sk, "daskfair_calibration_seconds": cal,
+               "calibration_max_gap": worst}
         print(f"fairlearn {n:,} rows: {row}", flush=True)
         out.append(row)
     return out
@@ -145,6 +173,56 @@ def coverage(runs: int, n_boot: int) -> dict:
     return {k: float(np.mean(v)) for k, v in hits.items()} | {"runs": runs}
 
 
+def _calibration_truth(f, n_bins: int = 10) -> tuple[np.ndarray, float]:
+    """Each bin's positive rate and the ECE of a score uniform on [0, 1] with P(y | s) = f."""
+    s = (np.arange(100_000) + 0.5) / 100_000
+    rate = f(s).reshape(n_bins, -1).mean(axis=1)
+    centre = s.reshape(n_bins, -1).mean(axis=1)
+    return rate, float(np.mean(np.abs(rate - centre)))
+
+
+def score_coverage(runs: int) -> dict:
+    """Share of 95 % intervals holding the truth: the bins' positive rates (Wilson), the
+    expected calibration error (per group: calibrated, shifted, steep), the scoring rate."""
+    curves = [lambda s: s, lambda s: 0.8 * s + 0.05, lambda s: np.clip(1.5 * s - 0.25, 0, 1)]
+    sizes, powers = np.array([300, 1000, 3000]), np.array([1.0, 0.8, 1.3])
+    truths = [_calibration_truth(f) for f in curves]
+    # the scores s = u ** power: the mixture's median m solves Σ w_g m^(1/power_g) = 1/2
+    w = sizes / sizes.sum()
+    grid = np.linspace(0, 1, 1_000_001)
+    m = grid[np.searchsorted((w[:, None] * grid ** (1 / powers[:, None])).sum(0), 0.5)]
+    above = 1 - m ** (1 / powers)
+    hits = {"bin_positive_rate": [], "ece_calibrated": [], "ece_shifted": [],
+            "ece_steep": [], "scoring_rate": []}
+    widths = {"ece_calibrated": [], "ece_shifted": [], "ece_steep": []}
+    for r in range(runs):
+        rng = np.random.default_rng([9, r])
+        g = np.repeat(np.arange(3), sizes)
+        u = rng.random(len(g))
+        y = np.zeros(len(g), dtype=int)
+        for k, f in enumerate(curves):
+            y[g == k] = rng.random(sizes[k]) < f(u[g == k])
+        a = audit(y, y, sensitive_features=g, y_score=u, n_boot=0)
+        c = a.calibration(10)
+        for k, name in enumerate(("calibrated", "shifted", "steep")):
+            t = c.by_bin.loc[k]
+            rate = truths[k][0][t.index.to_numpy()]
+            hits["bin_positive_rate"].append(np.mean((t["positive_rate_lower"] <= rate)
+                                                     & (rate <= t["positive_rate_upper"])))
+            e = c.ece.loc[k]
+            hits[f"ece_{name}"].append(float(e["lower"] <= truths[k][1] <= e["upper"]))
+            widths[f"ece_{name}"].append(float(e["upper"] - e["lower"]))
+        scored = audit(y, y, sensitive_features=g, y_score=u ** powers[g], n_boot=0)
+        rates = scored.scoring_rate()
+        hits["scoring_rate"].append(np.mean((rates["lower"] <= above)
+                                            & (above <= rates["upper"])))
+    out = {k: float(np.mean(v)) for k, v in hits.items()}
+    out |= {f"{k}_mean_width": float(np.mean(v)) for k, v in widths.items()}
+    out |= {f"true_ece_{n}": t[1] for n, t in zip(("calibrated", "shifted", "steep"), truths,
+                                                  strict=True)}
+    return out | {"runs": runs, "group_rows": sizes.tolist()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=10_000_000)
@@ -163,7 +241,9 @@ def main() -> None:
               f"metrics {scale['levels_seconds']:.2f} s ({scale['ratio_to_floor']:.2f}x)",
               flush=True)
     fairlearn = fairlearn_rows(folder, args.fairlearn_rows, args.n_boot)
-    cover = coverage(args.coverage_runs, args.n_boot)
+    cover = coverage(args.coverage_runs, args.n_boot) | {
+        "scores": score_coverage(args.coverage_runs)}
+    print(f"coverage: {cover}", flush=True)
     write_result("audit_levels", {"rows": args.size, "n_boot": args.n_boot,
                                   "workers": args.workers, "at_scale": scale,
                                   "fairlearn": fairlearn, "coverage": cover})

@@ -345,6 +345,10 @@ def _sa_predict(*, X: Any) -> np.ndarray:
     return _np(est.predict(X))
 
 
+def _calibrate(*, n_bins: Any = 10, strategy: Any = "uniform", **kw: Any) -> Any:
+    return metrics.audit(**kw).calibration(n_bins, strategy).ece["ece"].to_numpy()
+
+
 def _front(*, X: Any, sensitive_features: Any, client: Any, n_clusters: Any = 3,
            **params: Any) -> tuple[np.ndarray, ...]:
     params = {"n_init": 4, "max_iter": 3, "random_state": 0, **params}
@@ -407,6 +411,7 @@ ENTRY_POINTS: dict[str, Callable[..., Any]] = {
         "clustering_report", "balance", "demographic_parity_difference", "kmeans_cost",
         "error_rate", "normalized_entropy")},
     "audit": lambda **kw: metrics.audit(**kw).overall.to_dict(),
+    "Audit.calibration": _calibrate,
     "create_run": _create_run,
     "open_run": _open_run,
     "resume_run": lambda **kw: resume_run(**kw),
@@ -1619,6 +1624,27 @@ case("audit-absent-reference", "audit", "absent group", "reference_group names n
      err(ValueError, r"reference_group=7 is not a group; the groups are \[0, 1\]"),
      "name one of the groups")
 
+_UNIT_SCORES = np.linspace(0.05, 0.95, N)
+case("audit-calibration-works", "Audit.calibration", "plain input",
+     "scores in [0, 1], two groups", lambda c: _audit(c, y_score=c.w(_UNIT_SCORES)), WORKS,
+     "works: one expected calibration error per group", n_out=2)
+case("audit-calibration-no-scores", "Audit.calibration", "parameter out of range",
+     "calibration of an audit without y_score", lambda c: _audit(c),
+     err(ValueError, r"calibration needs scores: call audit\(\.\.\., y_score=\.\.\.\)"),
+     "audit with y_score")
+case("audit-calibration-outside", "Audit.calibration", "parameter out of range",
+     "scores of 0 to 3.3 (not probabilities)",
+     lambda c: _audit(c, y_score=c.w(np.arange(N) * 0.3)),
+     err(ValueError, r"calibration needs probabilities: some scores lie outside \[0, 1\]"),
+     "audit y_score=predict_proba(...)[:, 1], or scores mapped to [0, 1]")
+case("audit-calibration-zero-bins", "Audit.calibration", "parameter out of range",
+     "n_bins=0", lambda c: _audit(c, y_score=c.w(_UNIT_SCORES), n_bins=0),
+     err(ValueError, r"n_bins must be an integer from 1 to 25200"), "give 1 to 25200 bins",
+     backends=("numpy",))
+case("audit-calibration-strategy", "Audit.calibration", "parameter out of range",
+     "strategy='kmeans'", lambda c: _audit(c, y_score=c.w(_UNIT_SCORES), strategy="kmeans"),
+     err(ValueError, r"strategy must be one of \('uniform', 'quantile'\)"),
+     "'uniform' or 'quantile'", backends=("numpy",))
 
 # saved models: daskfair.load never runs what a store names (issue 37)
 MODEL_FILE = {"backends": ("file",)}

@@ -188,6 +188,10 @@ def test_wilson_and_holm_against_references():
     for i in range(len(k)):
         ref = stats.binomtest(int(k[i]), int(n[i])).proportion_ci(0.9, method="wilson")
         assert (lo[i], hi[i]) == pytest.approx((ref.low, ref.high), abs=1e-12)
+    # all or none of the rows: the interval reaches exactly 1 or 0 (rounding once left
+    # 1 - 1e-16, so a rate of exactly 1 fell outside its own interval)
+    n = np.arange(1, 100, dtype=np.float64)
+    assert (wilson(n, n, 0.95)[1] == 1.0).all() and (wilson(0 * n, n, 0.95)[0] == 0.0).all()
     # Holm by hand: sorted .01 .02 .03 .04 times 4 3 2 1, running maximum
     assert holm(np.array([0.03, 0.01, np.nan, 0.04, 0.02])) == pytest.approx(
         [0.06, 0.04, np.nan, 0.06, 0.06], nan_ok=True)

@@ -85,10 +85,18 @@ def test_dense_table_of_bins_equals_sorting_them(outside):
     score[rng.random(n) < 0.05] = rng.choice([0.0, 1.0, 0.5 + 1 / UNIT_BINS], 1)
     if outside:
         score[rng.random(n) < 0.02] = rng.normal(0, 5, 1)
+    # on the unit boundaries b / UNIT_BINS and one float to either side, where score *
+    # UNIT_BINS rounds across a boundary
+    edge = rng.integers(0, UNIT_BINS + 1, 3000) / UNIT_BINS
+    score[:9000] = np.r_[edge, np.nextafter(edge, -1.0), np.nextafter(edge, 2.0)].clip(0, 1)
     block = audit_block([pd.Series(group, dtype=pd.StringDtype("pyarrow"))], y, y, score)
     codes, keys = pd.factorize(group)
     want = _histograms(codes.astype(np.int64), y.astype(np.int8), score_bins(score),
                        [(k,) for k in keys])
+    # each unit bin b holds (b / UNIT_BINS, (b + 1) / UNIT_BINS], the boundaries as floats
+    unit = score_bins(score[:9000]) - 2**15
+    assert np.all((unit == 0) | (unit / UNIT_BINS < score[:9000]))
+    assert np.all(score[:9000] <= (unit + 1) / UNIT_BINS)
     assert block.histograms.keys() == want.keys()
     for key, (bins, counts) in want.items():
         np.testing.assert_array_equal(block.histograms[key][0], bins)
@@ -144,7 +152,7 @@ def test_inputs_of_different_lengths_are_refused():
 
 def test_cells_and_bins_of_two_columns_with_missing_values_against_pandas():
     rng = np.random.default_rng(6)
-    n = 120_000  # dense: 3 x 4 groups (missing included) x 2 labels x UNIT_BINS bins
+    n = 160_000  # dense: 3 x 4 groups (missing included) x 2 labels x UNIT_BINS bins
     sex = rng.choice(["F", "M", None], n, p=[0.5, 0.49, 0.01])
     race = rng.choice(["a", "bb", "Asian or Pacific Islander", None], n, p=[.6, .3, .08, .02])
     y, d = rng.integers(0, 2, n), rng.integers(0, 2, n)

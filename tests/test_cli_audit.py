@@ -32,6 +32,7 @@ def _decisions(n=4000, seed=0):
                        "hired": rng.integers(0, 2, n), "w": rng.uniform(0.5, 2, n)})
     df["score"] = rng.random(n) + 0.4 * df["hired"]
     df["offer"] = (df["score"] > 0.8).astype(int)
+    df["proba"] = df["score"] / 1.4  # a probability, for calibration
     df.loc[rng.choice(n, 30, replace=False), "race"] = None
     return df
 
@@ -103,6 +104,9 @@ def test_cli_audit_of_a_stored_models_decisions(scheduler, tmp_path, capsys):  #
     (["--prediction", "offer", "--pos-label", "yes"], "--pos-label 'yes': the column holds"),
     (["--prediction", "offer", "--n-boot", "-3"], "--n-boot must be"),
     (["--prediction", "offer", "--metrics", "f2"], "unknown metric 'f2'; the named ones are"),
+    (["--prediction", "offer", "--calibration"], "--calibration needs scores: give --score"),
+    (["--prediction", "offer", "--score", "proba", "--calibration", "--n-bins", "0"],
+     "--n-bins must be an integer"),
 ])
 def test_cli_audit_refuses_bad_flags(table, tmp_path, capsys, args, message):
     root, _ = table
@@ -183,3 +187,31 @@ def test_cli_audit_within_control_levels(table, scheduler, capsys):  # noqa: F81
     page = (root / "c.html").read_text()
     assert page.count("<h2>race ") == len(ours.levels)
     assert EVIL not in page and "&lt;script&gt;" in page
+
+
+def test_cli_audit_scoring_rate_and_calibration(table, scheduler, capsys):  # noqa: F811
+    """--score with --calibration: the text has the library's scoring rates and expected
+    calibration errors; the report a scoring table, a calibration table and a reliability
+    plot per compared group."""
+    root, df = table
+    code, out, err = _run(
+        ["audit", "--input", str(root / "t"), "--label", "hired", "--prediction", "offer",
+         "--score", "proba", "--sensitive", "sex", "race", "--min-group-size", "150",
+         "--calibration", "--n-bins", "8", "--strategy", "quantile", "--n-boot", "0",
+         "--store", str(root / "k.zarr"), "--report", str(root / "k.html"),
+         "--scheduler", scheduler, "--no-progress"], capsys)
+    assert code == 0, err
+    ours = audit(df["hired"], df["offer"], sensitive_features=df[["sex", "race"]],
+                 y_score=df["proba"], n_boot=0, min_group_size=150)
+    ece = ours.calibration(8, "quantile").ece
+    rates = ours.scoring_rate()
+    text = out.split("Expected calibration error (8 quantile bins):")[1]
+    for g in ece.index:
+        name = ", ".join(g)
+        assert f"  {name:<20} {ece.loc[g, 'ece']:.3f} [{ece.loc[g, 'lower']:.3f}, " in text
+        assert f"impact ratio {rates.loc[g, 'impact_ratio']:.3f}" in out
+    page = (root / "k.html").read_text()
+    assert page.count("<tr data-calibration>") == len(ece)
+    assert page.count("aria-label='reliability of ") == len(ece)
+    assert page.count("<tr data-scoring>") == len(rates)
+    assert EVIL not in page

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..metrics.report import group_name
+from ..metrics._html import group_name
 from .outputs import check_output, write_output
 
 __all__ = ["AuditInput", "audit_input", "audit_job", "format_audit", "read_audit"]
@@ -25,6 +25,7 @@ class AuditInput:
         self.prediction = "prediction" if args.model else args.prediction
         self.score = "probability" if args.model else args.score
         self.params = _params(frame, args)
+        self.calibration = _calibration(args, self.score)
 
     def columns(self) -> dict[str, Any]:
         a = self.args
@@ -46,6 +47,21 @@ def _typed(text: str, dtype: Any, flag: str) -> Any:
             raise ValueError(f"{flag} {text!r}: the column holds numbers.") from None
         return int(value) if value.is_integer() else value
     return text
+
+
+def _calibration(args: argparse.Namespace, score: str | None) -> dict[str, Any]:
+    """``--calibration``, ``--n-bins`` and ``--strategy``, checked before anything is
+    read."""
+    from .._params import check_params
+    from ..metrics import Audit
+
+    if not args.calibration:
+        return {"calibration": False}
+    if score is None:
+        raise ValueError("--calibration needs scores: give --score COLUMN, or --model STORE.")
+    check_params({"n_bins": args.n_bins, "strategy": args.strategy},
+                 Audit.calibration._parameter_constraints)
+    return {"calibration": True, "n_bins": args.n_bins, "strategy": args.strategy}
 
 
 def _scored(part: pd.DataFrame, scorer: Any, keep: list[str]) -> pd.DataFrame:
@@ -162,12 +178,14 @@ def _report_target(args: argparse.Namespace) -> dict[str, Any]:
             "overwrite": args.overwrite, "avoid": avoid}
 
 
-def write_report(audit: Any, about: dict[str, Any], args: argparse.Namespace) -> Path:
-    """The HTML report at ``--report``, which appears only once it is whole."""
+def write_report(audit: Any, about: dict[str, Any], args: argparse.Namespace,
+                 calibration: dict[str, Any]) -> Path:
+    """The HTML report at ``--report`` (``calibration``: :func:`audit_html`'s arguments),
+    which appears only once it is whole."""
     from ..metrics.report import audit_html
 
-    return write_output(args.report, audit_html(audit, about).encode("utf-8"),
-                        **_report_target(args))
+    page = audit_html(audit, about, **calibration)
+    return write_output(args.report, page.encode("utf-8"), **_report_target(args))
 
 
 def audit_job(run: Any, client: Any, data: AuditInput) -> str:
@@ -181,9 +199,9 @@ def audit_job(run: Any, client: Any, data: AuditInput) -> str:
                   by_group=_plain_table(audit.by_group),
                   suppressed=[f"{k}: {group_name(g)}" if k else group_name(g)
                               for k, a in _levels(audit).items() for g in a.suppressed])
-    text = format_audit(audit)
+    text = format_audit(audit, **data.calibration)
     if data.args.report:
-        text += f"\nreport: {write_report(audit, about, data.args)}"
+        text += f"\nreport: {write_report(audit, about, data.args, data.calibration)}"
     return text
 
 
@@ -212,16 +230,32 @@ def _cell(point: float, lo: float, hi: float) -> str:
     return f"{point:.3f}" if np.isnan(lo) else f"{point:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def format_audit(audit: Any) -> str:
-    """The per-group table with intervals, the largest gaps, and what is more than noise
-    (with control features: for every level)."""
+def format_audit(audit: Any, calibration: bool = False, n_bins: int = 10,
+                 strategy: str = "uniform") -> str:
+    """The per-group table with intervals, the largest gaps, and what is more than noise;
+    with scores, the scoring rate; with ``calibration``, each group's expected calibration
+    error in ``n_bins`` bins of ``strategy`` (with control features: for every level)."""
+    shown = (n_bins, strategy) if calibration else None
     levels = _levels(audit)
     if "" not in levels:
-        return "\n\n".join(f"== {k} ==\n{_format_one(a)}" for k, a in levels.items())
-    return _format_one(audit)
+        return "\n\n".join(f"== {k} ==\n{_format_one(a, shown)}" for k, a in levels.items())
+    return _format_one(audit, shown)
 
 
-def _format_one(audit: Any) -> str:
+def _format_scores(audit: Any, calibration: tuple[int, str] | None) -> list[str]:
+    lines = ["", "Scoring rate (above the median score; impact ratio over the highest):"]
+    for g, r in audit.scoring_rate().iterrows():
+        lines.append(f"  {group_name(g):<20} {_cell(r['scoring_rate'], r['lower'], r['upper'])}"
+                     f"  impact ratio {r['impact_ratio']:.3f}")
+    if calibration:
+        c = audit.calibration(*calibration)
+        lines += ["", f"Expected calibration error ({calibration[0]} {calibration[1]} bins):"]
+        lines += [f"  {group_name(g):<20} {_cell(r['ece'], r['lower'], r['upper'])}"
+                  for g, r in c.ece.iterrows()]
+    return lines
+
+
+def _format_one(audit: Any, calibration: tuple[int, str] | None) -> str:
     by = audit.by_group
     lo, hi = audit.by_group_ci if audit.n_boot else audit.by_group_wilson_ci
     present = by[by["count"].notna()]
@@ -247,6 +281,8 @@ def _format_one(audit: Any) -> str:
     lines.append(f"Differences beyond noise (Holm, level {1 - audit.confidence:.2g}): "
                  + ("; ".join(f"{m} of {group_name(g)}" for (m, *g) in sig.index) if len(sig)
                     else "none"))
+    if audit.counts.scores is not None:
+        lines += _format_scores(audit, calibration)
     if audit.suppressed:
         lines.append("Suppressed (fewer than --min-group-size rows): " + "; ".join(
             f"{group_name(g)} ({n:,} rows)" for g, n in audit.suppressed.items()))

@@ -2,6 +2,7 @@
 
 from ._audit_stats import COUNT_METRICS
 from ._audit_stats import RATES as AUDIT_RATES
+from ._score_tables import Calibration
 from .audit_levels import LevelAudit
 from .audit_pass import audit
 from .audit_result import Audit
@@ -38,6 +39,7 @@ __all__ = [
     "GROUP_REPORT_COLUMNS",
     "REPORT_COLUMNS",
     "Audit",
+    "Calibration",
     "GroupReport",
     "LevelAudit",
     "WorstPair",

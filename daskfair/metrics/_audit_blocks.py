@@ -35,7 +35,9 @@ EXPONENTS = np.arange(-80, 81)
 #: Scores fall in bins below 2**SCORE_BITS: [0, 1] in UNIT_BINS equal bins, and scores
 #: outside it by the top 15 bits of their float32 order key (7 bits of mantissa).
 SCORE_BITS = 18
-UNIT_BINS = 2**14
+#: 2**4 3**2 5**2 7: every k / n_bins for n_bins of 1 to 10, 12, 14, 15, 16, 18, 20, 24, 25,
+#: 28, 30, ..., 50, ..., 100 is a bin boundary, so calibration bins of those sizes are exact.
+UNIT_BINS = 25200
 _HALF = 26  # a 53-bit mantissa is summed as two int64 halves of at most 27 bits
 
 
@@ -169,11 +171,18 @@ def score_bins(score: np.ndarray) -> np.ndarray:
     """Bins that keep the order of the scores: a higher bin holds only higher scores.
 
     Three ranges, one above the other: negative scores in [0, 2**14) and scores above 1 in
-    [2**17, 2**17 + 2**15) by their float32 order key; [0, 1] in UNIT_BINS + 1 equal bins
-    from 2**15 (probabilities, which most scores are, at a resolution of 6e-5).
+    [2**17, 2**17 + 2**15) by their float32 order key; [0, 1] in UNIT_BINS equal bins from
+    2**15 (probabilities, which most scores are, at a resolution of 4e-5), each closed on the
+    right as ``calibration_curve``'s bins are: bin b holds (b / UNIT_BINS, (b + 1) /
+    UNIT_BINS], and bin 0 also 0 (the boundaries as floats, as the kernel's ``unit_bin``).
     """
     s = np.asarray(score, dtype=np.float64)
-    out = (np.clip(s, 0.0, 1.0) * UNIT_BINS).astype(np.int64) + 2**15
+    unit = np.clip(s, 0.0, 1.0)
+    b = np.clip(np.ceil(unit * UNIT_BINS).astype(np.int64) - 1, 0, UNIT_BINS - 1)
+    # as the kernel's unit_bin: the boundaries compared as the floats b / UNIT_BINS
+    b -= (b > 0) & (unit <= b / UNIT_BINS)
+    b += (b < UNIT_BINS - 1) & (unit > (b + 1) / UNIT_BINS)
+    out = b + 2**15
     outside = np.flatnonzero((s < 0) | (s > 1))
     if len(outside):
         f = s[outside].astype(np.float32)
@@ -262,9 +271,9 @@ def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
     group_keys = [tuple(levels[c][i] for c, i in enumerate(np.unravel_index(g, sizes)))
                   for g in range(n_groups)] if len(truth) else []
     # scores in [0, 1] are counted in a dense table (int32) where it is small beside the rows
-    dense = score is not None and n_groups * 2 * (UNIT_BINS + 1) <= 4 * len(s) < 2**33
+    dense = score is not None and n_groups * 2 * UNIT_BINS <= 4 * len(s) < 2**33
     rows = np.zeros(n_groups * 4, dtype=np.int64)
-    table = np.zeros((n_groups * 2, UNIT_BINS + 1) if dense else (0, 0), dtype=np.int32)
+    table = np.zeros((n_groups * 2, UNIT_BINS) if dense else (0, 0), dtype=np.int32)
     outside = tally(codes, strides, truth, decision, s if dense else s[:0], UNIT_BINS, rows,
                     table)
     group = strides @ codes if w is not None or outside or (

@@ -9,7 +9,7 @@ import numpy as np
 from .._compiled import compiled
 from .._keyed import MAX_KEYS
 
-__all__ = ["SLOTS", "merge_runs", "occupied", "tally", "text_codes"]
+__all__ = ["SLOTS", "merge_runs", "occupied", "tally", "text_codes", "unit_bin"]
 
 #: Slots of the open-addressing table of distinct texts: a power of two, at least twice
 #: MAX_KEYS, so a probe sequence stays short.
@@ -106,11 +106,24 @@ def occupied(table: np.ndarray, owner: np.ndarray, unit: np.ndarray,
     return m
 
 
+@compiled(inline="always")
+def unit_bin(s: float, unit_bins: int) -> int:
+    """The bin b in [0, unit_bins) of a score s in [0, 1] with ``b / unit_bins < s <= (b + 1)
+    / unit_bins`` (bin 0 also holds 0), the boundaries compared as the floats ``b /
+    unit_bins``: ``s * unit_bins`` may round across one, which the two steps correct."""
+    b = min(max(np.int64(np.ceil(s * unit_bins)) - 1, 0), unit_bins - 1)
+    if b > 0 and s <= b / unit_bins:
+        b -= 1
+    elif b < unit_bins - 1 and s > (b + 1) / unit_bins:
+        b += 1
+    return b
+
+
 @compiled
 def tally(codes: np.ndarray, strides: np.ndarray, truth: np.ndarray, decision: np.ndarray,
           score: np.ndarray, unit_bins: int, rows: np.ndarray, histogram: np.ndarray) -> int:
     """Add each row i, of group ``g = strides @ codes[:, i]``, to ``rows[g * 4 + truth * 2 +
-    decision]`` and, for a score in [0, 1], to ``histogram[g * 2 + truth, int(score *
+    decision]`` and, for a score in [0, 1], to ``histogram[g * 2 + truth, unit_bin(score,
     unit_bins)]`` (an empty ``score``: none). Returns the number of scores outside [0, 1],
     which the caller bins itself."""
     outside = 0
@@ -123,7 +136,7 @@ def tally(codes: np.ndarray, strides: np.ndarray, truth: np.ndarray, decision: n
         if score.shape[0]:
             s = score[i]
             if 0.0 <= s <= 1.0:
-                histogram[g, np.int64(s * unit_bins)] += 1
+                histogram[g, unit_bin(s, unit_bins)] += 1
             else:
                 outside += 1
     return outside

@@ -145,7 +145,10 @@ def wilson(successes: np.ndarray, n: np.ndarray, confidence: float
         denom = 1 + z**2 / n
         center = (p + z**2 / (2 * n)) / denom
         half = z / denom * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
-    return np.clip(center - half, 0, 1), np.clip(center + half, 0, 1)
+    # at p = 0 or 1 an end is exactly 0 or 1, which rounding may miss by 1e-16
+    lower = np.where(p == 0, 0.0, np.clip(center - half, 0, 1))
+    upper = np.where(p == 1, 1.0, np.clip(center + half, 0, 1))
+    return lower, upper
 
 
 def holm(p: np.ndarray) -> np.ndarray:

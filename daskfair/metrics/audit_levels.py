@@ -31,8 +31,9 @@ def level_counts(whole: Counts, n_control: int,
         weights, squares = ((None, None) if whole.weights is None
                             else (whole.weights[rows], whole.squares[rows]))
         auc = None if auc_of is None else auc_of(rows)
+        scores = None if whole.scores is None else whole.scores.cut(rows.start, rows.stop)
         out.append((key[0] if n_control == 1 else key,
-                    Counts(groups, whole.rows[rows], weights, squares, auc)))
+                    Counts(groups, whole.rows[rows], weights, squares, auc, scores)))
     return out
 
 

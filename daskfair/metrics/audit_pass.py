@@ -27,6 +27,7 @@ from ._audit_blocks import (
 )
 from ._audit_stats import auc_from_histograms, own_metrics
 from ._outcomes import check_outcomes
+from ._score_tables import Histograms
 from .audit_levels import LevelAudit, level_counts
 from .audit_result import Audit, Counts
 
@@ -218,11 +219,24 @@ def arrange_counts(total: AuditBlock, names: list[str], pos_label: Any) -> Count
         weights, squares = (sums[:, j].reshape(n_groups, 2, 2) for j in (0, 1))
     group_index = (pd.MultiIndex.from_product(levels, names=names) if len(names) > 1
                    else pd.Index(levels[0], name=names[0]))
-    auc = None
+    auc = scores = None
     if total.histograms is not None:
-        auc = _auc_table([[total.histograms.get((*g, y)) for y in (0, 1)]
-                          for g in itertools.product(*raw)])
-    return Counts(group_index, rows.reshape(n_groups, 2, 2), weights, squares, auc)
+        per_group = [[total.histograms.get((*g, y)) for y in (0, 1)]
+                     for g in itertools.product(*raw)]
+        auc, scores = _auc_table(per_group), _grid_histograms(per_group)
+    return Counts(group_index, rows.reshape(n_groups, 2, 2), weights, squares, auc, scores)
+
+
+def _grid_histograms(per_group: list[list[Any]]) -> Histograms:
+    """The (group, label) histograms in the grid's order, as flat arrays."""
+    parts = [(k, h) for k, h in enumerate(h for pair in per_group for h in pair)
+             if h is not None]
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return Histograms(empty, empty, empty)
+    return Histograms(np.concatenate([np.full(len(h[0]), k, dtype=np.int64) for k, h in parts]),
+                      np.concatenate([h[0] for _, h in parts]).astype(np.int64),
+                      np.concatenate([h[1] for _, h in parts]).astype(np.int64))
 
 
 def _pooled(histograms: list[Any]) -> tuple[np.ndarray, np.ndarray]:

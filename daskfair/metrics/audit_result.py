@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._params import Integer, Options, checked
+from ._audit_blocks import SCORE_BITS, UNIT_BINS
 from ._audit_stats import (
     COUNT_METRICS,
     RATES,
@@ -22,6 +24,7 @@ from ._audit_stats import (
     wilson,
 )
 from ._extremes import extreme_interval, pair_interval
+from ._score_tables import Calibration, Histograms, calibration_frames, scoring_counts
 
 __all__ = ["Audit", "Counts"]
 
@@ -35,7 +38,8 @@ class Counts:
     ``rows[g, y, d]``: rows of group g with label y and decision d (1: ``pos_label``);
     ``weights`` and ``squares``: Σw and Σw² in the same cells (None: no weights); ``auc``:
     per group and overall, (ROC AUC, DeLong variance, bound on the binning error), each of
-    shape (n_groups + 1,), overall last (None: no scores).
+    shape (n_groups + 1,), overall last; ``scores``: the histograms of the scores per
+    (group, label) (None for both: no scores).
     """
 
     index: pd.Index
@@ -43,6 +47,26 @@ class Counts:
     weights: np.ndarray | None = None
     squares: np.ndarray | None = None
     auc: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    scores: Histograms | None = None
+
+    def __post_init__(self) -> None:
+        h = self.scores
+        if h is None:
+            return
+        # a stored audit's histograms are read back: each (group, label) must hold exactly
+        # the rows of its cells, in sorted distinct bins
+        n = self.rows.shape[0] * 2
+        ok = (h.owner.ndim == h.bins.ndim == h.rows.ndim == 1
+              and len(h.owner) == len(h.bins) == len(h.rows)
+              and (not len(h.owner) or (0 <= h.owner.min() and h.owner.max() < n))
+              and bool(np.all((np.diff(h.owner) > 0) | ((np.diff(h.owner) == 0)
+                                                         & (np.diff(h.bins) > 0))))
+              and (not len(h.bins) or (0 <= h.bins.min() and h.bins.max() < 2**SCORE_BITS))
+              and (not len(h.rows) or h.rows.min() > 0))
+        if not ok or not np.array_equal(
+                np.bincount(h.owner, weights=h.rows, minlength=n),
+                self.rows.sum(axis=2).ravel()):
+            raise ValueError("the score histograms do not hold the rows of the count table.")
 
 
 def _nan_reduce(fn: Any, x: np.ndarray, axis: int) -> np.ndarray:
@@ -428,6 +452,70 @@ class Audit:
             raise ValueError("roc_auc needs scores: call audit(..., y_score=...).")
         return pd.Series(self.counts.auc[2][:-1], index=self.counts.index, name="roc_auc")
 
+    def _scores(self, what: str) -> Histograms:
+        if self.counts.scores is None:
+            raise ValueError(f"{what} needs scores: call audit(..., y_score=...).")
+        return self.counts.scores
+
+    @checked(n_bins=[Integer(1, UNIT_BINS)], strategy=[Options(("uniform", "quantile"))])
+    def calibration(self, n_bins: int = 10, strategy: str = "uniform") -> Calibration:
+        """Calibration within groups (sufficiency): per group and bin of the scores, the
+        rows, the mean score and the observed rate of positive labels, as scikit-learn's
+        ``calibration_curve`` bins each group's rows, with intervals; and each group's
+        expected calibration error. From the pass's score histograms: no row is read again.
+
+        Bins are runs of the histogram's unit bins (1/25200 wide, closed on the right as
+        ``calibration_curve``'s bins are). With ``"uniform"`` and ``n_bins`` dividing 25200
+        (1 to 10, 12, 14, 15, 16, 20, 25, 50, 100, ...) the bins are ``calibration_curve``'s;
+        otherwise, and for each group's ``"quantile"`` edges, an edge closes the bin below it
+        with the unit bin that holds it, so a score less than 1/25200 above an edge may fall
+        below it (the edges used are in ``by_bin``). A bin's mean score is its rows'
+        unit-bin centres' mean, within 1/50400 of the exact mean. The positive rates'
+        intervals are Wilson's; the ECE's holds every bin's Wilson interval at once
+        (conservative: docs/design.md). Rows count one each (an audit with scores has no
+        weights).
+
+        Parameters
+        ----------
+        n_bins : int, default=10
+        strategy : {"uniform", "quantile"}, default="uniform"
+            Equal-width bins on [0, 1], or bins holding equal shares of each group's rows.
+
+        Returns
+        -------
+        Calibration
+        """
+        return calibration_frames(self._scores("calibration"), self.counts.index,
+                                  np.flatnonzero(self._eligible), n_bins, strategy,
+                                  self.confidence)
+
+    def scoring_rate(self) -> pd.DataFrame:
+        """New York City Local Law 144's scoring rate per compared group: the share of its
+        rows scored above the median score of all rows, from the score histograms.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Per group: ``scoring_rate``; ``lower``, ``upper``: Wilson's interval (the
+            median taken as fixed); ``impact_ratio``: over the highest group's rate, as the
+            law defines it; ``ratio_to_reference``; ``error_bound``: the share of the group's
+            rows in the median's bin (within 1/25200 of the median for scores in [0, 1]),
+            counted as not above, so the exact rate lies within ``[scoring_rate,
+            scoring_rate + error_bound]``.
+        """
+        above, rows, unsure = scoring_counts(self._scores("the scoring rate"),
+                                             len(self.counts.index))
+        keep = np.flatnonzero(self._eligible)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = above / rows
+            lower, upper = wilson(above.astype(np.float64), rows.astype(np.float64),
+                                  self.confidence)
+            frame = pd.DataFrame({"scoring_rate": rate, "lower": lower, "upper": upper,
+                                  "impact_ratio": rate / rate[keep].max(),
+                                  "ratio_to_reference": rate / rate[self._ref],
+                                  "error_bound": unsure / rows}, index=self.counts.index)
+        return frame.iloc[keep]
+
     def tests(self) -> pd.DataFrame:
         """Every compared group against the reference group, rate by rate: a two-sided
         two-proportion z-test (pooled; ``roc_auc``: DeLong), p-values adjusted by Holm's
@@ -462,7 +550,8 @@ class Audit:
         if c.weights is not None:
             arrays.update(weights=c.weights, squares=c.squares)
         if c.auc is not None:
-            arrays.update(auc=np.stack(c.auc))
+            arrays.update(auc=np.stack(c.auc), score_owner=c.scores.owner,
+                          score_bins=c.scores.bins, score_rows=c.scores.rows)
         index = c.index
         levels = [list(lv) for lv in index.levels] if isinstance(index, pd.MultiIndex) \
             else [list(index)]
@@ -500,9 +589,13 @@ class Audit:
         levels, names = attrs["levels"], attrs["names"]
         index = (pd.MultiIndex.from_product(levels, names=names) if len(names) > 1
                  else pd.Index(levels[0], name=names[0]))
-        auc = tuple(arrays["auc"]) if "auc" in arrays else None
+        auc = scores = None
+        if "auc" in arrays:
+            auc = tuple(arrays["auc"])
+            scores = Histograms(*(np.asarray(arrays[f"score_{k}"], dtype=np.int64)
+                                  for k in ("owner", "bins", "rows")))
         counts = Counts(index, np.asarray(arrays["cell_rows"]), arrays.get("weights"),
-                        arrays.get("squares"), auc)
+                        arrays.get("squares"), auc, scores)
         ref = attrs["reference_group"]
         return cls(counts, n_boot=attrs["n_boot"], confidence=attrs["confidence"],
                    min_group_size=attrs["min_group_size"],

@@ -5,20 +5,18 @@ Policy says so to the browser)."""
 
 from __future__ import annotations
 
-import html
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from ._html import FOUR_FIFTHS, esc, group_name, interval, num
 from .audit_levels import LevelAudit
 from .audit_result import Audit
+from .report_scores import calibration_section, scoring_section
 
-__all__ = ["FOUR_FIFTHS", "GENERATOR", "audit_html", "group_name"]
+__all__ = ["GENERATOR", "audit_html", "level_name"]
 
-#: The four-fifths rule: a selection rate below 4/5 of the reference group's is flagged.
-FOUR_FIFTHS = 0.8
 #: The report's generator tag: how ``--overwrite`` knows a report daskfair wrote.
 GENERATOR = "daskfair audit report"
 _POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -29,25 +27,6 @@ border-bottom:1px solid #ddd}th{background:#f3f3f3}td.g,th.g{text-align:left}
 .flag{color:#b00020;font-weight:600}.muted{color:#777}svg{display:block;margin:.3em 0 1.4em}
 h2{margin-top:1.8em;border-bottom:2px solid #444}code{background:#f3f3f3;padding:0 .2em}
 """
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def group_name(group: Any) -> str:
-    """A group as people read it: several columns' values joined by ", "."""
-    return ", ".join(map(str, group)) if isinstance(group, tuple | list) else str(group)
-
-
-def _num(x: float, digits: int = 3) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
-
-
-def _interval(point: float, lo: float | None, hi: float | None) -> str:
-    if lo is None or math.isnan(point):
-        return _num(point)
-    return f"{_num(point)} <span class='muted'>[{_num(lo)}, {_num(hi)}]</span>"
 
 
 def _intervals(a: Audit) -> tuple[Any, Any, str]:
@@ -63,21 +42,21 @@ def _group_table(a: Audit) -> str:
     lo, hi, how = _intervals(a)
     by = a.by_group
     cols = a.metrics[1:]
-    head = "".join(f"<th>{_e(c)}</th>" for c in cols)
+    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
     rows = []
     suppressed = a.suppressed
     for g in by.index:
         if np.isnan(by.loc[g, "count"]):
             continue  # a combination of levels with no rows
-        label = f"<td class='g'>{_e(group_name(g))}</td><td>{int(by.loc[g, 'count']):,}</td>"
+        label = f"<td class='g'>{esc(group_name(g))}</td><td>{int(by.loc[g, 'count']):,}</td>"
         if g in suppressed:
             cells = (f"<td colspan='{len(cols)}' class='muted'>suppressed: fewer than "
                      f"{a.min_group_size:,} rows</td>")
         else:
-            cells = "".join(f"<td>{_interval(by.loc[g, c], lo.loc[g, c], hi.loc[g, c])}</td>"
+            cells = "".join(f"<td>{interval(by.loc[g, c], lo.loc[g, c], hi.loc[g, c])}</td>"
                             for c in cols)
         rows.append(f"<tr data-group>{label}{cells}</tr>")
-    return (f"<p>Intervals: {_e(how)}, {a.confidence:.0%} confidence.</p>"
+    return (f"<p>Intervals: {esc(how)}, {a.confidence:.0%} confidence.</p>"
             f"<table id='groups'><tr><th class='g'>group</th><th>rows</th>{head}</tr>"
             + "".join(rows) + "</table>")
 
@@ -93,21 +72,21 @@ def _comparison_table(a: Audit) -> str:
         key = g if isinstance(g, tuple) else (g,)
         cells = []
         for c in diff.columns:
-            d = _interval(diff.loc[g, c], *((ci[0][0].loc[g, c], ci[0][1].loc[g, c])
+            d = interval(diff.loc[g, c], *((ci[0][0].loc[g, c], ci[0][1].loc[g, c])
                                              if ci else (None, None)))
             r = ratio.loc[g, c]
             flag = c == "selection_rate" and r < FOUR_FIFTHS
             noise = tests.loc[(c, *key)] if (c, *key) in tests.index else None
             mark = " <span class='flag'>beyond noise</span>" if (
                 noise is not None and bool(noise["significant"])) else ""
-            ratio_text = f"<span class='flag'>{_num(r)} &lt; 4/5</span>" if flag else _num(r)
+            ratio_text = f"<span class='flag'>{num(r)} &lt; 4/5</span>" if flag else num(r)
             cells.append(f"<td>{d}{mark}<br><span class='muted'>ratio</span> {ratio_text}</td>")
-        rows.append(f"<tr data-comparison><td class='g'>{_e(group_name(g))}</td>"
+        rows.append(f"<tr data-comparison><td class='g'>{esc(group_name(g))}</td>"
                     f"{''.join(cells)}</tr>")
-    head = "".join(f"<th>{_e(c)}</th>" for c in diff.columns)
+    head = "".join(f"<th>{esc(c)}</th>" for c in diff.columns)
     return (f"<p>Each group minus (and over) the reference group <b>"
-            f"{_e(group_name(a.reference_group))}</b>. <i>beyond noise</i>: a two-proportion test "
-            f"(DeLong's for roc_auc), Holm-adjusted over the whole table, at level "
+            f"{esc(group_name(a.reference_group))}</b>. <i>beyond noise</i>: a two-proportion "
+            f"test (DeLong's for roc_auc), Holm-adjusted over the whole table, at level "
             f"{1 - a.confidence:.2g}. The four-fifths rule flags an impact ratio (selection "
             f"rate over the reference's) below {FOUR_FIFTHS}.</p>"
             f"<table id='comparisons'><tr><th class='g'>group</th>{head}</tr>"
@@ -120,9 +99,9 @@ def _worst_table(a: Audit) -> str:
     dci, rci = (a.difference_ci(), a.ratio_ci()) if a.n_boot else (none, none)
     rows = []
     for c in diff.index:
-        d = _interval(diff[c], *(e[c] if e is not None else None for e in dci))
-        r = _interval(ratio[c], *(e[c] if e is not None else None for e in rci))
-        rows.append(f"<tr><td class='g'>{_e(c)}</td><td>{d}</td><td>{r}</td></tr>")
+        d = interval(diff[c], *(e[c] if e is not None else None for e in dci))
+        r = interval(ratio[c], *(e[c] if e is not None else None for e in rci))
+        rows.append(f"<tr><td class='g'>{esc(c)}</td><td>{d}</td><td>{r}</td></tr>")
     return ("<table id='worst'><tr><th class='g'>metric</th><th>largest gap between groups</th>"
             f"<th>smallest ratio</th></tr>{''.join(rows)}</table>")
 
@@ -148,7 +127,7 @@ def _plot(a: Audit, metric: str, lo: Any, hi: Any, by: Any = None, mark: float |
         return left + (width - left - 20) * (v - x0) / (x1 - x0)
 
     parts = [f"<svg width='{width}' height='{height}' role='img' "
-             f"aria-label='{_e(metric)} by group'>"]
+             f"aria-label='{esc(metric)} by group'>"]
     ov = x(line)
     parts.append(f"<line x1='{ov:.1f}' x2='{ov:.1f}' y1='0' y2='{height - 20}' "
                  "stroke='#999' stroke-dasharray='4 3'/>")
@@ -156,25 +135,25 @@ def _plot(a: Audit, metric: str, lo: Any, hi: Any, by: Any = None, mark: float |
         y = 15 + i * row
         v, low, high = by.loc[g, metric], lo.loc[g, metric], hi.loc[g, metric]
         parts.append(f"<text x='{left - 8}' y='{y + 4}' text-anchor='end' font-size='12'>"
-                     f"{_e(group_name(g))}</text>")
+                     f"{esc(group_name(g))}</text>")
         if np.isfinite(low) and np.isfinite(high):
             parts.append(f"<line x1='{x(low):.1f}' x2='{x(high):.1f}' y1='{y}' y2='{y}' "
                          "stroke='#1f5fa8' stroke-width='2'/>")
         parts.append(f"<circle cx='{x(v):.1f}' cy='{y}' r='4' fill='#1f5fa8'/>")
     for v in (x0, x1):
         parts.append(f"<text x='{x(v):.1f}' y='{height - 4}' font-size='11' "
-                     f"text-anchor='middle'>{_num(v, 2)}</text>")
+                     f"text-anchor='middle'>{num(v, 2)}</text>")
     parts.append("</svg>")
-    return f"<h{h}>{_e(title or metric)}</h{h}>" + "".join(parts)
+    return f"<h{h}>{esc(title or metric)}</h{h}>" + "".join(parts)
 
 
 def _about(about: Mapping[str, Any]) -> str:
-    rows = "".join(f"<tr><td class='g'>{_e(k)}</td><td class='g'><code>{_e(v)}</code></td></tr>"
+    rows = "".join(f"<tr><td class='g'>{esc(k)}</td><td class='g'><code>{esc(v)}</code></td></tr>"
                    for k, v in about.items())
     return f"<table id='about'>{rows}</table>"
 
 
-def _body(audit: Audit, h: int) -> str:
+def _body(audit: Audit, h: int, calibration: tuple[int, str] | None) -> str:
     """The sections of one audit, headed at level ``h``."""
     lo, hi, _ = _intervals(audit)
     plots = "".join(_plot(audit, m, lo, hi, h=h + 1) for m in audit.metrics[1:])
@@ -189,12 +168,15 @@ def _body(audit: Audit, h: int) -> str:
                   f"{audit.min_group_size:,} rows.</p>") if not small else (
         f"<p>Fewer than {audit.min_group_size:,} rows: their rows are counted, their rates "
         "and intervals are not shown, and they are left out of every comparison.</p><ul>"
-        + "".join(f"<li>{_e(group_name(g))}: {n:,} rows</li>" for g, n in small.items()) + "</ul>")
+        + "".join(f"<li>{esc(group_name(g))}: {n:,} rows</li>" for g, n in small.items())
+        + "</ul>")
     return (f"<h{h}>Groups</h{h}>{_group_table(audit)}"
             f"<h{h}>Against the reference group</h{h}>{_comparison_table(audit)}"
             f"<h{h}>Largest gaps</h{h}>{_worst_table(audit)}"
             f"<h{h}>Each group's value and interval</h{h}><p>Dashed line: all rows.</p>{plots}"
-            f"<h{h}>Suppressed groups</h{h}>{suppressed}")
+            + (scoring_section(audit, h) if audit.counts.scores is not None else "")
+            + (calibration_section(audit, *calibration, h) if calibration else "")
+            + f"<h{h}>Suppressed groups</h{h}>{suppressed}")
 
 
 def level_name(names: list[str], key: Any) -> str:
@@ -204,9 +186,10 @@ def level_name(names: list[str], key: Any) -> str:
 
 
 def audit_html(audit: Audit | LevelAudit, about: Mapping[str, Any] | None = None,
-               title: str = "Audit of decisions by group") -> str:
+               title: str = "Audit of decisions by group", calibration: bool = False,
+               n_bins: int = 10, strategy: str = "uniform") -> str:
     """The audit as one HTML page that needs no network to open (with control features:
-    one part per level).
+    one part per level). With scores, it holds the scoring rate.
 
     Parameters
     ----------
@@ -214,21 +197,29 @@ def audit_html(audit: Audit | LevelAudit, about: Mapping[str, Any] | None = None
     about : mapping, default=None
         What was audited (input, rows, columns, parameters, version), shown as given.
     title : str, default="Audit of decisions by group"
+    calibration : bool, default=False
+        Show calibration within groups, as :meth:`~daskfair.metrics.Audit.calibration`
+        gives it (scores in [0, 1]): each group's expected calibration error and
+        reliability plot.
+    n_bins : int, default=10
+    strategy : {"uniform", "quantile"}, default="uniform"
+        The bins of the calibration.
 
     Returns
     -------
     str
     """
+    shown = (n_bins, strategy) if calibration else None
     if isinstance(audit, LevelAudit):
-        body = "".join(f"<h2>{_e(level_name(audit.names, key))}</h2>{_body(a, 3)}"
+        body = "".join(f"<h2>{esc(level_name(audit.names, key))}</h2>{_body(a, 3, shown)}"
                        for key, a in audit.levels.items())
     else:
-        body = _body(audit, 2)
+        body = _body(audit, 2, shown)
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='generator' content='{GENERATOR}'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{_POLICY}\">"
-        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>"
-        f"<h1>{_e(title)}</h1>{body}"
+        f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<h1>{esc(title)}</h1>{body}"
         f"<h2>What was audited</h2>{_about(about or {})}"
         "</body></html>")
