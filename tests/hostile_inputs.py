@@ -1624,6 +1624,33 @@ case("audit-absent-reference", "audit", "absent group", "reference_group names n
      err(ValueError, r"reference_group=7 is not a group; the groups are \[0, 1\]"),
      "name one of the groups")
 
+_AMOUNTS = np.linspace(10.0, 120.0, N)
+case("audit-regression-works", "audit", "plain input", "task='regression': amounts and "
+     "their predictions, two groups",
+     lambda c: _audit(c, y=c.w(_AMOUNTS), p=c.w(_AMOUNTS[::-1].copy()), n_boot=0,
+                      task="regression"), WORKS, "works")
+case("audit-regression-nan", "audit", "NaN/inf", "task='regression' with a NaN prediction",
+     lambda c: _audit(c, y=c.w(_AMOUNTS), p=_nan(_AMOUNTS), n_boot=0, task="regression"),
+     err(ValueError, r"y_true or y_pred holds NaN or infinite values"),
+     "drop those rows")
+case("audit-regression-score", "audit", "parameter out of range",
+     "task='regression' with y_score",
+     lambda c: _audit(c, y=c.w(_AMOUNTS), p=c.w(_AMOUNTS), n_boot=0, task="regression",
+                      y_score=c.w(_AMOUNTS)),
+     err(ValueError, r"task='regression' takes no y_score"),
+     "leave out what a regression audit does not use", backends=("numpy",))
+case("audit-regression-one-group", "audit", "one group",
+     "task='regression', every row in group 0",
+     lambda c: _audit(c, y=c.w(_AMOUNTS), p=c.w(_AMOUNTS), s=_groups("one"), n_boot=0,
+                      task="regression"),
+     err(ValueError, r"1 group\(s\) have at least min_group_size=1 rows.*compares two or more"),
+     "give a sensitive column with two or more groups")
+case("audit-continuous-target", "audit", "more than two classes",
+     "amounts audited as binary decisions (no task)",
+     lambda c: _audit(c, y=c.w(_AMOUNTS), p=c.w(_AMOUNTS)),
+     err(ValueError, r"y_true holds more than two values.*task='regression'"),
+     "say task='regression' for numbers")
+
 _UNIT_SCORES = np.linspace(0.05, 0.95, N)
 case("audit-calibration-works", "Audit.calibration", "plain input",
      "scores in [0, 1], two groups", lambda c: _audit(c, y_score=c.w(_UNIT_SCORES)), WORKS,

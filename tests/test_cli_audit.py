@@ -215,3 +215,50 @@ def test_cli_audit_scoring_rate_and_calibration(table, scheduler, capsys):  # no
     assert page.count("aria-label='reliability of ") == len(ece)
     assert page.count("<tr data-scoring>") == len(rates)
     assert EVIL not in page
+
+
+def test_cli_regression_audit_equals_the_library_and_stores_it(
+        table, scheduler, tmp_path, capsys):  # noqa: F811
+    """--task regression: a table's amounts and predictions audited by group on the cluster,
+    equal to the library's RegressionAudit, stored and read back bit for bit; the report has
+    the groups, the comparisons and the distances between predictions, names escaped."""
+    from daskfair.metrics import RegressionAudit
+
+    df = table[1]
+    rng = np.random.default_rng(4)
+    df = df.assign(amount=rng.gamma(2.0, 500.0, len(df)))
+    df["predicted"] = df["amount"] * rng.lognormal(0, 0.2, len(df)) + 30 * (df["sex"] == "M")
+    (tmp_path / "t").mkdir()
+    for i, lo in enumerate(range(0, len(df), 900)):
+        df.iloc[lo:lo + 900].to_parquet(tmp_path / "t" / f"p{i}.parquet", index=False)
+    code, out, err = _run(
+        ["audit", "--input", str(tmp_path / "t"), "--task", "regression", "--label", "amount",
+         "--prediction", "predicted", "--sensitive", "sex", "race", "--min-group-size", "150",
+         "--store", str(tmp_path / "r.zarr"), "--report", str(tmp_path / "r.html"),
+         "--scheduler", scheduler, "--no-progress"], capsys)
+    assert code == 0, err
+    ours = audit(df["amount"], df["predicted"], sensitive_features=df[["sex", "race"]],
+                 min_group_size=150, task="regression")
+    stored = read_audit(tmp_path / "r.zarr")
+    assert isinstance(stored, RegressionAudit)
+    pd.testing.assert_frame_equal(stored.by_group, ours.by_group, check_exact=True)
+    pd.testing.assert_frame_equal(stored.by_group_ci[0], ours.by_group_ci[0], check_exact=True)
+    gap, (lo, hi) = ours.difference(), ours.difference_ci()
+    assert (f"  mean_prediction      {gap['mean_prediction']:.3f} "
+            f"[{lo['mean_prediction']:.3f}, {hi['mean_prediction']:.3f}]") in out
+    assert "Kolmogorov-Smirnov" in out
+    page = (tmp_path / "r.html").read_text()
+    present = int((ours.by_group["count"].notna()).sum())
+    assert page.count("<tr data-group>") == present
+    assert page.count("<tr data-ks>") == len(ours.prediction_ks())
+    assert EVIL not in page and "&lt;script&gt;" in page
+
+
+def test_cli_regression_audit_refuses_classification_flags(table, tmp_path, capsys):
+    root, _ = table
+    code, _, err = _run(["audit", "--input", str(root / "t"), "--task", "regression",
+                         "--label", "score", "--prediction", "proba", "--score", "score",
+                         "--sensitive", "sex", "--store", str(tmp_path / "x.zarr"),
+                         "--workers", "1", "--no-progress"], capsys)
+    assert code == 2 and "--task regression takes no --score" in err, err
+    assert not (tmp_path / "x.zarr").exists()

@@ -23,7 +23,8 @@ class AuditInput:
     def __init__(self, frame: Any, path: Path, args: argparse.Namespace) -> None:
         self.frame, self.path, self.args = frame, path, args
         self.prediction = "prediction" if args.model else args.prediction
-        self.score = "probability" if args.model else args.score
+        classifies = args.task == "classification"
+        self.score = ("probability" if args.model else args.score) if classifies else None
         self.params = _params(frame, args)
         self.calibration = _calibration(args, self.score)
 
@@ -74,14 +75,18 @@ def _with_model(table: Any, args: argparse.Namespace, keep: list[str]) -> Any:
     from ..models.scoring import Scorer
 
     scorer = Scorer.of(load(args.model))
-    if scorer.kind != "classifier":
-        raise ValueError(f"--model {args.model} holds a {scorer.kind}; an audit needs a "
-                         "classifier's decisions (a fair kernel classifier run or model).")
+    wanted = "classifier" if args.task == "classification" else "regressor"
+    if scorer.kind != wanted:
+        raise ValueError(f"--model {args.model} holds a {scorer.kind}; --task {args.task} "
+                         f"audits a {wanted}'s predictions.")
     scorer.check_table(table._meta, keep)  # also: no kept column named as an output
     meta = table._meta[keep].copy()
-    meta["prediction"] = np.asarray(scorer.final.classes_)[:0]
-    meta["decision"] = np.zeros(0)
-    meta["probability"] = np.zeros(0)
+    if wanted == "classifier":
+        meta["prediction"] = np.asarray(scorer.final.classes_)[:0]
+        meta["decision"] = np.zeros(0)
+        meta["probability"] = np.zeros(0)
+    else:
+        meta["prediction"] = np.zeros(0)
     return table[list(dict.fromkeys([*scorer.columns, *keep]))].map_partitions(
         _scored, scorer, keep, meta=meta)
 
@@ -116,9 +121,20 @@ def _params(frame: Any, a: argparse.Namespace) -> dict[str, Any]:
     from ..metrics._audit_stats import own_metrics
     from ..metrics.audit_pass import AUDIT
 
+    if a.task == "regression":
+        given = [flag for flag, value in (("--score", a.score), ("--metrics", a.metrics),
+                                          ("--weight", a.weight), ("--control", a.control),
+                                          ("--calibration", a.calibration),
+                                          ("--pos-label", a.pos_label != "1")) if value]
+        if given:
+            raise ValueError(f"--task regression takes no {', '.join(given)}: a regression "
+                             "audit compares the groups' means of the predictions, targets "
+                             "and errors.")
     check_params({"n_boot": a.n_boot, "confidence": a.confidence,
-                  "min_group_size": a.min_group_size, "random_state": a.random_state}, AUDIT)
+                  "min_group_size": a.min_group_size, "random_state": a.random_state,
+                  "task": a.task}, AUDIT)
     ref = a.reference_group
+    pos = None
     if ref is not None:
         if len(ref) != len(a.sensitive):
             raise ValueError(f"--reference-group needs one value per --sensitive column "
@@ -126,8 +142,12 @@ def _params(frame: Any, a: argparse.Namespace) -> dict[str, Any]:
         ref = tuple(_typed(v, frame._meta[c].dtype, "--reference-group")
                     for v, c in zip(ref, a.sensitive, strict=True))
         ref = ref[0] if len(ref) == 1 else ref
-    pos = _typed(a.pos_label, frame._meta[a.label].dtype, "--pos-label")
+    if a.task == "classification":
+        pos = _typed(a.pos_label, frame._meta[a.label].dtype, "--pos-label")
     own_metrics(a.metrics)
+    if a.task == "regression":
+        return {"confidence": a.confidence, "min_group_size": a.min_group_size,
+                "reference_group": ref, "task": "regression"}
     return {"n_boot": a.n_boot, "confidence": a.confidence, "min_group_size": a.min_group_size,
             "reference_group": ref, "pos_label": pos, "random_state": a.random_state,
             "metrics": a.metrics}
@@ -156,15 +176,17 @@ def _levels(audit: Any) -> dict[str, Any]:
 def _about(audit: Any, data: AuditInput, client: Any) -> dict[str, Any]:
     cols = {k: v for k, v in data.columns().items() if v}
     levels = _levels(audit)
-    rows = sum(int(a.counts.rows.sum()) for a in levels.values())
+    rows = sum(int(audit.overall["count"]) if k == "" else int(a.overall["count"])
+               for k, a in levels.items())
     reference = "; ".join(f"{k}: {group_name(a.reference_group)}" if k
                           else group_name(a.reference_group) for k, a in levels.items())
+    bootstrap = ({"task": "regression"} if data.args.task == "regression" else
+                 {"n_boot": audit.n_boot, "random_state": audit.random_state})
     return {"input": str(data.path), "rows": f"{rows:,}",
             "partitions": data.frame.npartitions, **{f"column: {k}": v for k, v in cols.items()},
             **({"model": str(Path(data.args.model).absolute())} if data.args.model else {}),
-            "n_boot": audit.n_boot, "confidence": audit.confidence,
-            "min_group_size": audit.min_group_size,
-            "reference_group": reference, "random_state": audit.random_state,
+            **bootstrap, "confidence": audit.confidence,
+            "min_group_size": audit.min_group_size, "reference_group": reference,
             "workers": len(client.scheduler_info().get("workers", {})) if client else 1,
             "daskfair": __version__}
 
@@ -212,7 +234,7 @@ def _plain_table(frame: pd.DataFrame) -> dict[str, dict[str, float | None]]:
 
 def read_audit(path: str | os.PathLike[str]) -> Any:
     """The audit stored by ``daskfair audit`` at ``path`` (checked against its manifest)."""
-    from ..metrics import Audit, LevelAudit
+    from ..metrics import Audit, LevelAudit, RegressionAudit
     from ..store import open_run
 
     run = open_run(path)
@@ -221,7 +243,9 @@ def read_audit(path: str | os.PathLike[str]) -> Any:
     with run.reading("the audit"):
         arrays = {name: run.read_array(name) for name in run.array_names()}
         attrs = run.attrs["audit"]
-        return (LevelAudit if "control" in attrs else Audit).from_state(arrays, attrs)
+        kind = (RegressionAudit if attrs.get("task") == "regression" else
+                LevelAudit if "control" in attrs else Audit)
+        return kind.from_state(arrays, attrs)
 
 
 def _cell(point: float, lo: float, hi: float) -> str:
@@ -235,11 +259,43 @@ def format_audit(audit: Any, calibration: bool = False, n_bins: int = 10,
     """The per-group table with intervals, the largest gaps, and what is more than noise;
     with scores, the scoring rate; with ``calibration``, each group's expected calibration
     error in ``n_bins`` bins of ``strategy`` (with control features: for every level)."""
+    from ..metrics import RegressionAudit
+
+    if isinstance(audit, RegressionAudit):
+        return _format_regression(audit)
     shown = (n_bins, strategy) if calibration else None
     levels = _levels(audit)
     if "" not in levels:
         return "\n\n".join(f"== {k} ==\n{_format_one(a, shown)}" for k, a in levels.items())
     return _format_one(audit, shown)
+
+
+def _format_regression(audit: Any) -> str:
+    by, (lo, hi) = audit.by_group, audit.by_group_ci
+    present = by[by["count"].notna()]
+    table = pd.DataFrame({c: [_cell(present.loc[g, c], lo.loc[g, c], hi.loc[g, c])
+                              for g in present.index] for c in audit.metrics[1:]},
+                         index=present.index)
+    table.insert(0, "rows", [f"{int(n):,}" for n in present["count"]])
+    gap, (glo, ghi) = audit.difference(), audit.difference_ci()
+    lines = [f"Per group ({audit.confidence:.0%} intervals):", table.to_string(), "",
+             "Largest gap between groups:"]
+    lines += [f"  {c:<20} {_cell(gap[c], glo[c], ghi[c])}" for c in gap.index]
+    ks = audit.prediction_ks()
+    worst = ks["ks"].idxmax()
+    lines.append(f"\nLargest distance between two groups' predictions (Kolmogorov-Smirnov): "
+                 f"{ks.loc[worst, 'ks']:.3f} ({group_name(worst[0])} and "
+                 f"{group_name(worst[1])})")
+    lines.append(f"Reference group: {group_name(audit.reference_group)}")
+    tests = audit.tests()
+    sig = tests[tests["significant"]]
+    lines.append(f"Differences beyond noise (Holm, level {1 - audit.confidence:.2g}): "
+                 + ("; ".join(f"{m} of {group_name(g)}" for (m, *g) in sig.index) if len(sig)
+                    else "none"))
+    if audit.suppressed:
+        lines.append("Suppressed (fewer than --min-group-size rows): " + "; ".join(
+            f"{group_name(g)} ({n:,} rows)" for g, n in audit.suppressed.items()))
+    return "\n".join(lines)
 
 
 def _format_scores(audit: Any, calibration: tuple[int, str] | None) -> list[str]:

@@ -468,6 +468,11 @@ def _add_audit(sub: Any) -> None:
                    help="the table: CSV file or glob (optionally .gz), Parquet file, directory "
                         "or glob")
     g.add_argument("--label", required=True, metavar="COLUMN", help="the true outcome")
+    g.add_argument("--task", choices=("classification", "regression"),
+                   default="classification",
+                   help="regression: --label and the predictions are numbers (amounts, hours, "
+                        "prices), audited by the groups' mean prediction, target, residual, "
+                        "absolute and squared error (default %(default)s)")
     g.add_argument("--prediction", metavar="COLUMN", help="the decision made")
     g.add_argument("--score", metavar="COLUMN",
                    help="a score (higher: more favourable), for the per-group ROC AUC")

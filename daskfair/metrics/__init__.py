@@ -31,17 +31,20 @@ from .fairness import (
     mean_prediction_gap,
     regression_report,
 )
+from .regression_audit import REGRESSION_METRICS, RegressionAudit
 from .report import audit_html
 
 __all__ = [
     "AUDIT_RATES",
     "COUNT_METRICS",
     "GROUP_REPORT_COLUMNS",
+    "REGRESSION_METRICS",
     "REPORT_COLUMNS",
     "Audit",
     "Calibration",
     "GroupReport",
     "LevelAudit",
+    "RegressionAudit",
     "WorstPair",
     "audit",
     "audit_html",

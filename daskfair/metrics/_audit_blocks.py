@@ -24,6 +24,7 @@ __all__ = [
     "UNIT_BINS",
     "AuditBlock",
     "audit_block",
+    "coded_groups",
     "exact_value",
     "merge_blocks",
     "score_bins",
@@ -228,7 +229,8 @@ def _binary(values: Any, name: str, pos_label: Any) -> tuple[np.ndarray, frozens
         raise ValueError(missing_outcome(name))
     seen = _distinct(values)
     if len(seen) > 2:
-        raise ValueError(more_than_two(name, seen))
+        raise ValueError(more_than_two(name, seen) + " Numbers to compare as amounts: "
+                         "audit(..., task='regression').")
     kind = bool if values.dtype.kind == "b" else None
     return (values == pos_label).astype(np.int8), frozenset(
         kind(v) if kind else v.item() if isinstance(v, np.generic) else v for v in seen)
@@ -243,6 +245,23 @@ def _check_inputs(score: np.ndarray | None, w: np.ndarray | None) -> None:
             raise ValueError(
                 f"sample_weight holds {shown(w[bad][0])}: weights must be 0 or between 2**-40 and "
                 "2**40 (about 1e-12 and 1e12), finite and not negative; rescale them.")
+
+
+def coded_groups(groups: list[Any], n: int) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """The group columns of ``n`` rows as codes (one row per column), the strides that make
+    a row's group number ``strides @ codes[:, i]``, and every group number's key (the
+    columns' raw values; none without rows)."""
+    codes = np.empty((len(groups), n), dtype=np.int32)
+    levels = [_codes(g, codes[j]) for j, g in enumerate(groups)]
+    sizes = [len(v) for v in levels]
+    n_groups = math.prod(sizes)  # Python's integers: no overflow however many columns
+    if n_groups > MAX_KEYS:
+        raise ValueError(too_many_keys(n_groups))
+    strides = np.array([np.prod(sizes[j + 1:], dtype=np.int64) for j in range(len(sizes))],
+                       dtype=np.int64)
+    keys = [tuple(levels[c][i] for c, i in enumerate(np.unravel_index(g, sizes)))
+            for g in range(n_groups)] if n else []
+    return codes, strides, keys
 
 
 def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
@@ -260,16 +279,8 @@ def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
         {len(w)} if w is not None else set())
     if len(lengths) > 1:  # the kernels index without bounds checks
         raise ValueError(f"every input needs one value per row; got {sorted(lengths)} rows.")
-    codes = np.empty((len(groups), len(truth)), dtype=np.int32)
-    levels = [_codes(g, codes[j]) for j, g in enumerate(groups)]
-    sizes = [len(v) for v in levels]
-    n_groups = math.prod(sizes)  # Python's integers: no overflow however many columns
-    if n_groups > MAX_KEYS:
-        raise ValueError(too_many_keys(n_groups))
-    strides = np.array([np.prod(sizes[j + 1:], dtype=np.int64) for j in range(len(sizes))],
-                       dtype=np.int64)
-    group_keys = [tuple(levels[c][i] for c, i in enumerate(np.unravel_index(g, sizes)))
-                  for g in range(n_groups)] if len(truth) else []
+    codes, strides, group_keys = coded_groups(groups, len(truth))
+    n_groups = len(group_keys)
     # scores in [0, 1] are counted in a dense table (int32) where it is small beside the rows
     dense = score is not None and n_groups * 2 * UNIT_BINS <= 4 * len(s) < 2**33
     rows = np.zeros(n_groups * 4, dtype=np.int64)

@@ -1,5 +1,5 @@
 """What every part of the audit report writes the same way: escaped text, numbers, a
-value with its interval."""
+value with its interval, a plot of every group's value and interval."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import html
 import math
 from typing import Any
 
-__all__ = ["FOUR_FIFTHS", "esc", "group_name", "interval", "num"]
+import numpy as np
+
+__all__ = ["FOUR_FIFTHS", "esc", "group_name", "interval", "interval_plot", "num"]
 
 #: The four-fifths rule: a selection rate below 4/5 of the reference group's is flagged.
 FOUR_FIFTHS = 0.8
@@ -33,3 +35,44 @@ def interval(point: float, lo: float | None, hi: float | None) -> str:
     if lo is None or math.isnan(point):
         return num(point)
     return f"{num(point)} <span class='muted'>[{num(lo)}, {num(hi)}]</span>"
+
+
+def interval_plot(a: Any, metric: str, lo: Any, hi: Any, by: Any = None,
+                  mark: float | None = None, title: str | None = None, h: int = 3) -> str:
+    """An SVG plot of one metric of an audit ``a``: one row per compared group, its value
+    (dot) and interval (line); a dashed line at all rows' value (or at ``mark``)."""
+    by = a.by_group if by is None else by
+    groups = [g for g in by.index if not np.isnan(by.loc[g, metric])]
+    if not groups:
+        return ""
+    width, left, row = 720, 230, 22
+    height = row * len(groups) + 30
+    line = a.overall[metric] if mark is None else mark
+    ends = np.r_[[by.loc[g, metric] for g in groups], [lo.loc[g, metric] for g in groups],
+                 [hi.loc[g, metric] for g in groups], line]
+    ends = ends[np.isfinite(ends)]
+    pad = 0.05 * max(float(ends.max() - ends.min()), 1e-9)
+    x0, x1 = float(ends.min()) - pad, float(ends.max()) + pad
+
+    def x(v: float) -> float:
+        return left + (width - left - 20) * (v - x0) / (x1 - x0)
+
+    parts = [f"<svg width='{width}' height='{height}' role='img' "
+             f"aria-label='{esc(metric)} by group'>"]
+    ov = x(line)
+    parts.append(f"<line x1='{ov:.1f}' x2='{ov:.1f}' y1='0' y2='{height - 20}' "
+                 "stroke='#999' stroke-dasharray='4 3'/>")
+    for i, g in enumerate(groups):
+        y = 15 + i * row
+        v, low, high = by.loc[g, metric], lo.loc[g, metric], hi.loc[g, metric]
+        parts.append(f"<text x='{left - 8}' y='{y + 4}' text-anchor='end' font-size='12'>"
+                     f"{esc(group_name(g))}</text>")
+        if np.isfinite(low) and np.isfinite(high):
+            parts.append(f"<line x1='{x(low):.1f}' x2='{x(high):.1f}' y1='{y}' y2='{y}' "
+                         "stroke='#1f5fa8' stroke-width='2'/>")
+        parts.append(f"<circle cx='{x(v):.1f}' cy='{y}' r='4' fill='#1f5fa8'/>")
+    for v in (x0, x1):
+        parts.append(f"<text x='{x(v):.1f}' y='{height - 4}' font-size='11' "
+                     f"text-anchor='middle'>{num(v, 2)}</text>")
+    parts.append("</svg>")
+    return f"<h{h}>{esc(title or metric)}</h{h}>" + "".join(parts)

@@ -16,7 +16,7 @@ from .. import progress
 from .._arrow import check_arrow
 from .._blocks import _tree, block_size, streamed_tree
 from .._keyed import MISSING
-from .._params import Integer, Nothing, Real, Spec, checked
+from .._params import Integer, Nothing, Options, Real, Spec, checked
 from .._validation import check_known_chunks, is_dask
 from ._audit_blocks import (
     AuditBlock,
@@ -27,12 +27,16 @@ from ._audit_blocks import (
 )
 from ._audit_stats import auc_from_histograms, own_metrics
 from ._outcomes import check_outcomes
+from ._regression_blocks import RegressionBlock, merge_regression, regression_block
 from ._score_tables import Histograms
 from .audit_levels import LevelAudit, level_counts
 from .audit_result import Audit, Counts
+from .regression_audit import RegressionAudit
 
 __all__ = ["AUDIT", "UNKNOWN", "audit"]
 
+#: How each task's block statistics are added.
+_MERGE = {"classification": merge_blocks, "regression": merge_regression}
 #: The group name of rows whose sensitive value is missing.
 UNKNOWN = "unknown"
 
@@ -61,15 +65,16 @@ def _columns(s: Any, what: str = "sensitive_feature") -> tuple[list[Any], list[s
     raise ValueError(f"{what}s must be 1-D or 2-D, got shape {a.shape}.")
 
 
-def _frame_block(part: pd.DataFrame, n_groups: int, pos_label: Any) -> AuditBlock:
+def _frame_block(part: pd.DataFrame, n_groups: int, pos_label: Any, task: str) -> Any:
     # the joined frame's columns are named by the inputs' keys
     for c in part.columns:
         check_arrow(part[c], _public(c))
     return _array_block([part[c] for c in part.columns], n_groups, pos_label,
-                        tuple(part.columns))
+                        tuple(part.columns), task)
 
 
-def _frame_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[Any]:
+def _frame_parts(named: dict[str, Any], n_groups: int, pos_label: Any,
+                 task: str) -> list[Any]:
     """One task per partition of the inputs' dask DataFrames, joined column-wise."""
     import dask.dataframe as dd
 
@@ -85,11 +90,12 @@ def _frame_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[A
               for k, v in named.items()]
     frame = dd.concat(series, axis=1, ignore_unknown_divisions=True) \
         if len(series) > 1 else series[0].to_frame()
-    return [dask.delayed(_frame_block, pure=True)(p, n_groups, pos_label)
+    return [dask.delayed(_frame_block, pure=True)(p, n_groups, pos_label, task)
             for p in frame.to_delayed(optimize_graph=True)]
 
 
-def _array_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[Any]:
+def _array_parts(named: dict[str, Any], n_groups: int, pos_label: Any,
+                 task: str) -> list[Any]:
     """One task per row chunk of the first dask array (the others cut alike)."""
     for k, v in named.items():
         if is_dask(v):
@@ -110,7 +116,7 @@ def _array_parts(named: dict[str, Any], n_groups: int, pos_label: Any) -> list[A
         arrays[k] = a.rechunk((rows,)).to_delayed(optimize_graph=True).ravel()
     keys = list(arrays)
     return [dask.delayed(_array_block, pure=True)([arrays[k][i] for k in keys], n_groups,
-                                                 pos_label, tuple(keys))
+                                                 pos_label, tuple(keys), task)
             for i in range(len(rows))]
 
 
@@ -123,13 +129,15 @@ def _public(key: str) -> str:
 
 
 def _array_block(columns: list[Any], n_groups: int, pos_label: Any,
-                 keys: tuple[str, ...]) -> AuditBlock:
+                 keys: tuple[str, ...], task: str) -> Any:
+    if task == "regression":
+        return regression_block(columns[:n_groups], columns[n_groups], columns[n_groups + 1])
     extra = dict(zip(keys[n_groups + 2:], columns[n_groups + 2:], strict=True))
     return audit_block(columns[:n_groups], columns[n_groups], columns[n_groups + 1],
                        extra.get("__score"), extra.get("__weight"), pos_label)
 
 
-def _memory_counts(named: dict[str, Any], n_groups: int, pos_label: Any) -> AuditBlock:
+def _memory_counts(named: dict[str, Any], n_groups: int, pos_label: Any, task: str) -> Any:
     for k, v in named.items():
         check_arrow(v, _public(k))
     arrays = {k: np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v)
@@ -140,14 +148,15 @@ def _memory_counts(named: dict[str, Any], n_groups: int, pos_label: Any) -> Audi
     length = next(iter(n.values()))[0]
     keys, step = list(arrays), block_size(len(arrays))
     blocks = (_array_block([arrays[k][lo:lo + step] for k in keys], n_groups, pos_label,
-                           tuple(keys))
+                           tuple(keys), task)
               for lo in range(0, max(length, 1), step))
-    return streamed_tree(blocks, merge_blocks)
+    return streamed_tree(blocks, _MERGE[task])
 
 
 def count_pass(y_true: Any, y_pred: Any, sensitive_features: Any, y_score: Any = None,
                sample_weight: Any = None, pos_label: Any = 1,
-               control_features: Any = None) -> tuple[AuditBlock, list[str], int]:
+               control_features: Any = None, task: str = "classification"
+               ) -> tuple[Any, list[str], int]:
     """The one pass: every block's statistics, summed, the names of the group columns (the
     control columns first, then the sensitive ones) and how many are control columns."""
     controls, control_names = ([], []) if control_features is None else _columns(
@@ -169,12 +178,12 @@ def count_pass(y_true: Any, y_pred: Any, sensitive_features: Any, y_score: Any =
         if v is None:
             raise TypeError(f"{_public(k)} is None; pass one value per row.")
     if any(_is_frame(v) for v in named.values()):
-        parts = _frame_parts(named, len(columns), pos_label)
+        parts = _frame_parts(named, len(columns), pos_label, task)
     elif any(is_dask(v) for v in named.values()):
-        parts = _array_parts(named, len(columns), pos_label)
+        parts = _array_parts(named, len(columns), pos_label, task)
     else:
-        return _memory_counts(named, len(columns), pos_label), names, len(controls)
-    return progress.compute(_tree(parts, merge_blocks)), names, len(controls)
+        return _memory_counts(named, len(columns), pos_label, task), names, len(controls)
+    return progress.compute(_tree(parts, _MERGE[task])), names, len(controls)
 
 
 def _levels(keys: list[tuple[Any, ...]], j: int, name: str) -> list[Any]:
@@ -201,15 +210,9 @@ def arrange_counts(total: AuditBlock, names: list[str], pos_label: Any) -> Count
     if not keys:
         raise ValueError("the inputs have no rows; an audit needs at least one.")
     check_outcomes(pos_label, dict(zip(("y_true", "y_pred"), total.labels, strict=True)))
-    levels = [_levels(keys, j, n) for j, n in enumerate(names)]
-    # the levels as the blocks keyed them: "unknown" is MISSING there
-    raw = [[MISSING if isinstance(v, str) and v == UNKNOWN else v for v in lv]
-           for lv in levels]
-    code = [{v: i for i, v in enumerate(lv)} for lv in raw]
-    sizes = tuple(len(lv) for lv in levels)
-    index = np.array([np.ravel_multi_index(tuple(code[j][k[j]] for j in range(len(names))),
-                                           sizes) * 4 + k[-2] * 2 + k[-1] for k in keys])
-    n_groups = int(np.prod(sizes))
+    group_index, raw, at = _grid(keys, names)
+    index = at * 4 + np.array([k[-2] * 2 + k[-1] for k in keys], dtype=np.int64)
+    n_groups = len(group_index)
     rows = np.zeros(n_groups * 4, dtype=np.int64)
     rows[index] = total.cells.values[0]
     weights = squares = None
@@ -217,8 +220,6 @@ def arrange_counts(total: AuditBlock, names: list[str], pos_label: Any) -> Count
         sums = np.zeros((n_groups * 4, 2), dtype=np.float64)
         sums[index] = exact_value(total.cells.values[1])
         weights, squares = (sums[:, j].reshape(n_groups, 2, 2) for j in (0, 1))
-    group_index = (pd.MultiIndex.from_product(levels, names=names) if len(names) > 1
-                   else pd.Index(levels[0], name=names[0]))
     auc = scores = None
     if total.histograms is not None:
         per_group = [[total.histograms.get((*g, y)) for y in (0, 1)]
@@ -237,6 +238,41 @@ def _grid_histograms(per_group: list[list[Any]]) -> Histograms:
     return Histograms(np.concatenate([np.full(len(h[0]), k, dtype=np.int64) for k, h in parts]),
                       np.concatenate([h[0] for _, h in parts]).astype(np.int64),
                       np.concatenate([h[1] for _, h in parts]).astype(np.int64))
+
+
+def _grid(keys: list[tuple[Any, ...]], names: list[str]
+          ) -> tuple[pd.Index, list[list[Any]], np.ndarray]:
+    """The index of every combination of the groups' levels, the levels as the blocks keyed
+    them, and each key's position on that grid."""
+    levels = [_levels(keys, j, n) for j, n in enumerate(names)]
+    # the levels as the blocks keyed them: "unknown" is MISSING there
+    raw = [[MISSING if isinstance(v, str) and v == UNKNOWN else v for v in lv]
+           for lv in levels]
+    code = [{v: i for i, v in enumerate(lv)} for lv in raw]
+    sizes = tuple(len(lv) for lv in levels)
+    at = np.array([np.ravel_multi_index(tuple(code[j][k[j]] for j in range(len(names))),
+                                        sizes) for k in keys], dtype=np.int64)
+    index = (pd.MultiIndex.from_product(levels, names=names) if len(names) > 1
+             else pd.Index(levels[0], name=names[0]))
+    return index, raw, at
+
+
+def arrange_regression(total: RegressionBlock, names: list[str], confidence: float,
+                       min_group_size: int, reference_group: Any) -> RegressionAudit:
+    """The summed statistics of a regression audit on the grid of the groups' levels."""
+    keys = list(total.keys)
+    if not keys:
+        raise ValueError("the inputs have no rows; an audit needs at least one.")
+    index, _, at = _grid(keys, names)
+    rows = np.zeros(len(index), dtype=np.int64)
+    rows[at] = total.rows
+    parts = np.zeros((len(index), *total.parts.shape[1:]), dtype=np.int64)
+    parts[at] = total.parts
+    histograms: list[Any] = [None] * len(index)
+    for k, pos in zip(keys, at, strict=True):
+        histograms[pos] = total.histograms[k]
+    return RegressionAudit(index, rows, total.low, parts, histograms, confidence=confidence,
+                           min_group_size=min_group_size, reference_group=reference_group)
 
 
 def _pooled(histograms: list[Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -258,7 +294,8 @@ def _auc_table(per_group: list[list[Any]]) -> tuple[np.ndarray, np.ndarray, np.n
 #: The statistics' parameters of :func:`audit` (the command line checks them before it reads).
 AUDIT: dict[str, list[Spec]] = {
     "n_boot": [Integer(0)], "confidence": [Real(0, 1, low_open=True, high_open=True)],
-    "min_group_size": [Integer(1)], "random_state": [Nothing, Integer(0)]}
+    "min_group_size": [Integer(1)], "random_state": [Nothing, Integer(0)],
+    "task": [Options(("classification", "regression"))]}
 
 
 @checked(**AUDIT)
@@ -266,8 +303,10 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
           sample_weight: Any = None, n_boot: int = 1000, confidence: float = 0.95,
           min_group_size: int = 1, reference_group: Any = None, pos_label: Any = 1,
           random_state: int | None = None, metrics: Any = None,
-          control_features: Any = None) -> Audit | LevelAudit:
-    """Per-group metrics of binary decisions, with confidence intervals, from one pass.
+          control_features: Any = None, task: str = "classification"
+          ) -> Audit | LevelAudit | RegressionAudit:
+    """Per-group metrics of binary decisions (or of a regression's predictions), with
+    confidence intervals, from one pass.
 
     The rows are read once, into a table of rows per (group, label, decision) and per-group
     histograms of the scores; every metric, interval and test comes from these tables (the
@@ -312,10 +351,17 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
         groups are compared within each level, as fairlearn's ``MetricFrame`` compares them
         with ``control_features``; still one pass (a level is one more key of the count
         table).
+    task : {"classification", "regression"}, default="classification"
+        ``"regression"``: ``y_true`` and ``y_pred`` are numbers (amounts, hours, prices),
+        audited by the groups' mean prediction, target, residual, absolute and squared
+        error, with normal intervals of means (:class:`~daskfair.metrics.RegressionAudit`);
+        it takes ``sensitive_features``, ``confidence``, ``min_group_size`` and
+        ``reference_group``. Said explicitly, never guessed from the values: a binary target
+        with continuous predictions is a question for either.
 
     Returns
     -------
-    Audit, or LevelAudit with control_features
+    Audit, LevelAudit with control_features, or RegressionAudit with task="regression"
 
     Examples
     --------
@@ -324,6 +370,11 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
     >>> a.by_group["selection_rate"].round(3).to_dict()
     {'a': 0.333, 'b': 0.667}
     """
+    if task == "regression":
+        return _regression(y_true, y_pred, sensitive_features, confidence, min_group_size,
+                           reference_group, y_score=y_score, sample_weight=sample_weight,
+                           metrics=metrics, control_features=control_features,
+                           pos_label=pos_label)
     own_metrics(metrics)  # refused before the pass
     if y_score is not None and sample_weight is not None:
         raise ValueError("roc_auc with sample_weight is not supported: pass y_score without "
@@ -338,6 +389,18 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
         return Audit(counts, **params)
     return LevelAudit(level_counts(counts, n_control, _level_auc(total, counts)),
                       names[:n_control], **params)
+
+
+def _regression(y_true: Any, y_pred: Any, sensitive_features: Any, confidence: float,
+                min_group_size: int, reference_group: Any, **unused: Any) -> RegressionAudit:
+    given = [k for k, v in unused.items() if v is not None and not (k == "pos_label" and v == 1)]
+    if given:
+        raise ValueError(f"task='regression' takes no {', '.join(given)}: a regression audit "
+                         "compares the groups' means of its predictions, targets and errors "
+                         "(leave those parameters out).")
+    total, names, _ = count_pass(y_true, y_pred, sensitive_features, task="regression")
+    return arrange_regression(total, names, float(confidence), int(min_group_size),
+                              reference_group)
 
 
 def _level_auc(total: AuditBlock, counts: Counts) -> Any:

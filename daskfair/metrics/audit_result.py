@@ -26,7 +26,7 @@ from ._audit_stats import (
 from ._extremes import extreme_interval, pair_interval
 from ._score_tables import Calibration, Histograms, calibration_frames, scoring_counts
 
-__all__ = ["Audit", "Counts"]
+__all__ = ["Audit", "Counts", "index_attrs", "index_from"]
 
 _METHODS = ("between_groups", "to_overall")
 
@@ -552,12 +552,7 @@ class Audit:
         if c.auc is not None:
             arrays.update(auc=np.stack(c.auc), score_owner=c.scores.owner,
                           score_bins=c.scores.bins, score_rows=c.scores.rows)
-        index = c.index
-        levels = [list(lv) for lv in index.levels] if isinstance(index, pd.MultiIndex) \
-            else [list(index)]
-        attrs = {"levels": [[v.item() if isinstance(v, np.generic) else v for v in lv]
-                            for lv in levels],
-                 "names": [str(n) for n in index.names],
+        attrs = {**index_attrs(c.index),
                  "reference_group": _plain(self.reference_group), "n_boot": self.n_boot,
                  "confidence": self.confidence, "min_group_size": self.min_group_size,
                  "random_state": self.random_state, "metrics": self._stored_metrics()}
@@ -586,9 +581,7 @@ class Audit:
         -------
         Audit
         """
-        levels, names = attrs["levels"], attrs["names"]
-        index = (pd.MultiIndex.from_product(levels, names=names) if len(names) > 1
-                 else pd.Index(levels[0], name=names[0]))
+        index = index_from(attrs)
         auc = scores = None
         if "auc" in arrays:
             auc = tuple(arrays["auc"])
@@ -605,6 +598,22 @@ class Audit:
     def __repr__(self) -> str:
         return (f"Audit({int(self._present.sum())} groups, {int(self.counts.rows.sum()):,} "
                 f"rows, n_boot={self.n_boot}, confidence={self.confidence})")
+
+
+def index_attrs(index: pd.Index) -> dict[str, Any]:
+    """The groups' index as stored attributes: each column's levels and its name."""
+    levels = [list(lv) for lv in index.levels] if isinstance(index, pd.MultiIndex) \
+        else [list(index)]
+    return {"levels": [[v.item() if isinstance(v, np.generic) else v for v in lv]
+                       for lv in levels],
+            "names": [str(n) for n in index.names]}
+
+
+def index_from(attrs: dict[str, Any]) -> pd.Index:
+    """The index :func:`index_attrs` stored."""
+    levels, names = attrs["levels"], attrs["names"]
+    return (pd.MultiIndex.from_product(levels, names=names) if len(names) > 1
+            else pd.Index(levels[0], name=names[0]))
 
 
 def _plain(value: Any) -> Any:

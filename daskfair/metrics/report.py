@@ -10,9 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from ._html import FOUR_FIFTHS, esc, group_name, interval, num
+from ._html import FOUR_FIFTHS, esc, group_name, interval, interval_plot, num
 from .audit_levels import LevelAudit
 from .audit_result import Audit
+from .regression_audit import RegressionAudit
+from .report_regression import regression_body
 from .report_scores import calibration_section, scoring_section
 
 __all__ = ["GENERATOR", "audit_html", "level_name"]
@@ -106,47 +108,6 @@ def _worst_table(a: Audit) -> str:
             f"<th>smallest ratio</th></tr>{''.join(rows)}</table>")
 
 
-def _plot(a: Audit, metric: str, lo: Any, hi: Any, by: Any = None, mark: float | None = None,
-          title: str | None = None, h: int = 3) -> str:
-    """One row per compared group: its value (dot) and interval (line); a dashed line at
-    all rows' value (or at ``mark``)."""
-    by = a.by_group if by is None else by
-    groups = [g for g in by.index if not np.isnan(by.loc[g, metric])]
-    if not groups:
-        return ""
-    width, left, row = 720, 230, 22
-    height = row * len(groups) + 30
-    line = a.overall[metric] if mark is None else mark
-    ends = np.r_[[by.loc[g, metric] for g in groups], [lo.loc[g, metric] for g in groups],
-                 [hi.loc[g, metric] for g in groups], line]
-    ends = ends[np.isfinite(ends)]
-    pad = 0.05 * max(float(ends.max() - ends.min()), 1e-9)
-    x0, x1 = float(ends.min()) - pad, float(ends.max()) + pad
-
-    def x(v: float) -> float:
-        return left + (width - left - 20) * (v - x0) / (x1 - x0)
-
-    parts = [f"<svg width='{width}' height='{height}' role='img' "
-             f"aria-label='{esc(metric)} by group'>"]
-    ov = x(line)
-    parts.append(f"<line x1='{ov:.1f}' x2='{ov:.1f}' y1='0' y2='{height - 20}' "
-                 "stroke='#999' stroke-dasharray='4 3'/>")
-    for i, g in enumerate(groups):
-        y = 15 + i * row
-        v, low, high = by.loc[g, metric], lo.loc[g, metric], hi.loc[g, metric]
-        parts.append(f"<text x='{left - 8}' y='{y + 4}' text-anchor='end' font-size='12'>"
-                     f"{esc(group_name(g))}</text>")
-        if np.isfinite(low) and np.isfinite(high):
-            parts.append(f"<line x1='{x(low):.1f}' x2='{x(high):.1f}' y1='{y}' y2='{y}' "
-                         "stroke='#1f5fa8' stroke-width='2'/>")
-        parts.append(f"<circle cx='{x(v):.1f}' cy='{y}' r='4' fill='#1f5fa8'/>")
-    for v in (x0, x1):
-        parts.append(f"<text x='{x(v):.1f}' y='{height - 4}' font-size='11' "
-                     f"text-anchor='middle'>{num(v, 2)}</text>")
-    parts.append("</svg>")
-    return f"<h{h}>{esc(title or metric)}</h{h}>" + "".join(parts)
-
-
 def _about(about: Mapping[str, Any]) -> str:
     rows = "".join(f"<tr><td class='g'>{esc(k)}</td><td class='g'><code>{esc(v)}</code></td></tr>"
                    for k, v in about.items())
@@ -156,11 +117,11 @@ def _about(about: Mapping[str, Any]) -> str:
 def _body(audit: Audit, h: int, calibration: tuple[int, str] | None) -> str:
     """The sections of one audit, headed at level ``h``."""
     lo, hi, _ = _intervals(audit)
-    plots = "".join(_plot(audit, m, lo, hi, h=h + 1) for m in audit.metrics[1:])
+    plots = "".join(interval_plot(audit, m, lo, hi, h=h + 1) for m in audit.metrics[1:])
     if audit.n_boot:
         ratio = audit.ratio_to_reference().drop(index=[audit.reference_group])
         rlo, rhi = (x.drop(index=[audit.reference_group]) for x in audit.ratio_to_reference_ci())
-        plots += _plot(audit, "selection_rate", rlo, rhi, by=ratio, mark=FOUR_FIFTHS,
+        plots += interval_plot(audit, "selection_rate", rlo, rhi, by=ratio, mark=FOUR_FIFTHS,
                        title="impact ratio (selection rate over the reference group's); "
                              "dashed: four-fifths", h=h + 1)
     small = audit.suppressed
@@ -185,7 +146,7 @@ def level_name(names: list[str], key: Any) -> str:
     return ", ".join(f"{n} {v}" for n, v in zip(names, values, strict=True))
 
 
-def audit_html(audit: Audit | LevelAudit, about: Mapping[str, Any] | None = None,
+def audit_html(audit: Audit | LevelAudit | RegressionAudit, about: Mapping[str, Any] | None = None,
                title: str = "Audit of decisions by group", calibration: bool = False,
                n_bins: int = 10, strategy: str = "uniform") -> str:
     """The audit as one HTML page that needs no network to open (with control features:
@@ -193,7 +154,7 @@ def audit_html(audit: Audit | LevelAudit, about: Mapping[str, Any] | None = None
 
     Parameters
     ----------
-    audit : Audit or LevelAudit
+    audit : Audit, LevelAudit or RegressionAudit
     about : mapping, default=None
         What was audited (input, rows, columns, parameters, version), shown as given.
     title : str, default="Audit of decisions by group"
@@ -210,7 +171,9 @@ def audit_html(audit: Audit | LevelAudit, about: Mapping[str, Any] | None = None
     str
     """
     shown = (n_bins, strategy) if calibration else None
-    if isinstance(audit, LevelAudit):
+    if isinstance(audit, RegressionAudit):
+        body = regression_body(audit, 2)
+    elif isinstance(audit, LevelAudit):
         body = "".join(f"<h2>{esc(level_name(audit.names, key))}</h2>{_body(a, 3, shown)}"
                        for key, a in audit.levels.items())
     else:
