@@ -604,15 +604,55 @@ def audit_levels(doc: dict[str, Any]) -> Extracted:
                  Measure("× floor", s["ratio_to_floor"], ".2f"),
                  Measure("plain audit × floor", s["plain_ratio_to_floor"], ".2f")])]
     for r in doc["fairlearn"]:
+        measures = [Measure("fairlearn s", r["fairlearn_seconds"], ".2f"),
+                    Measure("daskfair s", r["daskfair_seconds"], ".2f"),
+                    Measure("f1 gap difference", r["f1_difference_max_gap"], ".1e")]
+        if "calibration_curve_seconds" in r:
+            measures += [Measure("calibration_curve s", r["calibration_curve_seconds"], ".2f"),
+                         Measure("daskfair calibration s", r["daskfair_calibration_seconds"],
+                                 ".3f"),
+                         Measure("calibration gap", r["calibration_max_gap"], ".1e")]
         rows.append((f"MetricFrame with control_features on {r['rows']:,} rows in pandas, "
-                     f"against daskfair's audit with {r['daskfair_n_boot']:,} replicates", [
-                         Measure("fairlearn s", r["fairlearn_seconds"], ".2f"),
-                         Measure("daskfair s", r["daskfair_seconds"], ".2f"),
-                         Measure("f1 gap difference", r["f1_difference_max_gap"], ".1e")]))
+                     f"against daskfair's audit with {r['daskfair_n_boot']:,} replicates",
+                     measures))
     c = doc["coverage"]
     rows.append((f"coverage of 95 % intervals, {c['runs']} simulated data sets", [
         Measure("f1/youden/f1 gap", (c["f1_score"], c["youden"], c["f1_gap"]),
                 (".3f", ".3f", ".3f"))]))
+    if "scores" in c:
+        k = c["scores"]
+        rows.append((f"coverage of 95 % intervals from score histograms, {k['runs']} data sets "
+                     "(groups of 300, 1,000, 3,000 rows)", [
+                         Measure("bin rate", k["bin_positive_rate"], ".3f"),
+                         Measure("ECE calibrated/shifted/steep",
+                                 (k["ece_calibrated"], k["ece_shifted"], k["ece_steep"]),
+                                 (".3f", ".3f", ".3f")),
+                         Measure("scoring rate", k["scoring_rate"], ".3f")]))
+    return rows
+
+
+def audit_regression(doc: dict[str, Any]) -> Extracted:
+    s = doc["at_scale"]
+    rows = [(f"regression audit of {doc['rows']:,} Census-KDD-shaped amounts and predictions, "
+             f"sex × race; {doc['workers']} workers", [
+                 Measure("s", s["audit_seconds"], ".2f"),
+                 Measure("floor s", s["floor_seconds"], ".2f"),
+                 Measure("× floor", s["ratio_to_floor"], ".2f")])]
+    for r in doc["fairlearn"]:
+        rows.append((f"MetricFrame (count, mean prediction, MAE, MSE) on {r['rows']:,} rows "
+                     "in pandas, against daskfair's regression audit", [
+                         Measure("fairlearn s", r["fairlearn_seconds"], ".2f"),
+                         Measure("daskfair s", r["daskfair_seconds"], ".2f"),
+                         Measure("relative gap", r["max_relative_gap"], ".1e")]))
+    c = doc["coverage"]
+    rows.append((f"coverage of 95 % intervals, {c['runs']} simulated data sets (groups of "
+                 f"{', '.join(map(str, c['group_rows']))} rows)", [
+                     Measure("prediction/target/residual/MAE/MSE",
+                             tuple(c[m] for m in ("mean_prediction", "mean_target",
+                                                  "mean_residual", "mean_absolute_error",
+                                                  "mean_squared_error")),
+                             (".3f",) * 5),
+                     Measure("largest gap", c["mean_prediction_gap"], ".3f")]))
     return rows
 
 
@@ -720,7 +760,7 @@ EXTRACTORS: dict[str, Callable[[dict[str, Any]], Extracted]] = {
                             fkr_cv_scale, numpy_block_sums, fce_coarser_consensus,
                             ffe_compas_columns, safairkm_end_to_end, tables_at_scale,
                             predict_at_scale, load_checks, checks_overhead, audit_at_scale,
-                            cli_fkr_job, pass_graphs, audit_levels,
+                            cli_fkr_job, pass_graphs, audit_levels, audit_regression,
                             fkr_bound_population,
                             cold_start,
                             store_kill_points, slurm_end_to_end, code_shape)
