@@ -244,3 +244,25 @@ def test_calibration_and_scoring_rate_say_what_they_need():
         wide.calibration(0)
     with pytest.raises(ValueError, match="strategy must be one of"):
         wide.calibration(10, "kmeans")
+
+
+def test_level_audit_stacks_each_levels_calibration_scoring_rate_and_intervals():
+    y, s, g = _centred(6000, 6)
+    region = np.where(np.arange(6000) % 4 == 0, "north", "south")
+    levels = audit(y, (s > 0.5).astype(int), y_score=s, sensitive_features=g,
+                   control_features=region, n_boot=200, random_state=0)
+    c = levels.calibration(8, "quantile")
+    rates = levels.scoring_rate()
+    for r in ("north", "south"):
+        one = levels.levels[r]
+        pd.testing.assert_frame_equal(c.by_bin.loc[r], one.calibration(8, "quantile").by_bin)
+        pd.testing.assert_frame_equal(c.ece.loc[r], one.calibration(8, "quantile").ece)
+        assert c.overall_ece.loc[r, "ece"] == one.calibration(8, "quantile").overall_ece["ece"]
+        pd.testing.assert_frame_equal(rates.loc[r], one.scoring_rate())
+        for end in (0, 1):
+            pd.testing.assert_frame_equal(levels.difference_to_reference_ci()[end].loc[r],
+                                          one.difference_to_reference_ci()[end])
+            pd.testing.assert_frame_equal(levels.ratio_to_reference_ci()[end].loc[r],
+                                          one.ratio_to_reference_ci()[end])
+            pd.testing.assert_frame_equal(levels.by_group_wilson_ci[end].loc[r],
+                                          one.by_group_wilson_ci[end])

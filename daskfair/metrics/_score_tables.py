@@ -156,8 +156,9 @@ class Calibration:
         mean_score_b|`` and its interval ``lower``, ``upper``.
     overall_by_bin : pandas.DataFrame
         ``by_bin`` of all rows.
-    overall_ece : pandas.Series
-        ``ece`` of all rows.
+    overall_ece : pandas.Series or pandas.DataFrame
+        ``ece`` of all rows (of each control level's rows, one row per level, for a
+        :class:`~daskfair.metrics.LevelAudit`).
     n_bins : int
         Bins asked for (the occupied ones are reported).
     strategy : {"uniform", "quantile"}
@@ -167,7 +168,7 @@ class Calibration:
     by_bin: pd.DataFrame
     ece: pd.DataFrame
     overall_by_bin: pd.DataFrame
-    overall_ece: pd.Series
+    overall_ece: pd.Series | pd.DataFrame
     n_bins: int
     strategy: str
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._score_tables import Calibration
 from .audit_result import Audit, Counts, _plain
 
 __all__ = ["LevelAudit", "level_counts"]
@@ -231,6 +232,64 @@ class LevelAudit:
         pandas.DataFrame
         """
         return self._stack(lambda a: a.ratio_to_reference())
+
+    def difference_to_reference_ci(self) -> list[pd.DataFrame]:
+        """``[lower, upper]`` of :meth:`difference_to_reference`.
+
+        Returns
+        -------
+        list of pandas.DataFrame
+        """
+        return self._ends(lambda a: a.difference_to_reference_ci())
+
+    def ratio_to_reference_ci(self) -> list[pd.DataFrame]:
+        """``[lower, upper]`` of :meth:`ratio_to_reference`.
+
+        Returns
+        -------
+        list of pandas.DataFrame
+        """
+        return self._ends(lambda a: a.ratio_to_reference_ci())
+
+    @property
+    def by_group_wilson_ci(self) -> list[pd.DataFrame]:
+        """``[lower, upper]``: each level's :attr:`~daskfair.metrics.Audit.by_group_wilson_ci`
+        (no bootstrap needed)."""
+        return self._ends(lambda a: a.by_group_wilson_ci)
+
+    def scoring_rate(self) -> pd.DataFrame:
+        """Each level's :meth:`~daskfair.metrics.Audit.scoring_rate`, the median taken within
+        the level, under the level's key.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return self._stack(lambda a: a.scoring_rate())
+
+    def calibration(self, n_bins: int = 10, strategy: str = "uniform") -> Calibration:
+        """Each level's :meth:`~daskfair.metrics.Audit.calibration`, its frames stacked
+        under the level's key (``overall_ece``: one row per level).
+
+        Parameters
+        ----------
+        n_bins : int, default=10
+        strategy : {"uniform", "quantile"}, default="uniform"
+
+        Returns
+        -------
+        Calibration
+        """
+        parts = {k: a.calibration(n_bins, strategy) for k, a in self.levels.items()}
+        keys = list(parts)
+        return Calibration(
+            by_bin=pd.concat([c.by_bin for c in parts.values()], keys=keys, names=self.names),
+            ece=pd.concat([c.ece for c in parts.values()], keys=keys, names=self.names),
+            overall_by_bin=pd.concat([c.overall_by_bin for c in parts.values()], keys=keys,
+                                     names=self.names),
+            overall_ece=pd.DataFrame([c.overall_ece for c in parts.values()],
+                                     index=self._keys()),
+            n_bins=n_bins, strategy=strategy)
 
     def tests(self) -> pd.DataFrame:
         """Each level's :meth:`~daskfair.metrics.Audit.tests`, under the level's key (Holm's
