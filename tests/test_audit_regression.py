@@ -253,3 +253,33 @@ def test_regression_refuses_what_it_cannot_audit(kw, message):
 def test_a_continuous_target_without_the_task_says_which_to_use():
     with pytest.raises(ValueError, match=r"audit\(\.\.\., task='regression'\)"):
         audit([1.0, 2.5, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], sensitive_features=[0, 0, 1, 1])
+
+
+def test_within_control_levels_equals_metricframe_and_round_trips():
+    from fairlearn.metrics import MetricFrame, count, mean_prediction
+
+    from daskfair.metrics import LevelAudit
+
+    groups, t, p = _data(9000, seed=10)
+    a = audit(t, p, sensitive_features=groups["sex"], control_features=groups["region"],
+              task="regression")
+    assert isinstance(a, LevelAudit) and set(a.levels) == {"east", "north", "south"}
+    mf = MetricFrame(metrics={"count": count, "mean_prediction": mean_prediction,
+                              "mean_absolute_error": mean_absolute_error,
+                              "mean_squared_error": mean_squared_error},
+                     y_true=t, y_pred=p, sensitive_features=groups["sex"],
+                     control_features=groups["region"])
+    _close(a.by_group[mf.by_group.columns], mf.by_group)
+    _close(a.difference()[["mean_prediction", "mean_absolute_error", "mean_squared_error"]],
+           mf.difference()[["mean_prediction", "mean_absolute_error", "mean_squared_error"]])
+    for r in ("east", "north", "south"):
+        m = (groups["region"] == r).to_numpy()
+        alone = audit(t[m], p[m], sensitive_features=groups["sex"][m], task="regression")
+        pd.testing.assert_frame_equal(a.levels[r].by_group_ci[1], alone.by_group_ci[1],
+                                      check_exact=True)
+    lo, hi = a.difference_ci()
+    assert (lo["mean_prediction"] <= a.difference()["mean_prediction"]).all()
+    arrays, attrs = a.to_state()
+    back = LevelAudit.from_state(arrays, attrs)
+    pd.testing.assert_frame_equal(back.by_group, a.by_group, check_exact=True)
+    pd.testing.assert_frame_equal(back.difference_ci()[1], hi, check_exact=True)

@@ -252,6 +252,18 @@ def test_cli_regression_audit_equals_the_library_and_stores_it(
     assert page.count("<tr data-group>") == present
     assert page.count("<tr data-ks>") == len(ours.prediction_ks())
     assert EVIL not in page and "&lt;script&gt;" in page
+    code, out, err = _run(
+        ["audit", "--input", str(tmp_path / "t"), "--task", "regression", "--label", "amount",
+         "--prediction", "predicted", "--sensitive", "sex", "--control", "race",
+         "--store", str(tmp_path / "c.zarr"), "--report", str(tmp_path / "c.html"),
+         "--scheduler", scheduler, "--no-progress"], capsys)
+    assert code == 0, err
+    levels = audit(df["amount"], df["predicted"], sensitive_features=df["sex"],
+                   control_features=df[["race"]], task="regression")
+    stored = read_audit(tmp_path / "c.zarr")
+    pd.testing.assert_frame_equal(stored.by_group, levels.by_group, check_exact=True)
+    assert out.count("Largest gap between groups:") == len(levels.levels)
+    assert (tmp_path / "c.html").read_text().count("<table id='ks'>") == len(levels.levels)
 
 
 def test_cli_regression_audit_refuses_classification_flags(table, tmp_path, capsys):

@@ -123,7 +123,7 @@ def _params(frame: Any, a: argparse.Namespace) -> dict[str, Any]:
 
     if a.task == "regression":
         given = [flag for flag, value in (("--score", a.score), ("--metrics", a.metrics),
-                                          ("--weight", a.weight), ("--control", a.control),
+                                          ("--weight", a.weight),
                                           ("--calibration", a.calibration),
                                           ("--pos-label", a.pos_label != "1")) if value]
         if given:
@@ -261,13 +261,15 @@ def format_audit(audit: Any, calibration: bool = False, n_bins: int = 10,
     error in ``n_bins`` bins of ``strategy`` (with control features: for every level)."""
     from ..metrics import RegressionAudit
 
-    if isinstance(audit, RegressionAudit):
-        return _format_regression(audit)
     shown = (n_bins, strategy) if calibration else None
+
+    def one(a: Any) -> str:
+        return _format_regression(a) if isinstance(a, RegressionAudit) else _format_one(a, shown)
+
     levels = _levels(audit)
     if "" not in levels:
-        return "\n\n".join(f"== {k} ==\n{_format_one(a, shown)}" for k, a in levels.items())
-    return _format_one(audit, shown)
+        return "\n\n".join(f"== {k} ==\n{one(a)}" for k, a in levels.items())
+    return one(audit)
 
 
 def _format_regression(audit: Any) -> str:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ._score_tables import Calibration
 from .audit_result import Audit, Counts, _plain
+from .regression_audit import RegressionAudit
 
 __all__ = ["LevelAudit", "level_counts"]
 
@@ -330,17 +331,39 @@ class LevelAudit:
         -------
         LevelAudit
         """
-        out = cls.__new__(cls)
-        out.names, out.random_state = list(attrs["control"]), int(attrs["random_state"])
-        out.levels = {}
+        levels = {}
         for i, level in enumerate(attrs["levels"]):
             prefix = f"level_{i}/"
             state = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
             key = level["key"]
-            out.levels[tuple(key) if isinstance(key, list) else key] = Audit.from_state(
+            kind = RegressionAudit if level.get("task") == "regression" else Audit
+            levels[tuple(key) if isinstance(key, list) else key] = kind.from_state(
                 state, {k: v for k, v in level.items() if k != "key"})
+        return cls.of(levels, attrs["control"], attrs["random_state"])
+
+    @classmethod
+    def of(cls, levels: dict[Any, Any], names: list[str],
+           random_state: int | None = None) -> LevelAudit:
+        """The audit of ``levels`` (control key → its Audit or RegressionAudit).
+
+        Parameters
+        ----------
+        levels : dict
+            Each control level's key and audit, all of one kind and parameters.
+        names : list of str
+            The control columns' names.
+        random_state : int or None, default=None
+            The seed the levels' bootstrap seeds were drawn from (None: no bootstrap).
+
+        Returns
+        -------
+        LevelAudit
+        """
+        out = cls.__new__(cls)
+        out.names, out.levels = list(names), dict(levels)
+        out.random_state = None if random_state is None else int(random_state)
         first = next(iter(out.levels.values()))
-        out.metrics, out.n_boot = first.metrics, first.n_boot
+        out.metrics, out.n_boot = first.metrics, getattr(first, "n_boot", 0)
         out.confidence, out.min_group_size = first.confidence, first.min_group_size
         return out
 

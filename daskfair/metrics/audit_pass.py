@@ -257,9 +257,10 @@ def _grid(keys: list[tuple[Any, ...]], names: list[str]
     return index, raw, at
 
 
-def arrange_regression(total: RegressionBlock, names: list[str], confidence: float,
-                       min_group_size: int, reference_group: Any) -> RegressionAudit:
-    """The summed statistics of a regression audit on the grid of the groups' levels."""
+def arrange_regression(total: RegressionBlock, names: list[str], n_control: int,
+                       **params: Any) -> RegressionAudit | LevelAudit:
+    """The summed statistics of a regression audit on the grid of the groups' levels (the
+    control columns' first: one RegressionAudit per control level)."""
     keys = list(total.keys)
     if not keys:
         raise ValueError("the inputs have no rows; an audit needs at least one.")
@@ -271,8 +272,23 @@ def arrange_regression(total: RegressionBlock, names: list[str], confidence: flo
     histograms: list[Any] = [None] * len(index)
     for k, pos in zip(keys, at, strict=True):
         histograms[pos] = total.histograms[k]
-    return RegressionAudit(index, rows, total.low, parts, histograms, confidence=confidence,
-                           min_group_size=min_group_size, reference_group=reference_group)
+    if not n_control:
+        return RegressionAudit(index, rows, total.low, parts, histograms, **params)
+    control = [index.levels[j] for j in range(n_control)]
+    per = len(index) // int(np.prod([len(lv) for lv in control]))
+    levels = {}
+    for i, key in enumerate(itertools.product(*control)):
+        cut = slice(i * per, (i + 1) * per)
+        if not rows[cut].any():
+            continue  # a combination of control values no row has
+        try:
+            levels[key[0] if n_control == 1 else key] = RegressionAudit(
+                index[cut].droplevel(list(range(n_control))), rows[cut], total.low,
+                parts[cut], histograms[cut], **params)
+        except ValueError as exc:
+            raise ValueError(f"control level {key[0] if n_control == 1 else key!r}: "
+                             f"{exc}") from None
+    return LevelAudit.of(levels, names[:n_control])
 
 
 def _pooled(histograms: list[Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -354,14 +370,15 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
     task : {"classification", "regression"}, default="classification"
         ``"regression"``: ``y_true`` and ``y_pred`` are numbers (amounts, hours, prices),
         audited by the groups' mean prediction, target, residual, absolute and squared
-        error, with normal intervals of means (:class:`~daskfair.metrics.RegressionAudit`);
-        it takes ``sensitive_features``, ``confidence``, ``min_group_size`` and
-        ``reference_group``. Said explicitly, never guessed from the values: a binary target
-        with continuous predictions is a question for either.
+        error, with Hall's intervals of means (:class:`~daskfair.metrics.RegressionAudit`);
+        it takes ``sensitive_features``, ``control_features``, ``confidence``,
+        ``min_group_size`` and ``reference_group``. Said explicitly, never guessed from the
+        values: a binary target with continuous predictions is a question for either.
 
     Returns
     -------
-    Audit, LevelAudit with control_features, or RegressionAudit with task="regression"
+    Audit, RegressionAudit with task="regression", or LevelAudit of either with
+    control_features
 
     Examples
     --------
@@ -372,9 +389,8 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
     """
     if task == "regression":
         return _regression(y_true, y_pred, sensitive_features, confidence, min_group_size,
-                           reference_group, y_score=y_score, sample_weight=sample_weight,
-                           metrics=metrics, control_features=control_features,
-                           pos_label=pos_label)
+                           reference_group, control_features, y_score=y_score,
+                           sample_weight=sample_weight, metrics=metrics, pos_label=pos_label)
     own_metrics(metrics)  # refused before the pass
     if y_score is not None and sample_weight is not None:
         raise ValueError("roc_auc with sample_weight is not supported: pass y_score without "
@@ -392,15 +408,18 @@ def audit(y_true: Any, y_pred: Any, *, sensitive_features: Any, y_score: Any = N
 
 
 def _regression(y_true: Any, y_pred: Any, sensitive_features: Any, confidence: float,
-                min_group_size: int, reference_group: Any, **unused: Any) -> RegressionAudit:
+                min_group_size: int, reference_group: Any, control_features: Any,
+                **unused: Any) -> RegressionAudit | LevelAudit:
     given = [k for k, v in unused.items() if v is not None and not (k == "pos_label" and v == 1)]
     if given:
         raise ValueError(f"task='regression' takes no {', '.join(given)}: a regression audit "
                          "compares the groups' means of its predictions, targets and errors "
                          "(leave those parameters out).")
-    total, names, _ = count_pass(y_true, y_pred, sensitive_features, task="regression")
-    return arrange_regression(total, names, float(confidence), int(min_group_size),
-                              reference_group)
+    total, names, n_control = count_pass(y_true, y_pred, sensitive_features,
+                                         control_features=control_features, task="regression")
+    return arrange_regression(total, names, n_control, confidence=float(confidence),
+                              min_group_size=int(min_group_size),
+                              reference_group=reference_group)
 
 
 def _level_auc(total: AuditBlock, counts: Counts) -> Any:

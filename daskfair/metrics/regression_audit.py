@@ -218,16 +218,25 @@ class RegressionAudit:
         raise ValueError(f"method must be one of ('between_groups', 'to_overall'), got "
                          f"{method!r}.")
 
-    def difference_ci(self) -> list[pd.Series]:
+    def difference_ci(self, method: str = "between_groups") -> list[pd.Series]:
         """``[lower, upper]`` of ``difference("between_groups")``, from simultaneous normal
         intervals of every pair's difference (Bonferroni over the pairs): the largest gap
         lies between the largest distance from 0 of a pair's interval and the largest
         absolute end of one (docs/design.md#audits-in-one-pass).
 
+        Parameters
+        ----------
+        method : {"between_groups"}, default="between_groups"
+            The only one with an interval here (a group is part of all rows, so its gap to
+            them is not a difference of independent means).
+
         Returns
         -------
         list of pandas.Series
         """
+        if method != "between_groups":
+            raise ValueError(f"a regression audit's difference_ci has method "
+                             f"'between_groups' only, got {method!r}.")
         kept = self._kept()
         pairs = list(itertools.combinations(kept, 2))
         z = self._z(len(pairs))

@@ -171,13 +171,14 @@ def audit_html(audit: Audit | LevelAudit | RegressionAudit, about: Mapping[str, 
     str
     """
     shown = (n_bins, strategy) if calibration else None
-    if isinstance(audit, RegressionAudit):
-        body = regression_body(audit, 2)
-    elif isinstance(audit, LevelAudit):
-        body = "".join(f"<h2>{esc(level_name(audit.names, key))}</h2>{_body(a, 3, shown)}"
+    def body_of(a: Audit | RegressionAudit, h: int) -> str:
+        return regression_body(a, h) if isinstance(a, RegressionAudit) else _body(a, h, shown)
+
+    if isinstance(audit, LevelAudit):
+        body = "".join(f"<h2>{esc(level_name(audit.names, key))}</h2>{body_of(a, 3)}"
                        for key, a in audit.levels.items())
     else:
-        body = _body(audit, 2, shown)
+        body = body_of(audit, 2)
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='generator' content='{GENERATOR}'>"
