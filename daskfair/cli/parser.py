@@ -494,15 +494,19 @@ def _add_audit(sub: Any) -> None:
                         "negative_predictive_value, false_discovery_rate, false_omission_rate, "
                         "accuracy_score, balanced_accuracy_score, f1_score, recall_score, "
                         "precision_score")
-    g.add_argument("--calibration", action="store_true",
-                   help="calibration within groups of --score (probabilities in [0, 1]): "
-                        "each group's expected calibration error, and a reliability plot per "
-                        "group in --report")
-    g.add_argument("--n-bins", type=int, default=10, metavar="N",
+    c = p.add_argument_group("calibration within groups")
+    c.add_argument("--calibration", action="store_true",
+                   help="of --score (probabilities in [0, 1]): each group's expected "
+                        "calibration error, and a reliability plot per group in --report")
+    c.add_argument("--n-bins", type=int, default=10, metavar="N",
                    help="bins of --calibration (default %(default)s)")
-    g.add_argument("--strategy", choices=("uniform", "quantile"), default="uniform",
+    c.add_argument("--strategy", choices=("uniform", "quantile"), default="uniform",
                    help="bins of --calibration of equal width, or holding equal shares of "
                         "each group's rows (default %(default)s)")
+    _add_audit_output(p)
+
+
+def _add_audit_output(p: Any) -> None:
     s = p.add_argument_group("statistics")
     s.add_argument("--n-boot", type=int, default=1000, metavar="B",
                    help="bootstrap replicates (default %(default)s; 0: Wilson intervals only)")

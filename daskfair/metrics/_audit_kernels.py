@@ -4,6 +4,8 @@ label, decision) cells and the scores' histogram bins."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._compiled import compiled
@@ -110,12 +112,16 @@ def occupied(table: np.ndarray, owner: np.ndarray, unit: np.ndarray,
 def unit_bin(s: float, unit_bins: int) -> int:
     """The bin b in [0, unit_bins) of a score s in [0, 1] with ``b / unit_bins < s <= (b + 1)
     / unit_bins`` (bin 0 also holds 0), the boundaries compared as the floats ``b /
-    unit_bins``: ``s * unit_bins`` may round across one, which the two steps correct."""
-    b = min(max(np.int64(np.ceil(s * unit_bins)) - 1, 0), unit_bins - 1)
-    if b > 0 and s <= b / unit_bins:
-        b -= 1
-    elif b < unit_bins - 1 and s > (b + 1) / unit_bins:
-        b += 1
+    unit_bins``: ``s * unit_bins`` may round across one, so within 1e-6 of a boundary the
+    two divisions decide (elsewhere the product's rounding, below 1e-11, cannot)."""
+    x = s * unit_bins
+    c = math.ceil(x)
+    b = min(max(np.int64(c) - 1, 0), unit_bins - 1)
+    if c - x < 1e-6 or x - (c - 1.0) < 1e-6:
+        if b > 0 and s <= b / unit_bins:
+            b -= 1
+        elif b < unit_bins - 1 and s > (b + 1) / unit_bins:
+            b += 1
     return b
 
 

@@ -8,10 +8,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
-__all__ = ["COUNT_METRICS", "RATES", "auc_from_histograms", "bootstrap_tables", "holm",
-           "own_metrics", "rate_parts", "rates", "wilson"]
+__all__ = ["COUNT_METRICS", "RATES", "auc_from_histograms", "bootstrap_tables", "group_tests",
+           "holm", "own_metrics", "rate_parts", "rates", "wilson"]
 
 #: The rates an audit reports, fairlearn's names; each is numerator / denominator of the
 #: (label, decision) table ``T[..., y, d]``.
@@ -189,3 +190,35 @@ def auc_from_histograms(negative: tuple[np.ndarray, np.ndarray],
     s01 = (neg * (v01 - auc) ** 2).sum() / max(n_neg - 1, 1)
     bound = float((pos * neg).sum() / (2 * n_pos * n_neg))
     return auc, float(s10 / n_pos + s01 / n_neg), bound
+
+
+def group_tests(a: Any) -> pd.DataFrame:
+    """The table of :meth:`Audit.tests` (its docstring says what it holds)."""
+    parts, n = a._effective()
+    ref, rows = a._ref, []
+    others = [i for i in np.flatnonzero(a._eligible) if i != ref]
+    own = {name for name, _ in a._own}
+    for r in (m for m in a._compared() if m not in own):
+        for i in others:
+            if r == "roc_auc":
+                auc, var, _ = a.counts.auc
+                diff, se = auc[i] - auc[ref], np.sqrt(var[i] + var[ref])
+            else:
+                num, den = parts[r]
+                p = num / np.where(den > 0, den, np.nan)
+                pooled = (p[i] * n[r][i] + p[ref] * n[r][ref]) / (n[r][i] + n[r][ref])
+                diff = p[i] - p[ref]
+                se = np.sqrt(pooled * (1 - pooled) * (1 / n[r][i] + 1 / n[r][ref]))
+            if np.isnan(diff):
+                pvalue = np.nan
+            elif se > 0:
+                pvalue = 2 * stats.norm.sf(abs(diff) / se)
+            else:
+                pvalue = 1.0 if diff == 0 else 0.0
+            group = a.counts.index[i]
+            rows.append((r, *(group if isinstance(group, tuple) else (group,)), diff, pvalue))
+    names = ["metric", *a.counts.index.names]
+    frame = pd.DataFrame(rows, columns=[*names, "difference", "p_value"]).set_index(names)
+    frame["p_holm"] = holm(frame["p_value"].to_numpy())
+    frame["significant"] = frame["p_holm"] < 1 - a.confidence
+    return frame

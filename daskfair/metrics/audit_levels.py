@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._audit_counts import Counts, plain
 from ._score_tables import Calibration
-from .audit_result import Audit, Counts, _plain
+from .audit_result import Audit
 from .regression_audit import RegressionAudit
 
 __all__ = ["LevelAudit", "level_counts"]
@@ -314,7 +315,7 @@ class LevelAudit:
         for i, (key, a) in enumerate(self.levels.items()):
             state, attrs = a.to_state()
             arrays.update({f"level_{i}/{k}": v for k, v in state.items()})
-            levels.append({"key": _plain(key), **attrs})
+            levels.append({"key": plain(key), **attrs})
         return arrays, {"control": self.names, "levels": levels,
                         "random_state": self.random_state}
 

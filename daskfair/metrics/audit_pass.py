@@ -25,12 +25,13 @@ from ._audit_blocks import (
     merge_blocks,
     merge_sorted,
 )
+from ._audit_counts import Counts
 from ._audit_stats import auc_from_histograms, own_metrics
 from ._outcomes import check_outcomes
 from ._regression_blocks import RegressionBlock, merge_regression, regression_block
 from ._score_tables import Histograms
 from .audit_levels import LevelAudit, level_counts
-from .audit_result import Audit, Counts
+from .audit_result import Audit
 from .regression_audit import RegressionAudit
 
 __all__ = ["AUDIT", "UNKNOWN", "audit"]

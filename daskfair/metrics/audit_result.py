@@ -4,7 +4,6 @@ and tests, all computed from the pass's count tables."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,12 +11,13 @@ import pandas as pd
 from scipy import stats
 
 from .._params import Integer, Options, checked
-from ._audit_blocks import SCORE_BITS, UNIT_BINS
+from ._audit_blocks import UNIT_BINS
+from ._audit_counts import Counts, index_attrs, index_from, plain
 from ._audit_stats import (
     COUNT_METRICS,
     RATES,
     bootstrap_tables,
-    holm,
+    group_tests,
     own_metrics,
     rate_parts,
     rates,
@@ -26,47 +26,9 @@ from ._audit_stats import (
 from ._extremes import extreme_interval, pair_interval
 from ._score_tables import Calibration, Histograms, calibration_frames, scoring_counts
 
-__all__ = ["Audit", "Counts", "index_attrs", "index_from"]
+__all__ = ["Audit"]
 
 _METHODS = ("between_groups", "to_overall")
-
-
-@dataclass(frozen=True)
-class Counts:
-    """What the pass counted, on the grid of every combination of the groups' levels.
-
-    ``rows[g, y, d]``: rows of group g with label y and decision d (1: ``pos_label``);
-    ``weights`` and ``squares``: Σw and Σw² in the same cells (None: no weights); ``auc``:
-    per group and overall, (ROC AUC, DeLong variance, bound on the binning error), each of
-    shape (n_groups + 1,), overall last; ``scores``: the histograms of the scores per
-    (group, label) (None for both: no scores).
-    """
-
-    index: pd.Index
-    rows: np.ndarray
-    weights: np.ndarray | None = None
-    squares: np.ndarray | None = None
-    auc: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-    scores: Histograms | None = None
-
-    def __post_init__(self) -> None:
-        h = self.scores
-        if h is None:
-            return
-        # a stored audit's histograms are read back: each (group, label) must hold exactly
-        # the rows of its cells, in sorted distinct bins
-        n = self.rows.shape[0] * 2
-        ok = (h.owner.ndim == h.bins.ndim == h.rows.ndim == 1
-              and len(h.owner) == len(h.bins) == len(h.rows)
-              and (not len(h.owner) or (0 <= h.owner.min() and h.owner.max() < n))
-              and bool(np.all((np.diff(h.owner) > 0) | ((np.diff(h.owner) == 0)
-                                                         & (np.diff(h.bins) > 0))))
-              and (not len(h.bins) or (0 <= h.bins.min() and h.bins.max() < 2**SCORE_BITS))
-              and (not len(h.rows) or h.rows.min() > 0))
-        if not ok or not np.array_equal(
-                np.bincount(h.owner, weights=h.rows, minlength=n),
-                self.rows.sum(axis=2).ravel()):
-            raise ValueError("the score histograms do not hold the rows of the count table.")
 
 
 def _nan_reduce(fn: Any, x: np.ndarray, axis: int) -> np.ndarray:
@@ -528,7 +490,7 @@ class Audit:
             Indexed by (metric, group): ``difference``, ``p_value``, ``p_holm``,
             ``significant``.
         """
-        return _tests(self)
+        return group_tests(self)
 
     @property
     def suppressed(self) -> dict[Any, int]:
@@ -553,7 +515,7 @@ class Audit:
             arrays.update(auc=np.stack(c.auc), score_owner=c.scores.owner,
                           score_bins=c.scores.bins, score_rows=c.scores.rows)
         attrs = {**index_attrs(c.index),
-                 "reference_group": _plain(self.reference_group), "n_boot": self.n_boot,
+                 "reference_group": plain(self.reference_group), "n_boot": self.n_boot,
                  "confidence": self.confidence, "min_group_size": self.min_group_size,
                  "random_state": self.random_state, "metrics": self._stored_metrics()}
         return arrays, attrs
@@ -600,28 +562,6 @@ class Audit:
                 f"rows, n_boot={self.n_boot}, confidence={self.confidence})")
 
 
-def index_attrs(index: pd.Index) -> dict[str, Any]:
-    """The groups' index as stored attributes: each column's levels and its name."""
-    levels = [list(lv) for lv in index.levels] if isinstance(index, pd.MultiIndex) \
-        else [list(index)]
-    return {"levels": [[v.item() if isinstance(v, np.generic) else v for v in lv]
-                       for lv in levels],
-            "names": [str(n) for n in index.names]}
-
-
-def index_from(attrs: dict[str, Any]) -> pd.Index:
-    """The index :func:`index_attrs` stored."""
-    levels, names = attrs["levels"], attrs["names"]
-    return (pd.MultiIndex.from_product(levels, names=names) if len(names) > 1
-            else pd.Index(levels[0], name=names[0]))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def _check_method(method: str) -> None:
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}.")
@@ -633,34 +573,3 @@ def _like(point: Any, values: np.ndarray) -> Any:
     if isinstance(point, pd.Series):
         return pd.Series(values, index=point.index)
     return values
-
-
-def _tests(a: Audit) -> pd.DataFrame:
-    parts, n = a._effective()
-    ref, rows = a._ref, []
-    others = [i for i in np.flatnonzero(a._eligible) if i != ref]
-    own = {name for name, _ in a._own}
-    for r in (m for m in a._compared() if m not in own):
-        for i in others:
-            if r == "roc_auc":
-                auc, var, _ = a.counts.auc
-                diff, se = auc[i] - auc[ref], np.sqrt(var[i] + var[ref])
-            else:
-                num, den = parts[r]
-                p = num / np.where(den > 0, den, np.nan)
-                pooled = (p[i] * n[r][i] + p[ref] * n[r][ref]) / (n[r][i] + n[r][ref])
-                diff = p[i] - p[ref]
-                se = np.sqrt(pooled * (1 - pooled) * (1 / n[r][i] + 1 / n[r][ref]))
-            if np.isnan(diff):
-                pvalue = np.nan
-            elif se > 0:
-                pvalue = 2 * stats.norm.sf(abs(diff) / se)
-            else:
-                pvalue = 1.0 if diff == 0 else 0.0
-            group = a.counts.index[i]
-            rows.append((r, *(group if isinstance(group, tuple) else (group,)), diff, pvalue))
-    names = ["metric", *a.counts.index.names]
-    frame = pd.DataFrame(rows, columns=[*names, "difference", "p_value"]).set_index(names)
-    frame["p_holm"] = holm(frame["p_value"].to_numpy())
-    frame["significant"] = frame["p_holm"] < 1 - a.confidence
-    return frame

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ._audit_counts import index_attrs, index_from, plain
 from ._audit_stats import holm
 from ._regression_blocks import MOMENTS, exact_fractions
-from .audit_result import _plain, index_attrs, index_from
 
 __all__ = ["REGRESSION_METRICS", "RegressionAudit"]
 
@@ -342,7 +342,7 @@ class RegressionAudit:
                   "value_bins": np.concatenate([self.histograms[i][0] for i in kept]),
                   "value_rows": np.concatenate([self.histograms[i][1] for i in kept])}
         attrs = {"task": "regression", **index_attrs(self.index), "low": self.low,
-                 "reference_group": _plain(self.reference_group),
+                 "reference_group": plain(self.reference_group),
                  "confidence": self.confidence, "min_group_size": self.min_group_size}
         return arrays, attrs
 
