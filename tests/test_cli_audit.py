@@ -127,11 +127,11 @@ def _chromium():
 def test_report_renders_in_chromium_with_names_escaped(tmp_path):
     df = _decisions(3000, seed=1)
     a = audit(df["hired"], df["offer"], sensitive_features=df[["sex", "race"]],
-              y_score=df["score"], n_boot=200, min_group_size=100, random_state=0)
+              y_score=df["proba"], n_boot=200, min_group_size=100, random_state=0)
     from daskfair.metrics.report import audit_html
 
     page = tmp_path / "r.html"
-    page.write_text(audit_html(a, {"input": f"/data/{EVIL}.parquet"}))
+    page.write_text(audit_html(a, {"input": f"/data/{EVIL}.parquet"}, calibration=True))
     dom = subprocess.run(
         [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
          page.as_uri()], capture_output=True, text=True, timeout=120).stdout
@@ -144,6 +144,10 @@ def test_report_renders_in_chromium_with_names_escaped(tmp_path):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
     assert not re.search(r"<(link|img|iframe|object)\b", dom)  # nothing loaded from anywhere
     assert "Content-Security-Policy" in page.read_text()
+    compared = int(a.by_group["selection_rate"].notna().sum())
+    assert dom.count("<tr data-calibration") == compared
+    assert dom.count('aria-label="reliability of ') == compared
+    assert dom.count("<tr data-scoring") == compared
 
 
 def test_cli_audit_with_weights_and_a_reference_group(table, scheduler, capsys):  # noqa: F811
