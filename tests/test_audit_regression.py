@@ -283,3 +283,12 @@ def test_within_control_levels_equals_metricframe_and_round_trips():
     back = LevelAudit.from_state(arrays, attrs)
     pd.testing.assert_frame_equal(back.by_group, a.by_group, check_exact=True)
     pd.testing.assert_frame_equal(back.difference_ci()[1], hi, check_exact=True)
+
+
+def test_error_intervals_never_go_below_zero():
+    # three rows: Hall's interval of the squared error would start below 0
+    a = audit([1.0, 2.0, 3.0, 4.0, 5.0], [1.0, 1.0, 1.0, 1.0, 1.0],
+              sensitive_features=["a", "a", "a", "b", "b"], task="regression")
+    lo, hi = a.by_group_ci
+    assert lo.loc["a", "mean_squared_error"] == 0.0 < hi.loc["a", "mean_squared_error"]
+    assert (lo[["mean_absolute_error", "mean_squared_error"]] >= 0).all().all()
