@@ -292,3 +292,12 @@ def test_error_intervals_never_go_below_zero():
     lo, hi = a.by_group_ci
     assert lo.loc["a", "mean_squared_error"] == 0.0 < hi.loc["a", "mean_squared_error"]
     assert (lo[["mean_absolute_error", "mean_squared_error"]] >= 0).all().all()
+
+
+def test_prediction_ks_treats_both_zeros_as_one_value():
+    # group a's zeros are all -0.0 and b's all 0.0: apart, they would make a gap of 0.5
+    p = np.array([-0.0, -0.0, 1.0, 2.0, 0.0, 0.0, 0.5, 3.0])
+    g = np.array(list("aaaabbbb"))
+    ks = audit(p + 1, p, sensitive_features=g, task="regression").prediction_ks()
+    exact = stats.ks_2samp(p[g == "a"], p[g == "b"]).statistic
+    assert ks["ks"].iloc[0] <= exact + 1e-12 <= ks["ks_upper"].iloc[0] + 2e-12

@@ -45,8 +45,9 @@ class RegressionBlock:
 
 
 def value_bins(x: np.ndarray) -> np.ndarray:
-    """Bins that keep the order of the values: a higher bin holds only higher values."""
-    u = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
+    """Bins that keep the order of the values: a higher bin holds only higher values (-0.0
+    and 0.0 in one)."""
+    u = (np.asarray(x, dtype=np.float64) + 0.0).view(np.uint64)  # -0.0 + 0.0 is 0.0
     key = np.where(u >> np.uint64(63), ~u, u | np.uint64(1 << 63))
     return (key >> np.uint64(64 - VALUE_BITS)).astype(np.int64)
 
