@@ -18,10 +18,10 @@ __all__ = ["MOMENTS", "VALUE_BITS", "RegressionBlock", "exact_fractions", "merge
            "regression_block", "value_bins"]
 
 #: The per-row quantities summed: prediction p, target t and residual r = t - p, with the
-#: squares their variances need and the cubes (and absolute cubes) their skewness needs
-#: (|r|'s square is r², and r²'s square and cube are r⁴ and r⁶).
-MOMENTS = ("p", "p2", "p3", "abs_p3", "t", "t2", "t3", "abs_t3", "r", "abs_r", "r2", "r3",
-           "abs_r3", "r4", "r6")
+#: squares their variances need, the cubes (and absolute cubes) their skewness needs and the
+#: fourth powers their kurtosis needs (|r|'s powers are r², |r|³, r⁴; r²'s are r⁴, r⁶, r⁸).
+MOMENTS = ("p", "p2", "p3", "abs_p3", "p4", "t", "t2", "t3", "abs_t3", "t4", "r", "abs_r",
+           "r2", "r3", "abs_r3", "r4", "r6", "r8")
 #: A prediction's bin is the top VALUE_BITS bits of its float64 order key: 11 bits of
 #: exponent and 12 of mantissa, so a bin spans a relative width of 2**-12 (2.4e-4).
 VALUE_BITS = 24
@@ -64,8 +64,8 @@ def _window(t: np.ndarray, p: np.ndarray, s: np.ndarray) -> tuple[int, int]:
             bottoms.append(int(np.frexp(mag.min())[1]))
     if not tops:
         return 0, 0
-    high = 6 * max(max(tops), 1) + 8  # r⁶ of the largest residual, the cubes
-    low = 6 * min(min(bottoms), 0) - 120  # r⁶ of the smallest; two-sum errors squared
+    high = 8 * max(max(tops), 1) + 8  # r⁸ of the largest residual, the fourth powers
+    low = 8 * min(min(bottoms), 0) - 120  # r⁸ of the smallest; two-sum errors squared
     return max(low, LOWEST_EXPONENT), min(high, LOWEST_EXPONENT + EXPONENT_SLOTS - 1)
 
 
@@ -74,11 +74,11 @@ def _check_values(t: np.ndarray, p: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         s = t - p
         big = max(np.abs(t).max(initial=0.0), np.abs(p).max(initial=0.0))
-        ok = (np.isfinite(s).all() and np.isfinite(big**3)
-              and np.isfinite(np.abs(s).max(initial=0.0) ** 6))
+        ok = (np.isfinite(s).all() and np.isfinite(big**4)
+              and np.isfinite(np.abs(s).max(initial=0.0) ** 8))
     if not ok:
         raise ValueError("y_true or y_pred holds NaN or infinite values, or values so large "
-                         "that a residual's sixth power overflows (above about 1e51): drop "
+                         "that a residual's eighth power overflows (above about 1e38): drop "
                          "those rows, or rescale the target.")
     return s
 
