@@ -16,7 +16,22 @@ from ._score_tables import Calibration
 from .audit_result import Audit
 from .regression_audit import RegressionAudit
 
-__all__ = ["LevelAudit", "level_counts"]
+__all__ = ["LevelAudit", "level_counts", "level_cuts"]
+
+
+def level_cuts(index: pd.MultiIndex, n_control: int
+               ) -> list[tuple[Any, slice, pd.Index]]:
+    """A grid of groups indexed by the control columns, then the sensitive ones, cut into
+    its control levels: each level's key, its slice of the grid and its groups' index (every
+    level is one contiguous slice, the control columns coming first)."""
+    control = [index.levels[j] for j in range(n_control)]
+    per = len(index) // int(np.prod([len(lv) for lv in control]))
+    out = []
+    for i, key in enumerate(itertools.product(*control)):
+        rows = slice(i * per, (i + 1) * per)
+        out.append((key[0] if n_control == 1 else key, rows,
+                    index[rows].droplevel(list(range(n_control)))))
+    return out
 
 
 def level_counts(whole: Counts, n_control: int,
@@ -24,19 +39,13 @@ def level_counts(whole: Counts, n_control: int,
     """``whole`` (groups indexed by the control columns, then the sensitive ones) cut into
     one table per control level: (its key, its groups' counts); ``auc_of(rows)``: the
     (AUC, variance, bound) of those groups and, last, of the level's rows (None: no scores)."""
-    index = whole.index
-    control = [index.levels[j] for j in range(n_control)]
-    per = len(index) // int(np.prod([len(lv) for lv in control]))
     out = []
-    for i, key in enumerate(itertools.product(*control)):
-        rows = slice(i * per, (i + 1) * per)
-        groups = index[rows].droplevel(list(range(n_control)))
+    for key, rows, groups in level_cuts(whole.index, n_control):
         weights, squares = ((None, None) if whole.weights is None
                             else (whole.weights[rows], whole.squares[rows]))
         auc = None if auc_of is None else auc_of(rows)
         scores = None if whole.scores is None else whole.scores.cut(rows.start, rows.stop)
-        out.append((key[0] if n_control == 1 else key,
-                    Counts(groups, whole.rows[rows], weights, squares, auc, scores)))
+        out.append((key, Counts(groups, whole.rows[rows], weights, squares, auc, scores)))
     return out
 
 

@@ -30,7 +30,7 @@ from ._audit_stats import auc_from_histograms, own_metrics
 from ._outcomes import check_outcomes
 from ._regression_blocks import RegressionBlock, merge_regression, regression_block
 from ._score_tables import Histograms
-from .audit_levels import LevelAudit, level_counts
+from .audit_levels import LevelAudit, level_counts, level_cuts
 from .audit_result import Audit
 from .regression_audit import RegressionAudit
 
@@ -275,20 +275,15 @@ def arrange_regression(total: RegressionBlock, names: list[str], n_control: int,
         histograms[pos] = total.histograms[k]
     if not n_control:
         return RegressionAudit(index, rows, total.low, parts, histograms, **params)
-    control = [index.levels[j] for j in range(n_control)]
-    per = len(index) // int(np.prod([len(lv) for lv in control]))
     levels = {}
-    for i, key in enumerate(itertools.product(*control)):
-        cut = slice(i * per, (i + 1) * per)
+    for key, cut, groups in level_cuts(index, n_control):
         if not rows[cut].any():
             continue  # a combination of control values no row has
         try:
-            levels[key[0] if n_control == 1 else key] = RegressionAudit(
-                index[cut].droplevel(list(range(n_control))), rows[cut], total.low,
-                parts[cut], histograms[cut], **params)
+            levels[key] = RegressionAudit(groups, rows[cut], total.low, parts[cut],
+                                          histograms[cut], **params)
         except ValueError as exc:
-            raise ValueError(f"control level {key[0] if n_control == 1 else key!r}: "
-                             f"{exc}") from None
+            raise ValueError(f"control level {key!r}: {exc}") from None
     return LevelAudit.of(levels, names[:n_control])
 
 
