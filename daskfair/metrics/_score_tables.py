@@ -35,13 +35,13 @@ class Histograms:
         lo, hi = np.searchsorted(self.owner, [2 * first, 2 * stop])
         return Histograms(self.owner[lo:hi] - 2 * first, self.bins[lo:hi], self.rows[lo:hi])
 
-    def of(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The rows of ``groups`` pooled: the distinct bins, and their negatives and
-        positives."""
-        take = np.isin(self.owner // 2, groups)
-        bins, where = np.unique(self.bins[take], return_inverse=True)
+    def pooled(self, first: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rows of groups ``first`` to ``stop - 1`` pooled: the distinct bins, and their
+        negatives and positives."""
+        part = self.cut(first, stop)
+        bins, where = np.unique(part.bins, return_inverse=True)
         counts = np.zeros((2, len(bins)), dtype=np.int64)
-        np.add.at(counts, (self.owner[take] % 2, where), self.rows[take])
+        np.add.at(counts, (part.owner % 2, where), part.rows)
         return bins, counts[0], counts[1]
 
 
@@ -53,7 +53,7 @@ def scoring_counts(h: Histograms, n_groups: int) -> tuple[np.ndarray, np.ndarray
     two middle scores fall in different bins, every row is on a known side: the bins in
     between are empty.
     """
-    bins, neg, pos = h.of(np.arange(n_groups))
+    bins, neg, pos = h.pooled(0, n_groups)
     total = neg + pos
     n = int(total.sum())
     cum = np.cumsum(total)
@@ -187,15 +187,14 @@ def calibration_frames(h: Histograms, index: pd.Index, groups: np.ndarray, n_bin
                          "[0, 1].")
     tables, errors = [], []
     for g in groups:
-        t = calibrate(*h.of(np.array([g])), n_bins, strategy, confidence)
+        t = calibrate(*h.pooled(g, g + 1), n_bins, strategy, confidence)
         key = index[g] if isinstance(index[g], tuple) else (index[g],)
         tables.append(pd.DataFrame({c: t[c] for c in BIN_COLUMNS},
                                    index=pd.MultiIndex.from_tuples(
                                        [(*key, int(b)) for b in t["bin"]],
                                        names=[*index.names, "bin"])))
         errors.append((t["ece"], t["ece_lower"], t["ece_upper"]))
-    whole = calibrate(*h.of(np.arange(int(h.owner.max()) // 2 + 1)), n_bins, strategy,
-                      confidence)
+    whole = calibrate(*h.pooled(0, len(index)), n_bins, strategy, confidence)
     return Calibration(
         by_bin=pd.concat(tables),
         ece=pd.DataFrame(errors, index=index[groups], columns=["ece", "lower", "upper"]),
