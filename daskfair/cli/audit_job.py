@@ -176,8 +176,7 @@ def _levels(audit: Any) -> dict[str, Any]:
 def _about(audit: Any, data: AuditInput, client: Any) -> dict[str, Any]:
     cols = {k: v for k, v in data.columns().items() if v}
     levels = _levels(audit)
-    rows = sum(int(audit.overall["count"]) if k == "" else int(a.overall["count"])
-               for k, a in levels.items())
+    rows = sum(int(a.overall["count"]) for a in levels.values())
     reference = "; ".join(f"{k}: {group_name(a.reference_group)}" if k
                           else group_name(a.reference_group) for k, a in levels.items())
     bootstrap = ({"task": "regression"} if data.args.task == "regression" else

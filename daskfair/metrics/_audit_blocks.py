@@ -15,7 +15,7 @@ import pandas as pd
 
 from .._keyed import MAX_KEYS, MISSING, Keyed, merge, too_many_keys
 from .._params import shown
-from ._audit_kernels import SLOTS, merge_runs, occupied, tally, text_codes
+from ._audit_kernels import SLOTS, merge_runs, occupied, tally, text_codes, unit_bin_all
 from ._outcomes import missing_outcome, more_than_two
 
 __all__ = [
@@ -175,15 +175,12 @@ def score_bins(score: np.ndarray) -> np.ndarray:
     [2**17, 2**17 + 2**15) by their float32 order key; [0, 1] in UNIT_BINS equal bins from
     2**15 (probabilities, which most scores are, at a resolution of 4e-5), each closed on the
     right as ``calibration_curve``'s bins are: bin b holds (b / UNIT_BINS, (b + 1) /
-    UNIT_BINS], and bin 0 also 0 (the boundaries as floats, as the kernel's ``unit_bin``).
+    UNIT_BINS], and bin 0 also 0 (the kernel's ``unit_bin``, the boundaries as floats).
     """
     s = np.asarray(score, dtype=np.float64)
-    unit = np.clip(s, 0.0, 1.0)
-    b = np.clip(np.ceil(unit * UNIT_BINS).astype(np.int64) - 1, 0, UNIT_BINS - 1)
-    # as the kernel's unit_bin: the boundaries compared as the floats b / UNIT_BINS
-    b -= (b > 0) & (unit <= b / UNIT_BINS)
-    b += (b < UNIT_BINS - 1) & (unit > (b + 1) / UNIT_BINS)
-    out = b + 2**15
+    out = np.empty(len(s), dtype=np.int64)  # the kernel's rule: one length, every score in [0, 1]
+    unit_bin_all(_read_only(np.ascontiguousarray(np.clip(s, 0.0, 1.0))), UNIT_BINS, out)
+    out += 2**15
     outside = np.flatnonzero((s < 0) | (s > 1))
     if len(outside):
         f = s[outside].astype(np.float32)

@@ -11,7 +11,7 @@ import numpy as np
 from .._compiled import compiled
 from .._keyed import MAX_KEYS
 
-__all__ = ["SLOTS", "merge_runs", "occupied", "tally", "text_codes", "unit_bin"]
+__all__ = ["SLOTS", "merge_runs", "occupied", "tally", "text_codes", "unit_bin", "unit_bin_all"]
 
 #: Slots of the open-addressing table of distinct texts: a power of two, at least twice
 #: MAX_KEYS, so a probe sequence stays short.
@@ -123,6 +123,13 @@ def unit_bin(s: float, unit_bins: int) -> int:
         elif b < unit_bins - 1 and s > (b + 1) / unit_bins:
             b += 1
     return b
+
+
+@compiled
+def unit_bin_all(scores: np.ndarray, unit_bins: int, out: np.ndarray) -> None:
+    """:func:`unit_bin` of every score in [0, 1] into ``out`` (as long as ``scores``)."""
+    for i in range(scores.shape[0]):
+        out[i] = unit_bin(scores[i], unit_bins)
 
 
 @compiled
