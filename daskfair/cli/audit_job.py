@@ -271,16 +271,34 @@ def format_audit(audit: Any, calibration: bool = False, n_bins: int = 10,
     return one(audit)
 
 
-def _format_regression(audit: Any) -> str:
-    by, (lo, hi) = audit.by_group, audit.by_group_ci
+def _group_table(audit: Any, lo: Any, hi: Any) -> str:
+    """Every present group's rows and metrics with their intervals, as text."""
+    by = audit.by_group
     present = by[by["count"].notna()]
     table = pd.DataFrame({c: [_cell(present.loc[g, c], lo.loc[g, c], hi.loc[g, c])
                               for g in present.index] for c in audit.metrics[1:]},
                          index=present.index)
     table.insert(0, "rows", [f"{int(n):,}" for n in present["count"]])
+    return table.to_string()
+
+
+def _tests_and_suppressed(audit: Any) -> list[str]:
+    """What is more than noise, and the suppressed groups."""
+    tests = audit.tests()
+    sig = tests[tests["significant"]]
+    lines = [f"Differences beyond noise (Holm, level {1 - audit.confidence:.2g}): "
+             + ("; ".join(f"{m} of {group_name(g)}" for (m, *g) in sig.index) if len(sig)
+                else "none")]
+    if audit.suppressed:
+        lines.append("Suppressed (fewer than --min-group-size rows): " + "; ".join(
+            f"{group_name(g)} ({n:,} rows)" for g, n in audit.suppressed.items()))
+    return lines
+
+
+def _format_regression(audit: Any) -> str:
     gap, (glo, ghi) = audit.difference(), audit.difference_ci()
-    lines = [f"Per group ({audit.confidence:.0%} intervals):", table.to_string(), "",
-             "Largest gap between groups:"]
+    lines = [f"Per group ({audit.confidence:.0%} intervals):",
+             _group_table(audit, *audit.by_group_ci), "", "Largest gap between groups:"]
     lines += [f"  {c:<20} {_cell(gap[c], glo[c], ghi[c])}" for c in gap.index]
     ks = audit.prediction_ks()
     worst = ks["ks"].idxmax()
@@ -288,15 +306,7 @@ def _format_regression(audit: Any) -> str:
                  f"{ks.loc[worst, 'ks']:.3f} ({group_name(worst[0])} and "
                  f"{group_name(worst[1])})")
     lines.append(f"Reference group: {group_name(audit.reference_group)}")
-    tests = audit.tests()
-    sig = tests[tests["significant"]]
-    lines.append(f"Differences beyond noise (Holm, level {1 - audit.confidence:.2g}): "
-                 + ("; ".join(f"{m} of {group_name(g)}" for (m, *g) in sig.index) if len(sig)
-                    else "none"))
-    if audit.suppressed:
-        lines.append("Suppressed (fewer than --min-group-size rows): " + "; ".join(
-            f"{group_name(g)} ({n:,} rows)" for g, n in audit.suppressed.items()))
-    return "\n".join(lines)
+    return "\n".join(lines + _tests_and_suppressed(audit))
 
 
 def _format_scores(audit: Any, calibration: tuple[int, str] | None) -> list[str]:
@@ -313,15 +323,10 @@ def _format_scores(audit: Any, calibration: tuple[int, str] | None) -> list[str]
 
 
 def _format_one(audit: Any, calibration: tuple[int, str] | None) -> str:
-    by = audit.by_group
     lo, hi = audit.by_group_ci if audit.n_boot else audit.by_group_wilson_ci
-    present = by[by["count"].notna()]
-    table = pd.DataFrame({c: [_cell(present.loc[g, c], lo.loc[g, c], hi.loc[g, c])
-                              for g in present.index] for c in audit.metrics[1:]},
-                         index=present.index)
-    table.insert(0, "rows", [f"{int(n):,}" for n in present["count"]])
     how = f"bootstrap, {audit.n_boot:,} replicates" if audit.n_boot else "Wilson"
-    lines = [f"Per group ({audit.confidence:.0%} intervals, {how}):", table.to_string(), ""]
+    lines = [f"Per group ({audit.confidence:.0%} intervals, {how}):",
+             _group_table(audit, lo, hi), ""]
     gap, ratio = audit.difference(), audit.ratio()
     dlo, dhi = audit.difference_ci() if audit.n_boot else (gap * np.nan, gap * np.nan)
     lines.append("Largest gap between groups (smallest ratio):")
@@ -333,14 +338,8 @@ def _format_one(audit: Any, calibration: tuple[int, str] | None) -> str:
     if len(low):
         lines.append("Impact ratio below 4/5: " + "; ".join(
             f"{group_name(g)} {r:.3f}" for g, r in low.items()))
-    tests = audit.tests()
-    sig = tests[tests["significant"]]
-    lines.append(f"Differences beyond noise (Holm, level {1 - audit.confidence:.2g}): "
-                 + ("; ".join(f"{m} of {group_name(g)}" for (m, *g) in sig.index) if len(sig)
-                    else "none"))
+    noise, *suppressed = _tests_and_suppressed(audit)
+    lines.append(noise)
     if audit.counts.scores is not None:
         lines += _format_scores(audit, calibration)
-    if audit.suppressed:
-        lines.append("Suppressed (fewer than --min-group-size rows): " + "; ".join(
-            f"{group_name(g)} ({n:,} rows)" for g, n in audit.suppressed.items()))
-    return "\n".join(lines)
+    return "\n".join(lines + suppressed)
