@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FOUR_FIFTHS", "esc", "group_name", "interval", "interval_plot", "num"]
+__all__ = ["FOUR_FIFTHS", "esc", "group_name", "group_table", "interval", "interval_plot",
+           "num"]
 
 #: The four-fifths rule: a selection rate below 4/5 of the reference group's is flagged.
 FOUR_FIFTHS = 0.8
@@ -76,3 +77,27 @@ def interval_plot(a: Any, metric: str, lo: Any, hi: Any, by: Any = None,
                      f"text-anchor='middle'>{num(v, 2)}</text>")
     parts.append("</svg>")
     return f"<h{h}>{esc(title or metric)}</h{h}>" + "".join(parts)
+
+
+def group_table(a: Any, lo: Any, hi: Any, how: str) -> str:
+    """An audit's groups, each with its rows and every metric with its interval from ``lo``
+    and ``hi`` (``how``: how they were made); suppressed groups said so."""
+    by = a.by_group
+    cols = a.metrics[1:]
+    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
+    rows = []
+    suppressed = a.suppressed
+    for g in by.index:
+        if np.isnan(by.loc[g, "count"]):
+            continue  # a combination of levels with no rows
+        label = f"<td class='g'>{esc(group_name(g))}</td><td>{int(by.loc[g, 'count']):,}</td>"
+        if g in suppressed:
+            cells = (f"<td colspan='{len(cols)}' class='muted'>suppressed: fewer than "
+                     f"{a.min_group_size:,} rows</td>")
+        else:
+            cells = "".join(f"<td>{interval(by.loc[g, c], lo.loc[g, c], hi.loc[g, c])}</td>"
+                            for c in cols)
+        rows.append(f"<tr data-group>{label}{cells}</tr>")
+    return (f"<p>Intervals: {esc(how)}, {a.confidence:.0%} confidence.</p>"
+            f"<table id='groups'><tr><th class='g'>group</th><th>rows</th>{head}</tr>"
+            + "".join(rows) + "</table>")

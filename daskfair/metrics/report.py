@@ -8,9 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
-from ._html import FOUR_FIFTHS, esc, group_name, interval, interval_plot, num
+from ._html import FOUR_FIFTHS, esc, group_name, group_table, interval, interval_plot, num
 from .audit_levels import LevelAudit
 from .audit_result import Audit
 from .regression_audit import RegressionAudit
@@ -38,29 +36,6 @@ def _intervals(a: Audit) -> tuple[Any, Any, str]:
         return lo, hi, f"bootstrap percentile, {a.n_boot:,} replicates"
     lo, hi = a.by_group_wilson_ci
     return lo, hi, "Wilson (rates) and DeLong (roc_auc)"
-
-
-def _group_table(a: Audit) -> str:
-    lo, hi, how = _intervals(a)
-    by = a.by_group
-    cols = a.metrics[1:]
-    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
-    rows = []
-    suppressed = a.suppressed
-    for g in by.index:
-        if np.isnan(by.loc[g, "count"]):
-            continue  # a combination of levels with no rows
-        label = f"<td class='g'>{esc(group_name(g))}</td><td>{int(by.loc[g, 'count']):,}</td>"
-        if g in suppressed:
-            cells = (f"<td colspan='{len(cols)}' class='muted'>suppressed: fewer than "
-                     f"{a.min_group_size:,} rows</td>")
-        else:
-            cells = "".join(f"<td>{interval(by.loc[g, c], lo.loc[g, c], hi.loc[g, c])}</td>"
-                            for c in cols)
-        rows.append(f"<tr data-group>{label}{cells}</tr>")
-    return (f"<p>Intervals: {esc(how)}, {a.confidence:.0%} confidence.</p>"
-            f"<table id='groups'><tr><th class='g'>group</th><th>rows</th>{head}</tr>"
-            + "".join(rows) + "</table>")
 
 
 def _comparison_table(a: Audit) -> str:
@@ -131,7 +106,7 @@ def _body(audit: Audit, h: int, calibration: tuple[int, str] | None) -> str:
         "and intervals are not shown, and they are left out of every comparison.</p><ul>"
         + "".join(f"<li>{esc(group_name(g))}: {n:,} rows</li>" for g, n in small.items())
         + "</ul>")
-    return (f"<h{h}>Groups</h{h}>{_group_table(audit)}"
+    return (f"<h{h}>Groups</h{h}>{group_table(audit, *_intervals(audit))}"
             f"<h{h}>Against the reference group</h{h}>{_comparison_table(audit)}"
             f"<h{h}>Largest gaps</h{h}>{_worst_table(audit)}"
             f"<h{h}>Each group's value and interval</h{h}><p>Dashed line: all rows.</p>{plots}"

@@ -4,34 +4,10 @@ Every name from the user's table is escaped."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from ._html import esc, group_name, interval, interval_plot, num
+from ._html import esc, group_name, group_table, interval, interval_plot, num
 from .regression_audit import RegressionAudit
 
 __all__ = ["regression_body"]
-
-
-def _groups(a: RegressionAudit) -> str:
-    by, (lo, hi) = a.by_group, a.by_group_ci
-    cols = a.metrics[1:]
-    rows = []
-    for g in by.index:
-        if np.isnan(by.loc[g, "count"]):
-            continue
-        label = f"<td class='g'>{esc(group_name(g))}</td><td>{int(by.loc[g, 'count']):,}</td>"
-        if g in a.suppressed:
-            cells = (f"<td colspan='{len(cols)}' class='muted'>suppressed: fewer than "
-                     f"{a.min_group_size:,} rows</td>")
-        else:
-            cells = "".join(f"<td>{interval(by.loc[g, c], lo.loc[g, c], hi.loc[g, c])}</td>"
-                            for c in cols)
-        rows.append(f"<tr data-group>{label}{cells}</tr>")
-    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
-    return (f"<p>Intervals: Hall's skewness-corrected intervals of means, {a.confidence:.0%} "
-            "confidence. Residual: target minus prediction.</p>"
-            f"<table id='groups'><tr><th class='g'>group</th><th>rows</th>{head}</tr>"
-            + "".join(rows) + "</table>")
 
 
 def _comparisons(a: RegressionAudit) -> str:
@@ -80,7 +56,8 @@ def regression_body(a: RegressionAudit, h: int) -> str:
     small = a.suppressed
     suppressed = "<p>None.</p>" if not small else "<ul>" + "".join(
         f"<li>{esc(group_name(g))}: {n:,} rows</li>" for g, n in small.items()) + "</ul>"
-    return (f"<h{h}>Groups</h{h}>{_groups(a)}"
+    how = "Hall's intervals of means (residual: target minus prediction)"
+    return (f"<h{h}>Groups</h{h}>{group_table(a, lo, hi, how)}"
             f"<h{h}>Against the reference group</h{h}>{_comparisons(a)}"
             f"<h{h}>Largest gaps</h{h}>{_gaps(a)}"
             f"<h{h}>Each group's value and interval</h{h}><p>Dashed line: all rows.</p>{plots}"
