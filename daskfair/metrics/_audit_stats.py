@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 __all__ = ["COUNT_METRICS", "RATES", "auc_from_histograms", "bootstrap_tables", "group_tests",
-           "holm", "own_metrics", "rate_parts", "rates", "wilson"]
+           "holm", "own_metrics", "rate_parts", "rates", "tests_table", "wilson"]
 
 #: The rates an audit reports, fairlearn's names; each is numerator / denominator of the
 #: (label, decision) table ``T[..., y, d]``.
@@ -217,8 +217,16 @@ def group_tests(a: Any) -> pd.DataFrame:
                 pvalue = 1.0 if diff == 0 else 0.0
             group = a.counts.index[i]
             rows.append((r, *(group if isinstance(group, tuple) else (group,)), diff, pvalue))
-    names = ["metric", *a.counts.index.names]
-    frame = pd.DataFrame(rows, columns=[*names, "difference", "p_value"]).set_index(names)
+    return tests_table(rows, a.counts.index.names, a.confidence)
+
+
+def tests_table(rows: list[tuple[Any, ...]], names: Sequence[Any], confidence: float
+               ) -> pd.DataFrame:
+    """Tests as a table indexed by (metric, group): ``rows`` of (metric, *group, difference,
+    p-value), Holm's adjusted p-values over all of them, and ``significant`` at level
+    ``1 - confidence``."""
+    index = ["metric", *names]
+    frame = pd.DataFrame(rows, columns=[*index, "difference", "p_value"]).set_index(index)
     frame["p_holm"] = holm(frame["p_value"].to_numpy())
-    frame["significant"] = frame["p_holm"] < 1 - a.confidence
+    frame["significant"] = frame["p_holm"] < 1 - confidence
     return frame

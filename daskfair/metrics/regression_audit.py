@@ -14,7 +14,7 @@ import pandas as pd
 from scipy import stats
 
 from ._audit_counts import index_attrs, index_from, plain
-from ._audit_stats import holm
+from ._audit_stats import tests_table
 from ._regression_blocks import MOMENTS, exact_fractions
 
 __all__ = ["REGRESSION_METRICS", "RegressionAudit"]
@@ -315,11 +315,7 @@ class RegressionAudit:
                     p = 1.0 if d[i, m] == 0 else 0.0
                 g = self.index[i]
                 rows.append((metric, *(g if isinstance(g, tuple) else (g,)), d[i, m], p))
-        names = ["metric", *self.index.names]
-        frame = pd.DataFrame(rows, columns=[*names, "difference", "p_value"]).set_index(names)
-        frame["p_holm"] = holm(frame["p_value"].to_numpy())
-        frame["significant"] = frame["p_holm"] < 1 - self.confidence
-        return frame
+        return tests_table(rows, self.index.names, self.confidence)
 
     def prediction_ks(self) -> pd.DataFrame:
         """The Kolmogorov–Smirnov distance between every two compared groups' distributions
