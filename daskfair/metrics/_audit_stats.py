@@ -164,6 +164,19 @@ def holm(p: np.ndarray) -> np.ndarray:
     return out
 
 
+def _placed(bins: np.ndarray, rows: np.ndarray, at: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """For each of the sorted bins ``at``: the rows of the histogram ``(bins, rows)`` in lower
+    bins, and in the same bin."""
+    where = np.searchsorted(bins, at)
+    below = np.r_[0, np.cumsum(rows)][where]
+    inside = where < len(bins)
+    same = np.zeros(len(at), dtype=rows.dtype)
+    hit = np.flatnonzero(inside)[bins[where[inside]] == at[inside]]
+    same[hit] = rows[where[hit]]
+    return below, same
+
+
 def auc_from_histograms(negative: tuple[np.ndarray, np.ndarray],
                         positive: tuple[np.ndarray, np.ndarray]) -> tuple[float, float, float]:
     """``(auc, variance, bound)`` from the score bins of negative and positive rows.
@@ -176,19 +189,17 @@ def auc_from_histograms(negative: tuple[np.ndarray, np.ndarray],
     n_neg, n_pos = nc.sum(), pc.sum()
     if n_neg == 0 or n_pos == 0:
         return np.nan, np.nan, np.nan
-    bins = np.union1d(nb, pb)
-    neg = np.zeros(len(bins))
-    pos = np.zeros(len(bins))
-    neg[np.searchsorted(bins, nb)] = nc
-    pos[np.searchsorted(bins, pb)] = pc
-    below = np.cumsum(neg) - neg  # negatives in lower bins
-    above = n_pos - np.cumsum(pos)  # positives in higher bins
-    v10 = (below + neg / 2) / n_neg  # each positive's share of negatives beneath it
-    v01 = (above + pos / 2) / n_pos  # each negative's share of positives above it
-    auc = float((pos * v10).sum() / n_pos)
-    s10 = (pos * (v10 - auc) ** 2).sum() / max(n_pos - 1, 1)
-    s01 = (neg * (v01 - auc) ** 2).sum() / max(n_neg - 1, 1)
-    bound = float((pos * neg).sum() / (2 * n_pos * n_neg))
+    # each side's bins placed among the other's (both sorted): rows strictly beyond, and
+    # rows sharing the bin
+    below, tie_p = _placed(nb, nc, pb)
+    beneath, tie_n = _placed(pb, pc, nb)
+    above = n_pos - beneath - tie_n
+    v10 = (below + tie_p / 2) / n_neg  # each positive's share of negatives beneath it
+    v01 = (above + tie_n / 2) / n_pos  # each negative's share of positives above it
+    auc = float((pc * v10).sum() / n_pos)
+    s10 = (pc * (v10 - auc) ** 2).sum() / max(n_pos - 1, 1)
+    s01 = (nc * (v01 - auc) ** 2).sum() / max(n_neg - 1, 1)
+    bound = float((pc * tie_p).sum() / (2 * n_pos * n_neg))
     return auc, float(s10 / n_pos + s01 / n_neg), bound
 
 

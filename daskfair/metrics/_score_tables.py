@@ -39,10 +39,15 @@ class Histograms:
         """The rows of groups ``first`` to ``stop - 1`` pooled: the distinct bins, and their
         negatives and positives."""
         part = self.cut(first, stop)
-        bins, where = np.unique(part.bins, return_inverse=True)
-        counts = np.zeros((2, len(bins)), dtype=np.int64)
-        np.add.at(counts, (part.owner % 2, where), part.rows)
-        return bins, counts[0], counts[1]
+        if len(part.bins) == 0:
+            return part.bins, part.rows, part.rows
+        # bins are below 2**SCORE_BITS: counted densely, which is cheaper than sorting
+        positive = part.owner % 2 == 1
+        pos = np.bincount(part.bins[positive], part.rows[positive], part.bins.max() + 1)
+        every = np.bincount(part.bins, part.rows, part.bins.max() + 1)
+        bins = np.flatnonzero(every)
+        pos = pos[bins].astype(np.int64)
+        return bins, every[bins].astype(np.int64) - pos, pos
 
 
 def scoring_counts(h: Histograms, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
