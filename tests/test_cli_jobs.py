@@ -168,6 +168,45 @@ def test_fkr_disparity_bound_workflow(scheduler, data_dir, tmp_path, capsys):
     assert main(["plot", str(store)]) == 0 and store.with_suffix(".png").exists()
 
 
+def test_safairkm_job_merges_small_groups_as_the_estimators_do(tmp_path, capsys):
+    """--min-group-size/--small-groups are pareto_front's and vfairkm_front's own: the job's
+    fronts are theirs on the table's rows, and its best balance counts the merged groups."""
+    from daskfair.safairkm import pareto_front, vfairkm_front
+    from daskfair.scaling import ColumnScaler
+
+    rng = np.random.default_rng(4)
+    n = 300
+    group = rng.choice(["a", "b"], n)
+    group[:7], group[7:12] = "c", "d"  # 7 and 5 rows: merged into "other" (12 rows)
+    X = rng.normal(size=(n, 3)) + (group == "a")[:, None]
+    pd.DataFrame(X, columns=["x", "y", "z"]).assign(g=group).to_csv(tmp_path / "t.csv",
+                                                                     index=False)
+    flags = ["safairkm", "--input", str(tmp_path / "t.csv"), "--sensitive", "g",
+             "--n-clusters", "3", "--n-init", "3", "--max-iter", "6",
+             "--vfairkm-fairness-weights", "0", "50", "--min-group-size", "10"]
+    code, _, err = _run([*flags, "--store", str(tmp_path / "no.zarr")], capsys)
+    assert code == 2 and "--sensitive has 2 group(s) with fewer than --min-group-size" in err
+    code, out, err = _run([*flags, "--small-groups", "merge", "--store",
+                           str(tmp_path / "m.zarr")], capsys)
+    assert code == 0, err
+    assert "merged into 'other': c (7 rows), d (5 rows)" in out
+    run = open_run(tmp_path / "m.zarr")
+    sizes = [(group == "a").sum(), (group == "b").sum(), 12]
+    assert run.attrs["best_balance"] == pytest.approx(min(sizes) / max(sizes))
+    Xs = ColumnScaler("standard", unit_rows=True).fit_transform(X)
+    with pytest.warns(UserWarning, match="merged into the group 'other'"):
+        front = pareto_front(Xs, sensitive_features=group, n_clusters=3, n_init=3,
+                             max_iter=6, random_state=0, min_group_size=10,
+                             small_groups="merge")
+    np.testing.assert_array_equal(run.read_array("cost"), front.cost)
+    np.testing.assert_array_equal(run.read_array("balance"), front.balance)
+    with pytest.warns(UserWarning, match="merged into the group 'other'"):
+        base = vfairkm_front(Xs, sensitive_features=group, n_clusters=3,
+                             fairness_weights=[0, 50], random_state=0, min_group_size=10,
+                             small_groups="merge")
+    np.testing.assert_array_equal(run.read_array("vfairkm/balance"), base.balance)
+
+
 def test_safairkm_job_store_and_plot(scheduler, data_dir, tmp_path, capsys):
     store = tmp_path / "front.zarr"
     code, out, err = _run(["safairkm", "--dataset", "safairkm_adult", "--rows", "600",
@@ -280,11 +319,45 @@ def test_fce_job_with_several_sensitive_columns(scheduler, tmp_path, capsys):
                            "--n-clusters", "3", "--n-runs", "3", "--scheduler", scheduler,
                            "--store", str(tmp_path / "merged.zarr"), "--no-progress"], capsys)
     assert code == 0, err
-    assert f"merged the groups of fewer than {least} rows into 'other'" in out
+    listed = ", ".join(f"{g} ({sizes[g]:,} rows)" for g in sorted(small))
+    assert f"merged into 'other': {listed}" in out
     run = open_run(tmp_path / "merged.zarr")
     merged = np.where(np.isin(groups, list(small)), "other", groups)
     assert run.attrs["report"]["consensus"]["Bal"] == pytest.approx(
         balance(run.read_array("labels"), sensitive_features=merged))
+
+
+def test_fce_job_reports_count_the_groups_the_ensemble_merged(tmp_path):
+    """Groups in memory (a pool's, a data set's): the consensus is the one
+    FairClusteringEnsemble(min_group_size, small_groups='merge') fits, and the report's
+    balance counts its merged groups."""
+    from daskfair import FairClusteringEnsemble
+    from daskfair.cli.fce_job import fce_job
+    from daskfair.store import create_run
+
+    rng = np.random.default_rng(5)
+    n = 400
+    s = rng.choice([10, 20], n)
+    s[:9], s[9:15] = 30, 40  # 9 and 6 rows: merged into "other" (15 rows)
+    base = np.column_stack([rng.integers(0, 3, n) for _ in range(4)])
+    y = rng.integers(0, 2, n)
+    params = {"n_clusters": 3, "max_iter": 5, "random_state": 0, "min_group_size": 12,
+              "small_groups": "merge"}
+    lines = []
+    run = create_run(tmp_path / "p.zarr", kind="fce")
+    summary = fce_job(None, run=run, client=None, params=params, pool=(base, y, s),
+                      base_params={"n_runs": 4}, chunk_rows=150, echo=lines.append)
+    run.mark_complete()
+    run.close()
+    assert "4 groups; merged into 'other': 30 (9 rows), 40 (6 rows)" in lines
+    with pytest.warns(UserWarning, match="merged into the group 'other'"):
+        fce = FairClusteringEnsemble(**params).fit(base, sensitive_features=s)
+    labels = open_run(tmp_path / "p.zarr").read_array("labels")
+    np.testing.assert_array_equal(labels, fce.labels_)
+    merged = np.where(s >= 30, 0, s)
+    assert summary["consensus"]["Bal"] == pytest.approx(
+        balance(labels, sensitive_features=merged), rel=1e-12)
+    assert summary["consensus"]["Bal"] != pytest.approx(balance(labels, sensitive_features=s))
 
 
 def test_fce_job_on_clusterings_a_user_holds(scheduler, tmp_path, capsys):

@@ -8,9 +8,6 @@ a backslash or comma in it escaped by a backslash, joined by commas.
 
 from __future__ import annotations
 
-import contextlib
-import warnings
-
 import dask
 import dask.array as da
 import dask.dataframe as dd
@@ -447,44 +444,3 @@ def test_a_table_with_several_sensitive_columns(tmp_path):
     with pytest.raises(ValueError, match=r"--label and --sensitive name the same column"):
         load_input(path=tmp_path / "t.csv", label="risk", sensitive=["sex", "risk"])
 
-
-def test_the_command_line_merges_small_groups_for_the_whole_job(tmp_path):
-    from daskfair.cli.inputs import load_input
-
-    df = _table()
-    df.to_csv(tmp_path / "t.csv", index=False)
-    names = combine(df["sex"], df["housing"])
-    counts = pd.Series(names).value_counts()
-    least = int(counts.sort_values().iloc[1]) + 1  # the two smallest groups are too small
-    small = {k: int(v) for k, v in counts[counts < least].items()}
-    assert len(small) == 2
-    common = {"path": tmp_path / "t.csv", "label": "risk", "sensitive": ["sex", "housing"]}
-    with pytest.raises(ValueError, match=r"Merge them into one group with "
-                                         r"small_groups='merge', lower min_group_size"):
-        load_input(**common, min_group_size=least)
-    d = load_input(**common, min_group_size=least, small_groups="merge")
-    np.testing.assert_array_equal(np.asarray(d.sensitive.compute(), dtype=object),
-                                  merge(names, set(small)))
-    assert d.description["merged_groups"] == small
-    # the table's group counts follow the merge (the FCE job codes the groups from them)
-    want = pd.Series(merge(names, set(small))).value_counts().to_dict()
-    assert d.summary.columns["sex,housing"].counts == want
-
-    # a zarr array: its groups are counted in one small reduction
-    arr = np.column_stack([np.random.default_rng(0).normal(size=(50, 2)),
-                           np.r_[np.zeros(45), np.ones(3), np.full(2, 2.0)]])
-    da.to_zarr(da.from_array(arr, chunks=(20, 3)), str(tmp_path / "a.zarr"))
-    with _no_warning():
-        z = load_input(path=tmp_path / "a.zarr", sensitive="2", min_group_size=4,
-                       small_groups="merge")
-    assert z.description["merged_groups"] == {"1.0": 3, "2.0": 2}
-    np.testing.assert_array_equal(np.asarray(z.sensitive.compute()),
-                                  np.where(arr[:, 2] == 0, "0.0", "other"))
-
-
-@contextlib.contextmanager
-def _no_warning():
-    # the command prints what it merged: no warning on top of it
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)
-        yield

@@ -14,10 +14,6 @@ from .session import break_lock, check_store, client_for, load_data, run_job
 
 __all__ = ["COMMANDS"]
 
-#: Merged into the job's groups when its data are loaded: the models get the merged groups.
-_LOAD_OPTIONS = ("min_group_size", "small_groups")
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     from ..datasets import FCE_POOLS
     from ..store import check_new_store
@@ -44,14 +40,13 @@ def cmd_fkr(args: argparse.Namespace) -> int:
     check_store(args, "fkr")
 
     def load() -> Any:
-        data = load_data(args, need_label=True, merge=False)
+        data = load_data(args, need_label=True)
         test = None
         if args.test is not None:
             if data.columns is None:
                 raise ValueError("--test takes a table with the columns of --input; a named "
                                  "data set is split by --split or --test-size.")
-            test = load_data(args, need_label=True, path=args.test, features=data.columns,
-                             merge=False)
+            test = load_data(args, need_label=True, path=args.test, features=data.columns)
         return data, test
 
     def job(run: Any, client: Any, inputs: Any) -> str:
@@ -69,7 +64,7 @@ def cmd_safairkm(args: argparse.Namespace) -> int:
     from .demo import format_safairkm_table
     from .safairkm_job import safairkm_job
 
-    front = params_for(args, pareto_front, skip=("store", "client", *_LOAD_OPTIONS))
+    front = params_for(args, pareto_front, skip=("store", "client"))
     check_arguments(pareto_front, front)
     check_arguments(safairkm_job, params_for(args, safairkm_job))
     check_store(args, "safairkm")
@@ -91,11 +86,7 @@ def cmd_fce(args: argparse.Namespace) -> int:
 
     if args.pool is not None and (args.dataset or args.input):
         raise ValueError("give either --pool or features (--dataset / --input), not both.")
-    if args.pool is not None and args.min_group_size != 1:
-        raise ValueError("--min-group-size applies to --dataset and --input; a pool's groups "
-                         "are used as they are (FairClusteringEnsemble(min_group_size=...) "
-                         "merges them in Python).")
-    params = params_for(args, FairClusteringEnsemble, skip=_LOAD_OPTIONS)
+    params = params_for(args, FairClusteringEnsemble)
     FairClusteringEnsemble(**params)._validate_params()
     base = {**params_for(args, base_clusterings),
             "n_clusters": args.base_n_clusters or args.n_clusters}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from ..metrics import REPORT_COLUMNS, clustering_report
 from ..progress import IterationBar
 from ..store import Run
 from .inputs import JobData, to_dask
-from .results import numpy_of, store_encoder
+from .results import MERGE_WARNING, merged_sizes, numpy_of, store_encoder
 
 __all__ = ["fce_job", "format_fce_report"]
 
@@ -46,6 +47,34 @@ def _labels_and_groups(data: JobData) -> tuple[Any, Any]:
                                                           .counts))
     s = _codes(data.sensitive, sorted(cols[data.description["sensitive"]].counts))
     return dask.persist(y, s)
+
+
+def _group_sizes(data: JobData | None, s: Any) -> tuple[np.ndarray, dict[Any, int]]:
+    """The values of ``s`` (a table's: codes of its sorted groups), and each group's rows by
+    its name (a table's from its pass: nothing is read)."""
+    if data is not None and data.summary is not None:
+        counts = data.summary.columns[data.description["sensitive"]].counts
+        return np.arange(len(counts)), {k: counts[k] for k in sorted(counts)}
+    values, rows = np.unique(s, return_counts=True)
+    return values, dict(zip(values.tolist(), rows.tolist(), strict=True))
+
+
+def _lookup(block: np.ndarray, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    return codes[np.searchsorted(values, block)]
+
+
+def _as_fitted(s: Any, values: np.ndarray, fce: Any) -> Any:
+    """``s`` (of ``values``) as codes of the groups the fitted ensemble used: its small groups
+    merged (``merged_groups_``) as the reports must count them."""
+    if not fce.merged_groups_:
+        return s
+    names = [str(g) for g in fce.groups_]
+    other = (set(names) - {str(v) for v in values}).pop()
+    codes = np.array([names.index(other if str(v) in fce.merged_groups_ else str(v))
+                      for v in values])
+    if is_dask(s):
+        return s.map_blocks(_lookup, values, codes, dtype=codes.dtype)
+    return _lookup(np.asarray(s), values, codes)
 
 
 def _kept_base(run: Run, resume: bool, chunk_rows: int, echo: Echo,
@@ -152,13 +181,19 @@ def fce_job(
             run, resume, chunk_rows, echo,
             (lambda: _renumbered(data, echo)) if given
             else (lambda: _clustered(data, client, base_params, chunk_rows, echo)))
+    values, sizes = _group_sizes(data, s)
+    _, merged = merged_sizes(sizes, params)
+    if merged:
+        echo(f"{len(sizes)} groups{merged}")
     fce = FairClusteringEnsemble(**params)
     bar = IterationBar(fce.max_iter, "FCE iterations")
     t0 = time.perf_counter()
-    fce.fit(labels, sensitive_features=to_dask(s, chunk_rows), store=run, resume=resume,
-            callback=lambda st: bar.update(st.n_iter, f"objective {st.objective[-1]:.6g}"))
+    with warnings.catch_warnings():  # the merge was said above, by the groups' names
+        warnings.filterwarnings("ignore", MERGE_WARNING, UserWarning)
+        fce.fit(labels, sensitive_features=to_dask(s, chunk_rows), store=run, resume=resume,
+                callback=lambda st: bar.update(st.n_iter, f"objective {st.objective[-1]:.6g}"))
     bar.close()
-    summary = _scores(fce, base, y, s, time.perf_counter() - t0)
+    summary = _scores(fce, base, y, _as_fitted(s, values, fce), time.perf_counter() - t0)
     store_encoder(run, data)
     run.set_attrs(report=summary)
     return summary

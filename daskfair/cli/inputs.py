@@ -8,7 +8,7 @@ import os
 import re
 import uuid
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .._frames import partition_array, partitions
-from .._groups import apply_merge, check_group_size_params, combined_names, group_sizes, plan_merge
+from .._groups import combined_names
 from .._validation import is_dask
 from ..tables import (
     TableEncoder,
@@ -314,44 +314,12 @@ def load_input(
     numeric_missing: str = "error",
     chunk_rows: int | None = 50_000,
     task: str | None = None,
-    min_group_size: int = 1,
-    small_groups: str = "raise",
 ) -> JobData:
     """The job's data from a named ``dataset`` or a table or zarr array at ``path``
-    (exactly one), with ``min_group_size`` applied to its groups (``small_groups``: raise,
-    or merge them into "other" for every model and report of the job). A table is never
-    read into this process; ``task`` is checked against its label in its pass."""
-    check_group_size_params(min_group_size, small_groups)
-    data = _load(dataset, path, label, sensitive, features, sensitive_attribute, data_dir,
+    (exactly one). A table is never read into this process; ``task`` is checked against its
+    label in its pass."""
+    return _load(dataset, path, label, sensitive, features, sensitive_attribute, data_dir,
                  need_label, encode, max_levels, numeric_missing, chunk_rows, task)
-    return _merge_small_groups(data, min_group_size, small_groups)
-
-
-def _merge_small_groups(data: JobData, min_group_size: int, small_groups: str) -> JobData:
-    """The job's groups with ``min_group_size`` applied: a table's counts come from its pass,
-    other inputs' from one reduction over the groups; ``description`` records the merge."""
-    if min_group_size == 1:
-        return data
-    s_name = data.description.get("sensitive")
-    summary = data.summary.columns[s_name] if data.summary is not None else None
-    sizes = dict(summary.counts) if summary is not None else group_sizes(
-        data.sensitive, "--sensitive")
-    with warnings.catch_warnings():
-        # the command prints what was merged (description["merged_groups"])
-        warnings.simplefilter("ignore", UserWarning)
-        small, other = plan_merge(sizes, min_group_size, small_groups, name="--sensitive")
-    if not small:
-        return data
-    counts = {str(k): c for k, c in sizes.items() if k not in small}
-    counts[other] = sum(small.values())
-    tables = {} if summary is None else {"summary": replace(
-        data.summary, columns={**data.summary.columns, s_name: replace(summary, counts=counts)})}
-    description = {**data.description, "merged_groups": {str(k): c for k, c in small.items()},
-                   "merged_into": other}
-    if "groups" in description:
-        description["groups"] = sorted(counts)
-    return replace(data, sensitive=apply_merge(data.sensitive, list(small), other),
-                   description=description, **tables)
 
 
 def _load(dataset: str | None, path: Any, label: str | None, sensitive: Any,

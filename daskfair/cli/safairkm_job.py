@@ -4,6 +4,7 @@ VfairKM's μ sweep as its baseline."""
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from ..metrics import hypervolume_2d
 from ..progress import IterationBar
 from ..store import Run
 from .inputs import JobData
-from .results import preprocessing
+from .results import MERGE_WARNING, merged_sizes, preprocessing
 
 __all__ = ["SCALES", "add_hypervolumes", "front_row", "safairkm_job"]
 
@@ -84,13 +85,14 @@ def add_hypervolumes(fronts: dict[str, dict[str, Any]]) -> tuple[float, float]:
 
 def _baseline(X: np.ndarray, s: np.ndarray, run: Run, client: Any,
               fairness_weights: Sequence[float], n_clusters: int,
-              random_state: int) -> dict[str, Any]:
+              random_state: int, params: Mapping[str, Any]) -> dict[str, Any]:
     from ..safairkm import vfairkm_front
 
     t0 = time.perf_counter()
     base = vfairkm_front(X, sensitive_features=s, n_clusters=n_clusters,
                          fairness_weights=fairness_weights, random_state=random_state,
-                         client=client)
+                         client=client, **{k: params[k] for k in
+                                           ("min_group_size", "small_groups") if k in params})
     run.write_array("vfairkm/cost", base.cost)
     run.write_array("vfairkm/balance", base.balance)
     return {**front_row(base, time.perf_counter() - t0),
@@ -124,19 +126,23 @@ def safairkm_job(
     scaler = _scaler(scale)
     X, s = _sample_rows(data, client, scaler, rows, seed)
     groups, counts = np.unique(s, return_counts=True)
-    best = float(counts.min() / counts.max())
+    sizes, merged = merged_sizes(dict(zip(groups.tolist(), counts.tolist(), strict=True)),
+                                 params)
+    best = float(min(sizes) / max(sizes))
     n_clusters = params.get("n_clusters", 8)
     echo(f"SAfairKM front: {len(X):,} rows, {X.shape[1]} features, K = {n_clusters}, "
-         f"{len(groups)} groups (best possible balance {best:.3f})")
+         f"{len(sizes)} groups (best possible balance {best:.3f}){merged}")
     bar = IterationBar(params.get("max_iter", 500), "iterations")
     t0 = time.perf_counter()
-    front = pareto_front(X, sensitive_features=s, **params, store=run, client=client,
-                         callback=lambda t, cost, balance: bar.update(t, f"{len(cost)} points"))
-    bar.close()
-    fronts = {"SAfairKM": front_row(front, time.perf_counter() - t0)}
-    if vfairkm_fairness_weights:
-        fronts["VfairKM"] = _baseline(X, s, run, client, vfairkm_fairness_weights,
-                                      n_clusters, seed)
+    with warnings.catch_warnings():  # the merge was said above
+        warnings.filterwarnings("ignore", MERGE_WARNING, UserWarning)
+        front = pareto_front(X, sensitive_features=s, **params, store=run, client=client,
+                             callback=lambda t, cost, b: bar.update(t, f"{len(cost)} points"))
+        bar.close()
+        fronts = {"SAfairKM": front_row(front, time.perf_counter() - t0)}
+        if vfairkm_fairness_weights:
+            fronts["VfairKM"] = _baseline(X, s, run, client, vfairkm_fairness_weights,
+                                          n_clusters, seed, params)
     ref = add_hypervolumes(fronts)
     summary = {"fronts": fronts, "reference": list(ref), "best_balance": best,
                "n_samples": len(X)}

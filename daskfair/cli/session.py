@@ -148,18 +148,14 @@ def _describe(data: Any, args: argparse.Namespace, path: str | None) -> None:
         print(_wrapped(f"one-hot encoded {levels} (--no-encode to refuse them instead)"))
     if d.get("constant"):
         print(f"note: constant feature column(s) {d['constant']} carry no information")
-    if d.get("merged_groups"):
-        merged = ", ".join(f"{g} ({n:,} rows)" for g, n in d["merged_groups"].items())
-        print(_wrapped(f"merged the groups of fewer than {args.min_group_size:,} rows into "
-                       f"{d['merged_into']!r}: {merged}"))
 
 
 def load_data(args: argparse.Namespace, need_label: bool, *, path: str | None = None,
-              features: list[str] | None = None, merge: bool = True,
+              features: list[str] | None = None,
               encode: bool | None = None) -> Any:
     """The job's data from --dataset or --input (or the table at ``path`` with the
-    ``features`` columns), described on the terminal; small groups merged by the loader
-    when ``merge``, else left to the estimators' ``min_group_size``."""
+    ``features`` columns), described on the terminal (small groups are the estimators' to
+    merge: ``--min-group-size`` is their ``min_group_size``)."""
     from .inputs import load_input
 
     data = load_input(dataset=None if path else args.dataset, path=path or args.input,
@@ -169,9 +165,7 @@ def load_data(args: argparse.Namespace, need_label: bool, *, path: str | None = 
                       need_label=need_label, encode=args.encode if encode is None else encode,
                       max_levels=args.max_levels,
                       numeric_missing=args.numeric_missing, chunk_rows=args.chunk_rows,
-                      task=getattr(args, "task", None),
-                      min_group_size=args.min_group_size if merge else 1,
-                      small_groups=args.small_groups)
+                      task=getattr(args, "task", None))
     _describe(data, args, path or args.input)
     return data
 
