@@ -2,7 +2,9 @@
 
 For each data set and split, in one process and on the same rows:
 
-* ``FairKernelClassifierCV`` (demographic parity, 5 folds, default grid): one fit; every
+* ``FairKernelClassifierCV`` with its defaults (demographic parity, 5 folds, the width
+  chosen from the data, ``gammas="auto"``; ``--before``: also ``gammas=None``, the default
+  before issue 49, on the same rows; ``--cv-gamma-scales``: a grid instead): one fit; every
   bound is then a re-choice from the stored validation scores (``choose``, no pass). Its
   test "oracle sweep" (every refitted candidate at every threshold, scored on the test
   rows) shows the attainable front.
@@ -28,10 +30,12 @@ default selection (an upper 90 % bound of the population's disparity,
 the selection before issue 38 (a prediction bound for one fold of new rows,
 d + z·s·√(1 + F)). Besides the mean frontier, the output counts, per bound, the splits
 whose test SD is within the bound, and, per EG(LR) bound and split, whether FKR-CV's test
-front (its choices at every bound on that split) is more accurate at EG's test SD.
+front (its choices at every bound on that split) is more accurate at EG's test SD, and
+whether one of its bounds has a mean test SD at most EG's + .002 at an error no higher
+(``goal_met``, issue 49's goal).
 
     python benchmarks/fkr_vs_fairlearn.py [--splits 5] [--datasets adult ffe_credit ...]
-        [--no-nystroem] [--lean] [--gamma-scale 0.1]
+        [--no-nystroem] [--lean] [--before] [--gamma-scale 0.1]
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ BOUNDS = (0.001, 0.005, 0.01, 0.02, 0.03, 0.05)
 DATASETS = ("adult", "ffe_credit", "ffe_crime", "ffe_compas", "census_kdd")
 # also: "adult_sex_race" (Adult with sex × race groups, 7 after merging those under 300 rows)
 DEFAULT = "FairKernelClassifierCV"
+BEFORE = "FairKernelClassifierCV (gammas=None: before issue 49)"
 NO_MARGIN = "FairKernelClassifierCV (no margin)"
 PREVIOUS = "FairKernelClassifierCV (one-fold margin)"
 
@@ -175,13 +180,27 @@ def gamma_for(X: np.ndarray, scale: float) -> float:
 def run_split(name: str, data: Any, i: int, args: argparse.Namespace) -> list[dict]:
     Xtr, ytr, str_, Xte, yte, ste = split(name, data, i)
     gamma = gamma_for(Xtr, args.gamma_scale)
-    gammas = [gamma_for(Xtr, g) for g in args.cv_gamma_scales]
+    gammas = ("auto" if args.cv_gamma_scales is None
+              else [gamma_for(Xtr, g) for g in args.cv_gamma_scales])
     rows: list[dict] = []
     add = recorder(rows, name, i, yte, ste)
 
     # -- daskfair ------------------------------------------------------------------------
+    if args.before:  # the default before issue 49: one width, 1/n_features
+        old = FairKernelClassifierCV(gammas=None, n_landmarks=args.landmarks, random_state=i)
+        _, secs = timed(lambda: old.fit(Xtr, ytr, sensitive_features=str_))
+        for b in BOUNDS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                old.choose(b)
+            add(BEFORE, b, old.predict(Xte), secs if b == BOUNDS[0] else 0.0,
+                val_sd=old.best_disparity_, val_error=1 - old.best_score_)
     cv = FairKernelClassifierCV(gammas=gammas, n_landmarks=args.landmarks, random_state=i)
     _, secs = timed(lambda: cv.fit(Xtr, ytr, sensitive_features=str_))
+    widths = getattr(cv, "width_search_", None)
+    if widths is not None:
+        rows.append({"data": name, "split": i, "method": "width search",
+                     "widths": widths.to_dict(orient="list")})
     for method, confidence in ((DEFAULT, cv.disparity_confidence), (NO_MARGIN, None),
                                (PREVIOUS, "previous")):
         for b in BOUNDS:
@@ -279,7 +298,7 @@ def summarise(rows: list[dict]) -> list[dict]:
     """Mean ± std over splits per (data, method, bound / k)."""
     import pandas as pd
 
-    df = pd.DataFrame([r for r in rows if "front" not in r])
+    df = pd.DataFrame([r for r in rows if "front" not in r and "widths" not in r])
     keys = ["data", "method", "bound", "n_components"]
     df = df.reindex(columns=[*df.columns.drop(keys, errors="ignore"), *keys])
     df[keys] = df[keys].astype(object).where(df[keys].notna(), None)
@@ -319,7 +338,10 @@ def comparison(summary: list[dict], rows: list[dict]) -> list[dict]:
     (a split where FKR-CV has no choice as fair as EG counts as a loss)."""
     out = []
     for name in dict.fromkeys(r["data"] for r in summary):
-        for method in (DEFAULT, NO_MARGIN, PREVIOUS):
+        for method in (DEFAULT, NO_MARGIN, PREVIOUS, BEFORE):
+            points = [r for r in summary if r["data"] == name and r["method"] == method]
+            if not points:
+                continue
             fkr = _front([(r["sd"], r["error"]) for r in summary
                           if r["data"] == name and r["method"] == method])
             for eg in (r for r in summary if r["data"] == name and r["method"] == "EG(LR)"):
@@ -335,7 +357,12 @@ def comparison(summary: list[dict], rows: list[dict]) -> list[dict]:
                                   and r.get("method") == "EG(LR)" and r["bound"] == eg["bound"])
                     at = error_at(mine, theirs["sd"])
                     wins.append(at is not None and at < theirs["error"])
+                # the issue's goal: a bound whose mean test SD is at most EG's + .002, at an
+                # error no higher than EG's
+                goal = any(p["sd"] <= eg["sd"] + 0.002 and p["error"] <= eg["error"] + 1e-12
+                           for p in points)
                 out.append({"data": name, "method": method, "eg_bound": eg["bound"],
+                            "goal_met": goal,
                             "eg_sd": eg["sd"], "eg_error": eg["error"],
                             "fkr_error_at_eg_sd": err,
                             "difference": None if err is None else err - eg["error"],
@@ -349,7 +376,8 @@ def bound_kept(rows: list[dict]) -> list[dict]:
     """Per data set, method and bound: the splits whose test SD is within the bound."""
     out = []
     keys = dict.fromkeys((r["data"], r["method"], r["bound"]) for r in rows
-                         if r.get("bound") is not None and "front" not in r)
+                         if r.get("bound") is not None and "front" not in r
+                         and "widths" not in r)
     for name, method, bound in keys:
         sds = [r["sd"] for r in rows if r["data"] == name and r.get("method") == method
                and r.get("bound") == bound]
@@ -362,7 +390,7 @@ def plot(summary: list[dict], rows: list[dict], names: list[str], name_: str) ->
     plt = pyplot()
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.8), squeeze=False)
     styles = {DEFAULT: ("o-", "crimson"), NO_MARGIN: ("o:", "salmon"),
-              PREVIOUS: ("o--", "grey"),
+              PREVIOUS: ("o--", "grey"), BEFORE: ("o-.", "purple"),
               "EG(LR)": ("s--", "tab:blue"),
               "EG(Nyström+LR)": ("^--", "tab:green")}
     for ax, name in zip(axes[0], names, strict=True):
@@ -398,8 +426,12 @@ def main() -> None:
     ap.add_argument("--gamma-scale", type=float, default=0.1,
                     help="rbf gamma = scale / (n_features · mean variance), for the fixed "
                          "kernels (kernel ridge, FairKernelClassifier, Nyström + LR)")
-    ap.add_argument("--cv-gamma-scales", type=float, nargs="+", default=[0.03, 0.1, 0.3, 1.0],
-                    help="the gamma grid FairKernelClassifierCV searches (same units)")
+    ap.add_argument("--cv-gamma-scales", type=float, nargs="+",
+                    help="a gamma grid for FairKernelClassifierCV (same units; default: its "
+                         "own, gammas='auto')")
+    ap.add_argument("--before", action="store_true",
+                    help="also FairKernelClassifierCV(gammas=None), the default before "
+                         "issue 49, on the same rows")
     ap.add_argument("--no-nystroem", dest="nystroem", action="store_false")
     ap.add_argument("--only-cv", action="store_true",
                     help="FairKernelClassifierCV alone (for exploring its settings)")
@@ -425,6 +457,7 @@ def main() -> None:
     plot(summary, rows, args.datasets, args.output)
     write_result(args.output, {
         "splits": args.splits, "landmarks": args.landmarks, "gamma_scale": args.gamma_scale,
+        "cv_gamma_scales": args.cv_gamma_scales, "before": args.before,
         "splits_per_data": {name: len({r["split"] for r in rows if r["data"] == name})
                             for name in args.datasets},
         "bounds": BOUNDS, "eg_bounds": args.eg_bounds, "lean": args.lean,

@@ -36,8 +36,9 @@ def _data(n=600, n_groups=2, seed=0):
     return X, y, s
 
 
+# one width (1/n_features): the machinery's tests; gammas="auto" has its own
 SMALL = {"relative_alphas": (1e-4, 1e-2), "strengths": (0.0, 0.5, 1.0, 1.5),
-         "fair_feature_counts": (3, 8),
+         "fair_feature_counts": (3, 8), "gammas": None,
          "fairness_weights": (None, 1.0), "n_landmarks": 80}
 
 
@@ -340,7 +341,7 @@ def test_regressor_warns_when_no_candidate_meets_the_bound():
     s = rng.integers(0, 2, n)
     X = rng.normal(size=(n, 3)) + s[:, None]
     y = X[:, 0] + 2 * s
-    cv = FairKernelRegressorCV(cv=3, disparity_bound=0.0, random_state=0,
+    cv = FairKernelRegressorCV(cv=3, disparity_bound=0.0, random_state=0, gammas=None,
                                families=("embedding",), fairness_weights=(1.0,), n_landmarks=60,
                                fair_feature_counts=(2,))
     with pytest.warns(UserWarning, match="no candidate reaches a validation disparity"):
@@ -457,7 +458,7 @@ def test_passes_over_x_are_what_the_docstrings_say(make, passes):
 def test_several_kernel_settings_share_one_landmark_draw(make, passes):
     X, y, s, counts = _counted(40)
     with dask.config.set({"daskfair.block-rows": 64, "scheduler": "sync"}):
-        make(cv=3, random_state=0, gammas=[0.1, 0.5], **SMALL).fit(
+        make(cv=3, random_state=0, **{**SMALL, "gammas": [0.1, 0.5]}).fit(
             X, y, sensitive_features=s)
     # passes per gamma (two for the classifier, one for the regressor), one landmark draw
     assert sorted(set(counts.values())) == [2 * passes, 2 * passes + 1]

@@ -71,7 +71,7 @@ def test_the_kinds_of_value_and_their_messages():
     (lambda: FairKernelClassifier(threshold=np.inf), ValueError,
      r"threshold must be 'auto' or a finite number, got inf"),
     (lambda: FairKernelRegressorCV(gammas=[0.1, -1]), ValueError,
-     r"gammas must be None or a finite number > 0 or a non-empty list of values"),
+     r"gammas must be 'auto' or None or a finite number > 0 or a non-empty list of values"),
     (lambda: SAFairKMeans(1), ValueError,
      r"n_clusters must be an integer >= 2 \(a balance trade-off needs two clusters\), got 1"),
     (lambda: FairClusteringEnsemble(consensus_weight=0), ValueError,

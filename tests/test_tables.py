@@ -196,7 +196,12 @@ class _Reads:
                            meta=self.df.iloc[:0].reset_index(drop=True))
 
 
-def test_a_table_is_read_by_the_named_passes_and_never_on_the_client(tmp_path):
+@pytest.mark.parametrize(("gammas", "searches"), [
+    ([0.1], 2),  # the CV's two passes over the training rows
+    (None, 1),  # gammas="auto" on 2,250 rows: the width's sample is every row, read once
+])
+def test_a_table_is_read_by_the_named_passes_and_never_on_the_client(tmp_path, gammas,
+                                                                      searches):
     from daskfair.cli.fkr_job import fkr_job
     from daskfair.store import create_run
 
@@ -210,13 +215,13 @@ def test_a_table_is_read_by_the_named_passes_and_never_on_the_client(tmp_path):
         assert reads.count == 4  # the summary pass
         assert data.X.chunks[0] == (500, 200, 500, 300, 500, 200, 500, 300)
         with create_run(tmp_path / "r.zarr", kind="fkr") as run:
-            summary = fkr_job(data, run=run, client=client, params={"n_landmarks": 100, "cv": 3},
+            summary = fkr_job(data, run=run, client=client,
+                              params={"n_landmarks": 100, "cv": 3, "gammas": gammas},
                               echo=lambda text: None)
     # the summary; the training rows' own pass (the pipeline's encoder and scaling are
     # fitted from it); the landmark draw (up to 8 blocks: here all 4 partitions); the CV's
-    # two passes over the training rows; one pass over the test rows for their
-    # predictions, labels and groups
-    assert reads.count == 4 * (1 + 1 + 1 + 2 + 1)
+    # searches; one pass over the test rows for their predictions, labels and groups
+    assert reads.count == 4 * (1 + 1 + 1 + searches + 1)
     assert [r["method"] for r in summary["results"]] == ["FairKernelClassifierCV (<= 0.01)"]
 
 

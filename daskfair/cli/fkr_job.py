@@ -92,6 +92,8 @@ def build_models(params: Mapping[str, Any], *, classify: bool,
     constant predictor."""
     from sklearn.dummy import DummyClassifier, DummyRegressor
 
+    if params.get("gammas") is None:  # no --gammas: the estimators' own default
+        params = {k: v for k, v in params.items() if k != "gammas"}
     cv = _model_class(classify, search=True)
     if n_fair_features is None:
         out = [(f"{cv.__name__} (<= {params.get('disparity_bound', 0.01):g})",

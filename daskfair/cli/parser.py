@@ -327,8 +327,8 @@ def _add_fkr(sub: Any) -> None:
     g.add_argument("--kernel", default="rbf", choices=["linear", "polynomial", "sigmoid", "rbf"],
                    help="kernel (default rbf; the paper used polynomial on Credit and Crime)")
     g.add_argument("--gammas", type=float, nargs="+", metavar="G",
-                   help="kernel coefficient (default 1/n_features); several values are "
-                        "searched by the cross-validation (two passes each)")
+                   help="kernel coefficients searched by the cross-validation (two passes "
+                        "each; default: the width chosen from the data, gammas='auto')")
     g.add_argument("--degree", type=int, default=3, help="polynomial degree (default 3)")
     g.add_argument("--coef0", type=float, default=1.0, help="kernel constant c (default 1)")
     g.add_argument("--n-landmarks", type=int, default=1000, metavar="M",

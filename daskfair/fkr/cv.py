@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,8 +24,17 @@ from .._params import (
     check_params,
 )
 from .._random import as_seed_sequence, child_rng
+from ..nystroem import select_landmarks
 from ..runtime.threads import one_blas_thread
-from ._base import KERNEL, NYSTROEM, FitInput, KernelModelMixin, check_kernel, input_attributes
+from ._base import (
+    ABSENT,
+    KERNEL,
+    NYSTROEM,
+    FitInput,
+    KernelModelMixin,
+    check_kernel,
+    input_attributes,
+)
 from ._predict import CalibratedClassifierMixin, KernelRegressionMixin
 from .candidates import CONSTRAINTS, FAMILIES
 from .folds import MAX_FOLDS, FoldPlan, fold_plan
@@ -40,6 +50,15 @@ from .search import (
 )
 from .selection import select
 from .statistics import FoldedMoments
+from .widths import (
+    SAMPLE_LANDMARKS,
+    SAMPLE_ROWS,
+    WIDTH_FACTORS,
+    evenly,
+    median_gamma,
+    sample_input,
+    search_widths,
+)
 
 __all__ = ["FairKernelClassifierCV", "FairKernelRegressorCV", "constraint_name"]
 
@@ -82,7 +101,7 @@ class _FairKernelCV(ParamsMixin, KernelModelMixin, BaseEstimator):
     _default_strengths: tuple[float, ...] = ()
     _error_name = "error"
 
-    def __init__(self, kernel: str = "rbf", *, gammas: Any = None, degree: int = 3,
+    def __init__(self, kernel: str = "rbf", *, gammas: Any = "auto", degree: int = 3,
                  coef0: float = 1.0, disparity_bound: float = 0.01,
                  disparity_confidence: float | None = 0.9, new_rows: int | None = None,
                  constraints: Any = "demographic_parity",
@@ -104,7 +123,8 @@ class _FairKernelCV(ParamsMixin, KernelModelMixin, BaseEstimator):
         self.small_groups = small_groups
 
     _parameter_constraints: ClassVar[dict[str, list[Spec]]] = {
-        **KERNEL, "gammas": [Nothing, _POSITIVE, Grid((Nothing, _POSITIVE))],
+        **KERNEL, "gammas": [Options(("auto",)), Nothing, _POSITIVE,
+                             Grid((Nothing, _POSITIVE))],
         "disparity_bound": [Real(0)], "disparity_confidence": _CONFIDENCE,
         "new_rows": [Nothing, Integer(1)],
         "constraints": [Options(CONSTRAINTS), Named(
@@ -131,7 +151,8 @@ class _FairKernelCV(ParamsMixin, KernelModelMixin, BaseEstimator):
         p = self._validate_params()
         return {**p, "families": _grid(p["families"], (), str),
                 "relative_alphas": _grid(p["relative_alphas"], DEFAULT_RELATIVE_ALPHAS),
-                "gammas": _grid(p["gammas"], (None,)),
+                "gammas": (p["gammas"] if isinstance(p["gammas"], str)
+                           else _grid(p["gammas"], (None,))),
                 "strengths": _grid(p["strengths"], self._default_strengths),
                 "fair_feature_counts": _grid(p["fair_feature_counts"], None, int),
                 "fairness_weights": _grid(p["fairness_weights"], (None,)),
@@ -177,17 +198,70 @@ class _FairKernelCV(ParamsMixin, KernelModelMixin, BaseEstimator):
                                    classify=classify)
             folds = fold_plan(p["cv"], data.n, self._fold_seed(), data.X,
                               data.labels if data.classify else data.y)
-            searches, landmarks = [], None
-            for gamma in p["gammas"]:
+            gammas, widths, landmarks, searches = p["gammas"], ABSENT, None, []
+            if isinstance(gammas, str):  # "auto"
+                gammas, widths, landmarks, searches = self._width_from_data(data, p, folds)
+            if searches:  # the sample was every row: its searches are the fit's
+                data = searches[-1].data
+                gammas = ()
+            for gamma in gammas:
                 # one landmark draw for every kernel setting
                 searches.append(self._search_kernel(data, p, gamma, folds, landmarks))
                 landmarks, data = searches[-1].feature_map.landmarks, searches[-1].data
             fitted = {**search_attributes(searches), "n_splits_": folds.n_folds,
-                      "_constraint": p["constraint"], "_n_rows": data.n}
+                      "_constraint": p["constraint"], "_n_rows": data.n,
+                      "width_search_": widths}
             fitted.update(select(fitted, p["disparity_bound"], p["disparity_confidence"],
                                  classify=classify, refit=p["refit"], new_rows=p["new_rows"]))
             self._set_fitted({**fitted, **input_attributes(data, None)})
             return self
+
+    def _width_from_data(self, data: FitInput, p: dict[str, Any], folds: FoldPlan
+                         ) -> tuple[tuple[float | None, ...], Any, np.ndarray | None,
+                                    list[KernelSearch]]:
+        """``gammas="auto"``: the width of :data:`WIDTH_FACTORS` times the median heuristic
+        (1/n_features for kernels other than rbf) whose candidates, searched on a sample of
+        rows as the whole fit searches its own, choose the lowest validation error under the
+        bound; with the table of every width, the landmarks (drawn once for all) and, when
+        the sample is every row and its folds the fit's, every width's search."""
+        if p["kernel"] == "linear":  # no width
+            return (None,), ABSENT, None, []
+        n_landmarks = data.n if p["approximation"] == "exact" else p["n_landmarks"]
+        landmarks = select_landmarks(data.X, n_landmarks, landmarks=p["landmarks"],
+                                     random_state=p["random_state"])
+        base = median_gamma(landmarks) if p["kernel"] == "rbf" else None
+        base = base or 1.0 / data.X.shape[1]
+        grid = [base * f for f in WIDTH_FACTORS]
+        sample = sample_input(data, SAMPLE_ROWS, p["random_state"],
+                              max(len(landmarks), data.X.shape[1]))
+        if sample is None:  # a group or class missing from the sample: the heuristic alone
+            return (base,), ABSENT, landmarks, []
+        # every row: the fit's folds; else the same number or splitter (index pairs name
+        # the whole input's rows: 5 folds)
+        cv = p["cv"] if isinstance(p["cv"], int) or hasattr(p["cv"], "split") else 5
+        plan = (folds if sample.n == data.n else
+                fold_plan(cv, sample.n, self._fold_seed(), sample.X,
+                          sample.labels if sample.classify else sample.y))
+        searches, few = [], evenly(landmarks, SAMPLE_LANDMARKS)
+
+        def fit(gamma: float) -> dict[str, float]:
+            search = self._search_kernel(sample, p, gamma, plan, few)
+            searches.append(search)
+            state = {**search_attributes([search]), "_constraint": p["constraint"],
+                     "_n_rows": sample.n}
+            with warnings.catch_warnings():  # no candidate within the bound: the fairest
+                warnings.simplefilter("ignore", UserWarning)
+                chosen = select(state, p["disparity_bound"], p["disparity_confidence"],
+                                classify=sample.classify, refit=False, new_rows=p["new_rows"])
+            best = chosen["best_index_"]
+            return {"error": float(chosen["cv_results_"]["mean_test_error"][best]),
+                    "disparity": chosen["best_disparity_"]}
+
+        gamma, table = search_widths(grid, fit)
+        table.insert(1, "factor", WIDTH_FACTORS)
+        table.insert(2, "sample_rows", sample.n)
+        whole = plan is folds and len(few) == len(landmarks) and len(searches) == len(grid)
+        return (gamma,), table, landmarks, searches if whole else []
 
     def _search_kernel(self, data: FitInput, p: dict[str, Any], gamma: float | None,
                        folds: FoldPlan, landmarks: np.ndarray | None) -> KernelSearch:
@@ -285,8 +359,16 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     Parameters
     ----------
     kernel, degree, coef0, n_landmarks, landmarks, rcond : as in FairKernelRegressor.
-    gammas : float, None or sequence of them, default=None
-        Kernel coefficients (None: 1/n_features), each searched with its own passes.
+    gammas : "auto", float, None or sequence of them, default="auto"
+        Kernel coefficients. "auto" chooses the width from the data: γ₀ = 1 / the median
+        squared distance between landmarks (the median heuristic; 1/n_features for the
+        polynomial and sigmoid kernels) times each of :data:`~daskfair.fkr.widths.
+        WIDTH_FACTORS`, every width searched as the fit searches on a sample of up to
+        20,000 rows, and the one whose choice under the bound has the lowest validation
+        error kept (``width_search_``); the sample's search uses 500 of the landmarks
+        (with at most 500 landmarks and 20,000 rows, the sample is the fit: every width
+        stays in the search). Numbers (None: 1/n_features) are searched on every row,
+        each with its own two passes.
     disparity_bound : float, default=0.01
         The largest disparity accepted (demographic parity or equalized odds difference).
     disparity_confidence : float in [0.5, 1) or None, default=0.9
@@ -343,6 +425,10 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
         Every candidate refitted on all rows, and its kernel setting.
     feature_maps_, moments_ : list
         Per kernel setting, the Nyström map and the moments (for ``fit_moments``).
+    width_search_ : pandas.DataFrame
+        With ``gammas="auto"`` (and a kernel with a width): per width, ``gamma``,
+        ``factor`` (of γ₀), ``sample_rows``, the validation ``error`` and ``disparity`` of
+        its choice under the bound on the sample, and whether it was ``chosen``.
     classes_, feature_map_, groups_, merged_groups_ : as in FairKernelClassifier.
     n_features_in_, feature_names_in_ : as in FairKernelClassifier.
 
@@ -355,7 +441,11 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     -----
     ``fit`` reads X, y and the groups twice per kernel setting (moments, validation scores),
     whatever the candidates and folds (plus 8 row blocks of X for the landmarks, and a dask y
-    once for a splitter); :meth:`choose` reads nothing. The embedding family is eq. (10)–(13).
+    once for a splitter); :meth:`choose` reads nothing. With ``gammas="auto"`` there is one
+    kernel setting on more than 20,000 rows: before the two passes, the row blocks of a
+    sample of 20,000 rows are read once, and each of the 5 widths is searched on it in
+    memory with 500 landmarks, work that does not grow with n (a few seconds per width).
+    The embedding family is eq. (10)–(13).
     """
 
     _task = "classification"

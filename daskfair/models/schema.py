@@ -313,8 +313,11 @@ _CV = {
     "best_disparity_interval_": Pair(Real(finite=False), Real(finite=False)),
     # the refitted model (refit=True)
     "feature_map_": Obj("NystroemMap", share=True),
-    "dual_coef_": Array("f", ("m",), finite=True), "intercept_": Real()}
-_REFIT = frozenset({"feature_map_", "dual_coef_", "intercept_", "feature_names_in_"})
+    "dual_coef_": Array("f", ("m",), finite=True), "intercept_": Real(),
+    # gammas="auto": one row per width searched on the sample
+    "width_search_": Frame("w")}
+_CV_OPTIONAL = frozenset({"feature_map_", "dual_coef_", "intercept_", "feature_names_in_",
+                    "width_search_"})
 _CV_CLASSIFIER = {
     **_CV, **_CLASSIFIER, "thresholds_": Array("f", ("c", "t")),
     "_hist": Array("f", ("c", "cells", None), finite=True),
@@ -337,9 +340,9 @@ SCHEMAS: dict[str, ClassSchema] = {
         {**_INPUT, "feature_map_": Obj("NystroemMap", share=True, local=()),
          "coef_": Array("f", ("r",), finite=True), "intercept_": Real(),
          "dual_coef_": Array("f", ("m",), finite=True)}, frozenset({"feature_names_in_"})),
-    "FairKernelRegressorCV": ClassSchema(_CV, _REFIT),
+    "FairKernelRegressorCV": ClassSchema(_CV, _CV_OPTIONAL),
     "FairKernelClassifierCV": ClassSchema(
-        _CV_CLASSIFIER, _REFIT | {"threshold_", "calibration_", "best_threshold_"}),
+        _CV_CLASSIFIER, _CV_OPTIONAL | {"threshold_", "calibration_", "best_threshold_"}),
     # a front's point (ParetoFront.point) has no history, iterations or merged groups
     "SAFairKMeans": ClassSchema(
         {**_CLUSTERS, "history_": Array("f", (None, 2))},
