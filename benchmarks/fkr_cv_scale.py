@@ -5,16 +5,18 @@
 
 * ``FairKernelRegressor`` — one plain fit (one pass), the baseline of the ratios;
 * ``FairKernelClassifier`` — one plain classifier (two passes: moments, calibration);
-* ``FairKernelClassifierCV`` — 5 folds, the default grid (every candidate, every threshold;
-  two passes);
-* fairlearn's ``ExponentiatedGradient(LogisticRegression, DemographicParity(0.01))`` on the
-  same rows as numpy arrays, in a subprocess (its peak memory measured alone), with a time
-  limit.
+* ``FairKernelClassifierCV`` — 5 folds, the default grid and width (``gammas="auto"``: the
+  widths compared on a sample, then every candidate of the chosen one, every threshold; two
+  passes); with ``--before`` also ``gammas=None`` (the default before issue 49);
+* fairlearn's ``ExponentiatedGradient(LogisticRegression, DemographicParity(ε))`` at each
+  ``--eg-bounds`` ε on the same rows as numpy arrays, in a subprocess each (its peak memory
+  measured alone), with a time limit.
 
 10⁶ rows are persisted on the workers; 10⁷ rows are written to zarr and streamed (never held
 in memory), with m = 500 landmarks as in ``fkr_scale.py``.
 
     python benchmarks/fkr_cv_scale.py [--sizes 1000000 10000000] [--eg-timeout 1800]
+        [--eg-bounds 0.005 0.01 0.02] [--before] [--no-plain] [--merge]
 """
 
 from __future__ import annotations
@@ -44,13 +46,14 @@ import numpy as np
 from fairlearn.reductions import DemographicParity, ExponentiatedGradient
 from sklearn.linear_model import LogisticRegression
 X = np.load(sys.argv[1], mmap_mode="r"); y = np.load(sys.argv[2]); s = np.load(sys.argv[3])
+bound = float(sys.argv[4])
 X = np.asarray(X)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
 t0 = time.perf_counter()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     eg = ExponentiatedGradient(LogisticRegression(max_iter=500),
-                               DemographicParity(difference_bound=0.01))
+                               DemographicParity(difference_bound=bound))
     eg.fit(X, y, sensitive_features=s)
 secs = time.perf_counter() - t0
 print(json.dumps({"seconds": secs, "oracle_calls": len(eg.predictors_),
@@ -83,40 +86,62 @@ def timed_fit(make, X, y, s) -> tuple[object, dict]:
         ms.to_pandas()["fit"].max()) / 1e9}
 
 
-def run_eg(X, y, s, workdir: Path, timeout: float) -> dict:
+def run_eg(X, y, s, workdir: Path, timeout: float, bounds: list[float]) -> dict:
+    """EG(LR) at each bound, in a subprocess each; the first bound's result, every bound's
+    seconds and their sum."""
     files = []
     for name, arr in (("X", X), ("y", y), ("s", s)):
         path = workdir / f"eg_{name}.npy"
         np.save(path, np.asarray(arr.compute() if hasattr(arr, "compute") else arr))
         files.append(str(path))
+    runs = []
     try:
-        out = subprocess.run([sys.executable, "-c", EG_SCRIPT, *files], capture_output=True,
-                             text=True, timeout=timeout, check=True)
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    except subprocess.TimeoutExpired:
-        return {"seconds": None, "timed_out_after": timeout}
+        for bound in bounds:
+            try:
+                out = subprocess.run([sys.executable, "-c", EG_SCRIPT, *files, str(bound)],
+                                     capture_output=True, text=True, timeout=timeout,
+                                     check=True)
+                runs.append({"bound": bound,
+                             **json.loads(out.stdout.strip().splitlines()[-1])})
+            except subprocess.TimeoutExpired:
+                runs.append({"bound": bound, "seconds": None, "timed_out_after": timeout})
     finally:
         for f in files:
             Path(f).unlink(missing_ok=True)
+    total = (None if any(r["seconds"] is None for r in runs)
+             else sum(r["seconds"] for r in runs))
+    return {**runs[0], "bounds": runs, "seconds_all_bounds": total}
 
 
-def one_size(client, n: int, workdir: Path, eg_timeout: float) -> dict:
+def _cv_row(cv: FairKernelClassifierCV, timing: dict) -> dict:
+    return {**timing, "candidates": cv.n_candidates_, "thresholds": cv.thresholds_.shape[1],
+            "folds": cv.cv, "validation_sd": cv.best_disparity_,
+            "validation_error": 1 - cv.best_score_,
+            "gamma": cv.feature_map_.params["gamma"]}
+
+
+def one_size(client, n: int, workdir: Path, args: argparse.Namespace) -> dict:
     (X, y, s), streamed = data(n, workdir, client)
     m = 1000 if n < 5_000_000 else 500
     kw = {"n_landmarks": m, "random_state": 0}
-    _, plain = timed_fit(lambda: FairKernelRegressor(n_fair_features=50, **kw), X, y, s)
-    _, clf = timed_fit(lambda: FairKernelClassifier(n_fair_features=50, **kw), X, y, s)
+    row = {"n": n, "m": m, "streamed_from_zarr": streamed}
+    if args.before:  # the default before issue 49: one width, 1/n_features
+        old, oldr = timed_fit(lambda: FairKernelClassifierCV(
+            disparity_bound=0.01, cv=5, gammas=None, **kw), X, y, s)
+        row["cv_before"] = _cv_row(old, oldr)
     cv, cvr = timed_fit(lambda: FairKernelClassifierCV(disparity_bound=0.01, cv=5, **kw),
                         X, y, s)
-    row = {"n": n, "m": m, "streamed_from_zarr": streamed, "plain_regressor": plain,
-           "plain_classifier": clf, "cv": {**cvr, "candidates": cv.n_candidates_,
-                                          "thresholds": cv.thresholds_.shape[1],
-                                          "folds": cv.cv, "validation_sd": cv.best_disparity_,
-                                          "validation_error": 1 - cv.best_score_},
-           "ratio_cv_to_plain_regressor": cvr["seconds"] / plain["seconds"],
-           "ratio_cv_to_plain_classifier": cvr["seconds"] / clf["seconds"]}
-    if eg_timeout > 0:
-        row["eg"] = run_eg(X, y, s, workdir, eg_timeout)
+    row["cv"] = _cv_row(cv, cvr)
+    if args.before:
+        row["ratio_cv_to_before"] = cvr["seconds"] / oldr["seconds"]
+    if args.plain:
+        _, plain = timed_fit(lambda: FairKernelRegressor(n_fair_features=50, **kw), X, y, s)
+        _, clf = timed_fit(lambda: FairKernelClassifier(n_fair_features=50, **kw), X, y, s)
+        row.update(plain_regressor=plain, plain_classifier=clf,
+                   ratio_cv_to_plain_regressor=cvr["seconds"] / plain["seconds"],
+                   ratio_cv_to_plain_classifier=cvr["seconds"] / clf["seconds"])
+    if args.eg_timeout > 0:
+        row["eg"] = run_eg(X, y, s, workdir, args.eg_timeout, args.eg_bounds)
     print(row, flush=True)
     return row
 
@@ -128,6 +153,13 @@ def main() -> None:
     ap.add_argument("--memory-limit", default="6GB", help="per worker")
     ap.add_argument("--eg-timeout", type=float, default=1800,
                     help="seconds fairlearn may take per size (0: skip it)")
+    ap.add_argument("--eg-bounds", type=float, nargs="+", default=[0.01],
+                    help="EG(LR)'s bounds, each its own fit (default .01)")
+    ap.add_argument("--before", action="store_true",
+                    help="also FairKernelClassifierCV(gammas=None), the default before issue "
+                         "49 (one width, 1/n_features), on the same rows")
+    ap.add_argument("--no-plain", dest="plain", action="store_false",
+                    help="skip the plain regressor and classifier")
     ap.add_argument("--merge", action="store_true",
                     help="keep the stored runs of the sizes not measured now")
     args = ap.parse_args()
@@ -138,7 +170,7 @@ def main() -> None:
                                    dashboard_address=None) as cluster,
           distributed.Client(cluster) as client):
         for n in args.sizes:
-            rows.append(one_size(client, n, Path(tmp), args.eg_timeout))
+            rows.append(one_size(client, n, Path(tmp), args))
             client.cancel(list(client.futures))
     if args.merge and (RESULTS / "fkr_cv_scale.json").exists():
         kept = json.loads((RESULTS / "fkr_cv_scale.json").read_text())["runs"]
@@ -148,11 +180,13 @@ def main() -> None:
                                   "runs": rows})
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5, 4))
-    ns = [r["n"] for r in rows]
     for key, label in (("plain_regressor", "one fit (1 pass)"),
                        ("plain_classifier", "classifier (2 passes)"),
+                       ("cv_before", "CV, gammas=None (before issue 49)"),
                        ("cv", "CV: every candidate (2 passes)")):
-        ax.loglog(ns, [r[key]["seconds"] for r in rows], "o-", label=label)
+        pts = [(r["n"], r[key]["seconds"]) for r in rows if key in r]
+        if pts:
+            ax.loglog(*zip(*pts, strict=True), "o-", label=label)
     eg = [(r["n"], r["eg"]["seconds"]) for r in rows if r.get("eg", {}).get("seconds")]
     if eg:
         ax.loglog(*zip(*eg, strict=True), "s--", label="fairlearn EG(LR)")

@@ -367,6 +367,8 @@ def fkr_vs_fairlearn(doc: dict[str, Any]) -> Extracted:
                          and r["bound"] == bound), None)
         measures = []
         labels = (("FairKernelClassifierCV", "FKR-CV"),
+                  ("FairKernelClassifierCV (gammas=None: before issue 49)",
+                   "FKR-CV gammas=None"),
                   ("FairKernelClassifierCV (one-fold margin)", "FKR-CV one-fold margin"),
                   ("FairKernelClassifierCV (no margin)", "FKR-CV no margin"),
                   ("EG(LR)", "EG(LR)"))
@@ -392,6 +394,9 @@ def fkr_vs_fairlearn(doc: dict[str, Any]) -> Extracted:
             if all("split_wins" in c for c in wins):
                 measures.append(Measure("FKR split wins per EG bound", ", ".join(
                     f"{c['split_wins']}/{c['splits']}" for c in wins)))
+            if all("goal_met" in c for c in wins):
+                measures.append(Measure("a bound within EG's SD + .002, error ≤ EG's",
+                                        f"{sum(c['goal_met'] for c in wins)} of {len(wins)}"))
         fit, eg = at("FairKernelClassifierCV", 0.001), [
             r["seconds"] for r in summary if r["data"] == name and r["method"] == "EG(LR)"]
         if fit is not None and eg:
@@ -410,16 +415,23 @@ def fkr_cv_scale(doc: dict[str, Any]) -> Extracted:
         setting = (f"{r['n']:,} rows, m={r['m']}, {where}; {doc.get('workers')} workers; "
                    f"CV: {r['cv']['candidates']} candidates × {r['cv']['thresholds']} "
                    f"thresholds, {r['cv']['folds']} folds")
-        measures = [Measure("CV s", r["cv"]["seconds"], ".1f"),
-                    Measure("one fit s", r["plain_regressor"]["seconds"], ".1f"),
-                    Measure("CV / one fit", r["ratio_cv_to_plain_regressor"], ".2f"),
-                    Measure("CV peak cluster GB", r["cv"]["peak_cluster_memory_gb"], ".2f")]
+        measures = [Measure("CV s", r["cv"]["seconds"], ".1f")]
+        if "cv_before" in r:
+            measures += [Measure("CV gammas=None s", r["cv_before"]["seconds"], ".1f"),
+                         Measure("CV / gammas=None", r["ratio_cv_to_before"], ".2f")]
+        if "plain_regressor" in r:
+            measures += [Measure("one fit s", r["plain_regressor"]["seconds"], ".1f"),
+                         Measure("CV / one fit", r["ratio_cv_to_plain_regressor"], ".2f")]
+        measures.append(Measure("CV peak cluster GB", r["cv"]["peak_cluster_memory_gb"], ".2f"))
         eg = r.get("eg")
         if eg:
             measures.append(Measure("fairlearn EG(LR) s", eg.get("seconds"), ".1f")
                             if eg.get("seconds") is not None else
                             Measure("fairlearn EG(LR)",
                                     f"unfinished after {eg['timed_out_after']:.0f} s"))
+            if eg.get("seconds_all_bounds") is not None and len(eg.get("bounds", [])) > 1:
+                measures.append(Measure(f"EG(LR) s, {len(eg['bounds'])} bounds",
+                                        eg["seconds_all_bounds"], ".1f"))
             if eg.get("peak_rss_gb") is not None:
                 measures.append(Measure("EG peak GB", eg["peak_rss_gb"], ".2f"))
         rows.append((setting, measures))
@@ -771,6 +783,10 @@ EXTRACTORS["fkr_vs_fairlearn_census"] = fkr_vs_fairlearn
 EXTRACTORS["fkr_vs_fairlearn_population"] = fkr_vs_fairlearn
 EXTRACTORS["fkr_vs_fairlearn_sex_race"] = fkr_vs_fairlearn
 EXTRACTORS["fkr_vs_fairlearn_population_census"] = fkr_vs_fairlearn
+# issue 49: the width chosen from the data, against gammas=None, in the same runs
+EXTRACTORS["fkr_vs_fairlearn_adult49"] = fkr_vs_fairlearn
+EXTRACTORS["fkr_vs_fairlearn_credit_crime49"] = fkr_vs_fairlearn
+EXTRACTORS["fkr_vs_fairlearn_census49"] = fkr_vs_fairlearn
 
 
 def _keys(doc: Any) -> str:
