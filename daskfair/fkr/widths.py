@@ -85,9 +85,8 @@ def search_widths(gammas: list[float], fit: Callable[[float], dict[str, Any]]
             rows.append({"gamma": gamma, "error": np.nan, "disparity": np.nan,
                          "problem": str(exc)})
     table = pd.DataFrame(rows)
-    if table["error"].isna().all():
-        raise ValueError("no width could be searched on the sample: "
-                         f"{table['problem'].iloc[0]}")
+    if table["error"].isna().all():  # the input's problem, not the widths': said as it is
+        raise ValueError(table["problem"].iloc[0])
     best = int(table["error"].to_numpy().argmin() if not table["error"].isna().any()
                else table["error"].fillna(np.inf).to_numpy().argmin())
     table["chosen"] = np.arange(len(table)) == best
