@@ -131,8 +131,10 @@ def test_fkr_on_adult_as_users_hold_it(scheduler, data_dir, tmp_path, capsys):
 def test_fkr_disparity_bound_workflow(scheduler, data_dir, tmp_path, capsys):
     """The default `daskfair fkr`: selection under a bound, its frontier stored and plotted."""
     store = tmp_path / "credit.zarr"
+    # one width: this test is the workflow's (the width's choice: test_fkr_widths.py)
     code, out, err = _run(["fkr", "--dataset", "ffe_credit", "--split", "1",
                            "--disparity-bound", "0.02", "--n-landmarks", "200", "--cv", "3",
+                           "--gammas", "0.05",
                            "--scheduler", scheduler, "--data-dir", str(data_dir),
                            "--store", str(store), "--no-progress"], capsys)
     assert code == 0, err

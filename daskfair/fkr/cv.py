@@ -362,8 +362,8 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     gammas : "auto", float, None or sequence of them, default="auto"
         Kernel coefficients. "auto" chooses the width from the data: γ₀ = 1 / the median
         squared distance between landmarks (the median heuristic; 1/n_features for the
-        polynomial and sigmoid kernels) times each of :data:`~daskfair.fkr.widths.
-        WIDTH_FACTORS`, every width searched as the fit searches on a sample of up to
+        polynomial and sigmoid kernels) times each of 1/64, 1/16, 1/4, 1 and 4, every
+        width searched as the fit searches on a sample of up to
         20,000 rows, and the one whose choice under the bound has the lowest validation
         error kept (``width_search_``); the sample's search uses 500 of the landmarks
         (with at most 500 landmarks and 20,000 rows, the sample is the fit: every width
