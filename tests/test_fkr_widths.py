@@ -31,6 +31,9 @@ def test_the_median_heuristic_against_scipy():
     assert median_gamma(X) == pytest.approx(1 / np.median(pdist(X, "sqeuclidean")),
                                             rel=1e-12)
     assert median_gamma(np.ones((4, 2))) is None  # every pair equal: no width to read
+    # a shared offset of 1e8 changes no distance (the expansion ‖x‖² + ‖y‖² − 2x·y lost them)
+    shifted = X + np.array([1e8, 0, 0, 0, 0])
+    assert median_gamma(shifted) == pytest.approx(median_gamma(X), rel=1e-6)
 
 
 @pytest.mark.parametrize("make", [FairKernelClassifierCV, FairKernelRegressorCV])

@@ -9,6 +9,7 @@ from typing import Any
 import dask
 import numpy as np
 import pandas as pd
+from scipy.spatial.distance import pdist
 
 from .._random import as_seed_sequence, child_rng
 from ..nystroem import landmark_pool
@@ -35,11 +36,10 @@ def evenly(rows: np.ndarray, size: int) -> np.ndarray:
 def median_gamma(rows: np.ndarray) -> float | None:
     """``1 / median ‖xᵢ − xⱼ‖²`` over the distinct pairs of ``rows`` (1,000 of them, evenly
     spaced), the median heuristic of the rbf kernel's width; None when every pair is equal."""
-    x = np.asarray(evenly(rows, _MEDIAN_ROWS), dtype=np.float64)
-    sq = np.einsum("ij,ij->i", x, x)
-    d = sq[:, None] + sq[None, :] - 2 * x @ x.T
-    d = d[np.triu_indices(len(x), 1)]
-    d = d[d > 1e-12 * max(1.0, float(sq.max()))]
+    # each pair's difference squared (scipy), not ‖x‖² + ‖y‖² − 2x·y: that expansion loses
+    # every digit to a shared offset (docs/findings.md F1.4)
+    d = pdist(np.asarray(evenly(rows, _MEDIAN_ROWS), dtype=np.float64), "sqeuclidean")
+    d = d[d > 0]
     return None if d.size == 0 else float(1.0 / np.median(d))
 
 
