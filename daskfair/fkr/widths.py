@@ -87,7 +87,6 @@ def search_widths(gammas: list[float], fit: Callable[[float], dict[str, Any]]
     table = pd.DataFrame(rows)
     if table["error"].isna().all():  # the input's problem, not the widths': said as it is
         raise ValueError(table["problem"].iloc[0])
-    best = int(table["error"].to_numpy().argmin() if not table["error"].isna().any()
-               else table["error"].fillna(np.inf).to_numpy().argmin())
+    best = int(table["error"].fillna(np.inf).to_numpy().argmin())  # a failed width: never
     table["chosen"] = np.arange(len(table)) == best
     return float(table["gamma"].iloc[best]), table
