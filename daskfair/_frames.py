@@ -38,13 +38,18 @@ def partition_array(parts: Sequence[Any], lengths: Sequence[int],
     # one layer of real tasks under a fresh name: no alias layers (dask/dask#9888) and no
     # token that might not tell two closures apart (docs/design.md#platform-notes)
     name = f"{getattr(fn, '__name__', 'block')}-{uuid.uuid4().hex}"
-    dsk, sizes = {}, []
+    # Each block depends on its partition and on ``fn`` (one key for all): with two
+    # dependencies it is never fused with its partition's read, so its key names the same
+    # task in every graph. Fused in one pass's graph and not in the next, the scheduler kept
+    # the first definition while it still held the key, and read the partition again.
+    function = f"{name}-function"
+    dsk, sizes = {function: fn}, []
     rest = () if width is None else (0,)
     for part, n in zip(parts, lengths, strict=True):
         step = max(1, int(chunk_rows or n or 1))
         for lo in range(0, int(n), step):
             hi = min(int(n), lo + step)
-            dsk[(name, len(sizes), *rest)] = (_apply, part.key, lo, hi, fn)
+            dsk[(name, len(sizes), *rest)] = (_apply, part.key, lo, hi, function)
             sizes.append(hi - lo)
     if not sizes:
         return da.zeros((0,) if width is None else (0, width), dtype=dtype, chunks=-1)

@@ -163,8 +163,9 @@ def test_estimators_and_metrics_take_dask_frames_as_read_parquet_returns_them(tm
 
 # -- the passes ----------------------------------------------------------------------------
 
-_READS: dict[int, int] = {}
+_READS: dict[int, list] = {}
 _LOCK = threading.Lock()
+_SERIAL = itertools.count()  # not id(): a dead table's id is reused, and so its dask keys
 
 
 class _Reads:
@@ -173,11 +174,16 @@ class _Reads:
     pickled even so: the count lives in this module)."""
 
     def __init__(self, df, cuts):
-        self.df, self.cuts, self.key = df, cuts, id(self)
-        _READS[self.key] = 0
+        self.df, self.cuts, self.key = df, cuts, next(_SERIAL)
+        _READS[self.key] = []
 
     @property
     def count(self):
+        return len(_READS[self.key])
+
+    @property
+    def keys(self):
+        """The tasks that read, in order (an assertion's message)."""
         return _READS[self.key]
 
     def __dask_tokenize__(self):
@@ -187,7 +193,7 @@ class _Reads:
         if threading.current_thread() is threading.main_thread():
             raise AssertionError("a partition was read on the client")
         with _LOCK:
-            _READS[self.key] += 1
+            _READS[self.key].append(getattr(distributed.worker.thread_state, "key", None))
         a, b = self.cuts[i], self.cuts[i + 1]
         return self.df.iloc[a:b].reset_index(drop=True)
 
@@ -221,7 +227,7 @@ def test_a_table_is_read_by_the_named_passes_and_never_on_the_client(tmp_path, g
     # the summary; the training rows' own pass (the pipeline's encoder and scaling are
     # fitted from it); the landmark draw (up to 8 blocks: here all 4 partitions); the CV's
     # searches; one pass over the test rows for their predictions, labels and groups
-    assert reads.count == 4 * (1 + 1 + 1 + searches + 1)
+    assert reads.count == 4 * (1 + 1 + 1 + searches + 1), reads.keys
     assert [r["method"] for r in summary["results"]] == ["FairKernelClassifierCV (<= 0.01)"]
 
 
