@@ -5,15 +5,16 @@
 
 * ``FairKernelRegressor`` — one plain fit (one pass), the baseline of the ratios;
 * ``FairKernelClassifier`` — one plain classifier (two passes: moments, calibration);
-* ``FairKernelClassifierCV`` — 5 folds, the default grid and width (``gammas="auto"``: the
-  widths compared on a sample, then every candidate of the chosen one, every threshold; two
-  passes); with ``--before`` also ``gammas=None`` (the default before issue 49);
+* ``FairKernelClassifierCV`` — 5 folds, the default grid, width and rank (``gammas="auto"``:
+  the widths compared on a sample; ``n_landmarks="auto"``: the rank from the landmarks'
+  spectrum; then every candidate of the chosen width, every threshold; two passes); with
+  ``--before`` also ``gammas=None`` and m landmarks (the default before issue 49);
 * fairlearn's ``ExponentiatedGradient(LogisticRegression, DemographicParity(ε))`` at each
   ``--eg-bounds`` ε on the same rows as numpy arrays, in a subprocess each (its peak memory
   measured alone), with a time limit.
 
 10⁶ rows are persisted on the workers; 10⁷ rows are written to zarr and streamed (never held
-in memory), with m = 500 landmarks as in ``fkr_scale.py``.
+in memory), with m = 500 landmarks as in ``fkr_scale.py`` (the plain fits and ``--before``).
 
     python benchmarks/fkr_cv_scale.py [--sizes 1000000 10000000] [--eg-timeout 1800]
         [--eg-bounds 0.005 0.01 0.02] [--before] [--no-plain] [--merge]
@@ -117,7 +118,8 @@ def _cv_row(cv: FairKernelClassifierCV, timing: dict) -> dict:
     return {**timing, "candidates": cv.n_candidates_, "thresholds": cv.thresholds_.shape[1],
             "folds": cv.cv, "validation_sd": cv.best_disparity_,
             "validation_error": 1 - cv.best_score_,
-            "gamma": cv.feature_map_.params["gamma"]}
+            "gamma": cv.feature_map_.params["gamma"],
+            "n_landmarks": len(cv.feature_map_.landmarks)}
 
 
 def one_size(client, n: int, workdir: Path, args: argparse.Namespace) -> dict:
@@ -129,8 +131,9 @@ def one_size(client, n: int, workdir: Path, args: argparse.Namespace) -> dict:
         old, oldr = timed_fit(lambda: FairKernelClassifierCV(
             disparity_bound=0.01, cv=5, gammas=None, **kw), X, y, s)
         row["cv_before"] = _cv_row(old, oldr)
-    cv, cvr = timed_fit(lambda: FairKernelClassifierCV(disparity_bound=0.01, cv=5, **kw),
-                        X, y, s)
+    # the defaults: the width and the rank chosen from the data
+    cv, cvr = timed_fit(lambda: FairKernelClassifierCV(disparity_bound=0.01, cv=5,
+                                                       random_state=0), X, y, s)
     row["cv"] = _cv_row(cv, cvr)
     if args.before:
         row["ratio_cv_to_before"] = cvr["seconds"] / oldr["seconds"]

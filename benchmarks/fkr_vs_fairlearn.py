@@ -187,7 +187,8 @@ def run_split(name: str, data: Any, i: int, args: argparse.Namespace) -> list[di
 
     # -- daskfair ------------------------------------------------------------------------
     if args.before:  # the default before issue 49: one width, 1/n_features
-        old = FairKernelClassifierCV(gammas=None, n_landmarks=args.landmarks, random_state=i)
+        old = FairKernelClassifierCV(gammas=None, n_landmarks=args.landmarks or 1000,
+                                     random_state=i)
         _, secs = timed(lambda: old.fit(Xtr, ytr, sensitive_features=str_))
         for b in BOUNDS:
             with warnings.catch_warnings():
@@ -195,12 +196,17 @@ def run_split(name: str, data: Any, i: int, args: argparse.Namespace) -> list[di
                 old.choose(b)
             add(BEFORE, b, old.predict(Xte), secs if b == BOUNDS[0] else 0.0,
                 val_sd=old.best_disparity_, val_error=1 - old.best_score_)
-    cv = FairKernelClassifierCV(gammas=gammas, n_landmarks=args.landmarks, random_state=i)
+    cv = FairKernelClassifierCV(gammas=gammas, n_landmarks=args.landmarks or "auto",
+                                random_state=i)
     _, secs = timed(lambda: cv.fit(Xtr, ytr, sensitive_features=str_))
     widths = getattr(cv, "width_search_", None)
     if widths is not None:
         rows.append({"data": name, "split": i, "method": "width search",
-                     "widths": widths.to_dict(orient="list")})
+                     "table": widths.to_dict(orient="list")})
+    ranks = getattr(cv, "rank_search_", None)
+    if ranks is not None:
+        rows.append({"data": name, "split": i, "method": "rank search",
+                     "table": ranks.to_dict(orient="list")})
     for method, confidence in ((DEFAULT, cv.disparity_confidence), (NO_MARGIN, None),
                                (PREVIOUS, "previous")):
         for b in BOUNDS:
@@ -234,13 +240,14 @@ def run_split(name: str, data: Any, i: int, args: argparse.Namespace) -> list[di
         return rows
     if args.lean:
         return rows + fairlearn_rows(name, i, args, Xtr, ytr, str_, Xte, yte, ste, gamma)
-    ridge = FairKernelRidge(0.0, gamma=gamma, n_landmarks=args.landmarks, random_state=i)
+    m = args.landmarks or 1000
+    ridge = FairKernelRidge(0.0, gamma=gamma, n_landmarks=m, random_state=i)
     _, secs = timed(lambda: ridge.fit(Xtr, ytr, sensitive_features=str_))
     add("kernel ridge", None, ridge.predict(Xte) >= 0.5, secs)
     for loss in ("squared", "logistic"):
         for k in (10, 50, 200):
             clf = FairKernelClassifier(gamma=gamma, n_fair_features=k, loss=loss,
-                                       n_landmarks=args.landmarks, random_state=i)
+                                       n_landmarks=m, random_state=i)
             _, secs = timed(lambda clf=clf: clf.fit(Xtr, ytr, sensitive_features=str_))
             add(f"FairKernelClassifier ({loss})", None, clf.predict(Xte), secs,
                 n_components=k)
@@ -273,7 +280,8 @@ def fairlearn_rows(name: str, i: int, args: argparse.Namespace, Xtr: np.ndarray,
         from sklearn.kernel_approximation import Nystroem
 
         def features() -> tuple[np.ndarray, np.ndarray]:
-            ny = Nystroem(gamma=gamma, n_components=args.landmarks, random_state=i).fit(Xtr)
+            ny = Nystroem(gamma=gamma, n_components=args.landmarks or 1000,
+                          random_state=i).fit(Xtr)
             sc = StandardScaler().fit(ny.transform(Xtr))
             return sc.transform(ny.transform(Xtr)), sc.transform(ny.transform(Xte))
 
@@ -298,7 +306,7 @@ def summarise(rows: list[dict]) -> list[dict]:
     """Mean ± std over splits per (data, method, bound / k)."""
     import pandas as pd
 
-    df = pd.DataFrame([r for r in rows if "front" not in r and "widths" not in r])
+    df = pd.DataFrame([r for r in rows if "front" not in r and "table" not in r])
     keys = ["data", "method", "bound", "n_components"]
     df = df.reindex(columns=[*df.columns.drop(keys, errors="ignore"), *keys])
     df[keys] = df[keys].astype(object).where(df[keys].notna(), None)
@@ -377,7 +385,7 @@ def bound_kept(rows: list[dict]) -> list[dict]:
     out = []
     keys = dict.fromkeys((r["data"], r["method"], r["bound"]) for r in rows
                          if r.get("bound") is not None and "front" not in r
-                         and "widths" not in r)
+                         and "table" not in r)
     for name, method, bound in keys:
         sds = [r["sd"] for r in rows if r["data"] == name and r.get("method") == method
                and r.get("bound") == bound]
@@ -422,7 +430,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--splits", type=int, default=5)
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
-    ap.add_argument("--landmarks", type=int, default=1000)
+    ap.add_argument("--landmarks", type=int,
+                    help="landmarks of every kernel method (default: FairKernelClassifierCV's "
+                         "own, n_landmarks='auto'; 1000 for the others and for --before)")
     ap.add_argument("--gamma-scale", type=float, default=0.1,
                     help="rbf gamma = scale / (n_features · mean variance), for the fixed "
                          "kernels (kernel ridge, FairKernelClassifier, Nyström + LR)")

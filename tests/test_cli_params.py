@@ -66,7 +66,7 @@ def test_a_parameter_check_message_opens_with_the_flag():
      "--disparity-confidence must be None or a finite number in [0.5, 1), got 2.0."),
     (["fkr", "--label", "y", "--cv", "1"], "--cv must be an integer from 2 to 50"),
     (["fkr", "--label", "y", "--task", "regression", "--n-landmarks", "0"],
-     "--n-landmarks must be an integer >= 1, got 0."),
+     "--n-landmarks must be 'auto' or an integer >= 1, got 0."),
     (["safairkm", "--n-clusters", "1"], "--n-clusters must be an integer >= 2"),
     (["safairkm", "--rows", "0"], "--rows must be None or an integer >= 1, got 0."),
     (["safairkm", "--vfairkm-fairness-weights", "-1"],

@@ -83,6 +83,9 @@ def pipeline_steps(params: Mapping[str, Any], *, table: bool) -> list[tuple[str,
     return [*encode, ("scale", ColumnScaler())]
 
 
+_OWN_DEFAULT = ("gammas", "n_landmarks", "max_landmarks")
+
+
 def build_models(params: Mapping[str, Any], *, classify: bool,
                  n_fair_features: Sequence[int] | None = None,
                  baselines: bool = False) -> list[tuple[str, Any]]:
@@ -92,8 +95,8 @@ def build_models(params: Mapping[str, Any], *, classify: bool,
     constant predictor."""
     from sklearn.dummy import DummyClassifier, DummyRegressor
 
-    if params.get("gammas") is None:  # no --gammas: the estimators' own default
-        params = {k: v for k, v in params.items() if k != "gammas"}
+    # a flag not given: the estimators' own default (the width and rank from the data)
+    params = {k: v for k, v in params.items() if v is not None or k not in _OWN_DEFAULT}
     cv = _model_class(classify, search=True)
     if n_fair_features is None:
         out = [(f"{cv.__name__} (<= {params.get('disparity_bound', 0.01):g})",
@@ -261,6 +264,7 @@ def _chosen(est: Any) -> dict[str, Any]:
     """The chosen candidate's own parameters (and threshold), from the CV's grids."""
     column = {grid: name for name, grid in GRID_OF.items()}
     out = {column[grid]: value[0] for grid, value in est.best_params_.items()}
+    out["n_landmarks"] = int(est.cv_results_["param_n_landmarks"][est.best_index_])
     if hasattr(est, "best_threshold_"):
         out["threshold"] = est.best_threshold_
     return out

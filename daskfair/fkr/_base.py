@@ -234,11 +234,14 @@ class KernelModelMixin:
             else:
                 setattr(self, name, value)
 
+    def _kernel_params(self, data: FitInput, p: dict[str, Any], gamma: Any) -> dict[str, Any]:
+        return kernel_params(p["kernel"], data.X.shape[1], gamma=gamma, degree=p["degree"],
+                             coef0=p["coef0"])
+
     def _fit_feature_map(self, data: FitInput, p: dict[str, Any], gamma: Any,
                          landmarks: np.ndarray | None = None) -> NystroemMap:
         """The Nyström map (``landmarks`` reused when given: one draw for every gamma)."""
-        params = kernel_params(p["kernel"], data.X.shape[1], gamma=gamma, degree=p["degree"],
-                               coef0=p["coef0"])
+        params = self._kernel_params(data, p, gamma)
         n_landmarks = data.n if p["approximation"] == "exact" else p["n_landmarks"]
         fmap = fit_nystroem(data.X, params, n_landmarks=n_landmarks, landmarks=p["landmarks"],
                             rcond=p["rcond"], random_state=p["random_state"],

@@ -24,7 +24,6 @@ from .._params import (
     check_params,
 )
 from .._random import as_seed_sequence, child_rng
-from ..nystroem import select_landmarks
 from ..runtime.threads import one_blas_thread
 from ._base import (
     ABSENT,
@@ -39,6 +38,7 @@ from ._predict import CalibratedClassifierMixin, KernelRegressionMixin
 from .candidates import CONSTRAINTS, FAMILIES
 from .folds import MAX_FOLDS, FoldPlan, fold_plan
 from .frontier import frontier_table, plot_frontier
+from .rank import LandmarkChoice, draw_landmarks
 from .scores import regression_validation
 from .search import (
     KernelSearch,
@@ -54,7 +54,6 @@ from .widths import (
     SAMPLE_LANDMARKS,
     SAMPLE_ROWS,
     WIDTH_FACTORS,
-    evenly,
     median_gamma,
     sample_input,
     search_widths,
@@ -108,9 +107,10 @@ class _FairKernelCV(ParamsMixin, KernelModelMixin, BaseEstimator):
                  families: Any = ("reduction", "embedding"), relative_alphas: Any = None,
                  strengths: Any = None, fair_feature_counts: Any = None,
                  fairness_weights: Any = (None, 1.0), cv: Any = 5, refit: bool = True,
-                 approximation: str = "nystroem", n_landmarks: int = 1000,
-                 landmarks: str = "uniform", rcond: float = 1e-10, random_state: Any = None,
-                 min_group_size: int = 1, small_groups: str = "raise") -> None:
+                 approximation: str = "nystroem", n_landmarks: int | str = "auto",
+                 max_landmarks: int = 2000, landmarks: str = "uniform", rcond: float = 1e-10,
+                 random_state: Any = None, min_group_size: int = 1,
+                 small_groups: str = "raise") -> None:
         self.kernel, self.gammas, self.degree, self.coef0 = kernel, gammas, degree, coef0
         self.disparity_bound, self.disparity_confidence = disparity_bound, disparity_confidence
         self.new_rows = new_rows
@@ -118,7 +118,8 @@ class _FairKernelCV(ParamsMixin, KernelModelMixin, BaseEstimator):
         self.relative_alphas, self.strengths = relative_alphas, strengths
         self.fair_feature_counts, self.fairness_weights = fair_feature_counts, fairness_weights
         self.cv, self.refit, self.approximation = cv, refit, approximation
-        self.n_landmarks, self.landmarks, self.rcond = n_landmarks, landmarks, rcond
+        self.n_landmarks, self.max_landmarks = n_landmarks, max_landmarks
+        self.landmarks, self.rcond = landmarks, rcond
         self.random_state, self.min_group_size = random_state, min_group_size
         self.small_groups = small_groups
 
@@ -139,7 +140,8 @@ class _FairKernelCV(ParamsMixin, KernelModelMixin, BaseEstimator):
                    v, "split") and not isinstance(v, str | bytes)),
                Named("(train, test) index pairs", lambda v: hasattr(v, "__iter__")
                      and not isinstance(v, str | bytes))],
-        "refit": [Flag], **NYSTROEM}
+        "refit": [Flag], **NYSTROEM, "n_landmarks": [Options(("auto",)), Integer(1)],
+        "max_landmarks": [Integer(1)]}
 
     def _check_combination(self, p: dict[str, Any]) -> None:
         check_kernel(p, None)
@@ -198,51 +200,55 @@ class _FairKernelCV(ParamsMixin, KernelModelMixin, BaseEstimator):
                                    classify=classify)
             folds = fold_plan(p["cv"], data.n, self._fold_seed(), data.X,
                               data.labels if data.classify else data.y)
-            gammas, widths, landmarks, searches = p["gammas"], ABSENT, None, []
+            # one landmark draw for every kernel setting (with "auto", its rank per setting)
+            choice = draw_landmarks(data.X, data.n if p["approximation"] == "exact"
+                                    else p["n_landmarks"], p["max_landmarks"],
+                                    landmarks=p["landmarks"], random_state=p["random_state"],
+                                    rcond=p["rcond"])
+            gammas, widths, searches = p["gammas"], ABSENT, []
             if isinstance(gammas, str):  # "auto"
-                gammas, widths, landmarks, searches = self._width_from_data(data, p, folds)
+                gammas, widths, searches = self._width_from_data(data, p, folds, choice)
             if searches:  # the sample was every row: its searches are the fit's
                 data = searches[-1].data
                 gammas = ()
             for gamma in gammas:
-                # one landmark draw for every kernel setting
+                landmarks = choice.rows(self._kernel_params(data, p, gamma))
                 searches.append(self._search_kernel(data, p, gamma, folds, landmarks))
-                landmarks, data = searches[-1].feature_map.landmarks, searches[-1].data
+                data = searches[-1].data
+            ranks = choice.table()
             fitted = {**search_attributes(searches), "n_splits_": folds.n_folds,
                       "_constraint": p["constraint"], "_n_rows": data.n,
-                      "width_search_": widths}
+                      "width_search_": widths,
+                      "rank_search_": ABSENT if ranks is None else ranks}
             fitted.update(select(fitted, p["disparity_bound"], p["disparity_confidence"],
                                  classify=classify, refit=p["refit"], new_rows=p["new_rows"]))
             self._set_fitted({**fitted, **input_attributes(data, None)})
             return self
 
-    def _width_from_data(self, data: FitInput, p: dict[str, Any], folds: FoldPlan
-                         ) -> tuple[tuple[float | None, ...], Any, np.ndarray | None,
-                                    list[KernelSearch]]:
+    def _width_from_data(self, data: FitInput, p: dict[str, Any], folds: FoldPlan,
+                         choice: LandmarkChoice
+                         ) -> tuple[tuple[float | None, ...], Any, list[KernelSearch]]:
         """``gammas="auto"``: the width of :data:`WIDTH_FACTORS` times the median heuristic
         (1/n_features for kernels other than rbf) whose candidates, searched on a sample of
         rows as the whole fit searches its own, choose the lowest validation error under the
-        bound; with the table of every width, the landmarks (drawn once for all) and, when
-        the sample is every row and its folds the fit's, every width's search."""
+        bound; with the table of every width and, when the sample is every row, its folds
+        the fit's and its landmarks the chosen width's, every width's search."""
         if p["kernel"] == "linear":  # no width
-            return (None,), ABSENT, None, []
-        n_landmarks = data.n if p["approximation"] == "exact" else p["n_landmarks"]
-        landmarks = select_landmarks(data.X, n_landmarks, landmarks=p["landmarks"],
-                                     random_state=p["random_state"])
-        base = median_gamma(landmarks) if p["kernel"] == "rbf" else None
+            return (None,), ABSENT, []
+        base = median_gamma(choice.pool) if p["kernel"] == "rbf" else None
         base = base or 1.0 / data.X.shape[1]
         grid = [base * f for f in WIDTH_FACTORS]
         sample = sample_input(data, SAMPLE_ROWS, p["random_state"],
-                              max(len(landmarks), data.X.shape[1]))
+                              max(len(choice.pool), data.X.shape[1]))
         if sample is None:  # a group or class missing from the sample: the heuristic alone
-            return (base,), ABSENT, landmarks, []
+            return (base,), ABSENT, []
         # every row: the fit's folds; else the same number or splitter (index pairs name
         # the whole input's rows: 5 folds)
         cv = p["cv"] if isinstance(p["cv"], int) or hasattr(p["cv"], "split") else 5
         plan = (folds if sample.n == data.n else
                 fold_plan(cv, sample.n, self._fold_seed(), sample.X,
                           sample.labels if sample.classify else sample.y))
-        searches, few = [], evenly(landmarks, SAMPLE_LANDMARKS)
+        searches, few = [], choice.first(SAMPLE_LANDMARKS)
 
         def fit(gamma: float) -> dict[str, float]:
             search = self._search_kernel(sample, p, gamma, plan, few)
@@ -260,8 +266,9 @@ class _FairKernelCV(ParamsMixin, KernelModelMixin, BaseEstimator):
         gamma, table = search_widths(grid, fit)
         table.insert(1, "factor", WIDTH_FACTORS)
         table.insert(2, "sample_rows", sample.n)
-        whole = plan is folds and len(few) == len(landmarks) and len(searches) == len(grid)
-        return (gamma,), table, landmarks, searches if whole else []
+        whole = (plan is folds and len(searches) == len(grid) and np.array_equal(
+            few, choice.rows(self._kernel_params(data, p, gamma))))
+        return (gamma,), table, searches if whole else []
 
     def _search_kernel(self, data: FitInput, p: dict[str, Any], gamma: float | None,
                        folds: FoldPlan, landmarks: np.ndarray | None) -> KernelSearch:
@@ -272,6 +279,7 @@ class _FairKernelCV(ParamsMixin, KernelModelMixin, BaseEstimator):
         search = search_grid(folded.total, p, self._task)
         table, per_fold, refit = fold_candidates(folded, search)
         table.insert(1, "gamma", fmap.params["gamma"])
+        table.insert(2, "n_landmarks", len(fmap.landmarks))
         results = self._validate(data, fmap, folded, per_fold, refit, folds, search.constraint)
         return KernelSearch(feature_map=fmap, data=data, total=folded.total, table=table,
                             dual_coef=fmap.whitening @ refit.coef, intercept=refit.intercept,
@@ -358,7 +366,7 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
 
     Parameters
     ----------
-    kernel, degree, coef0, n_landmarks, landmarks, rcond : as in FairKernelRegressor.
+    kernel, degree, coef0, landmarks, rcond : as in FairKernelRegressor.
     gammas : "auto", float, None or sequence of them, default="auto"
         Kernel coefficients. "auto" chooses the width from the data: γ₀ = 1 / the median
         squared distance between landmarks (the median heuristic; 1/n_features for the
@@ -369,6 +377,15 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
         (with at most 500 landmarks and 20,000 rows, the sample is the fit: every width
         stays in the search). Numbers (None: 1/n_features) are searched on every row,
         each with its own two passes.
+    n_landmarks : int or "auto", default="auto"
+        Nyström landmarks m (at least the rows: every row, the exact kernel). "auto" chooses
+        the rank from the data, for each kernel setting: with at most ``max_landmarks``
+        rows every row is a landmark; else ``max_landmarks`` + 2,000 rows are drawn, 2,000
+        of them held out, and m is the first of 250, 500, 1000, … (up to
+        ``max_landmarks``) whose doubling would add less than 1 % to the share of the
+        kernel's trace it captures on the held-out rows (``rank_search_``).
+    max_landmarks : int, default=2000
+        The ceiling of ``n_landmarks="auto"``.
     disparity_bound : float, default=0.01
         The largest disparity accepted (demographic parity or equalized odds difference).
     disparity_confidence : float in [0.5, 1) or None, default=0.9
@@ -429,6 +446,11 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
         With ``gammas="auto"`` (and a kernel with a width): per width, ``gamma``,
         ``factor`` (of γ₀), ``sample_rows``, the validation ``error`` and ``disparity`` of
         its choice under the bound on the sample, and whether it was ``chosen``.
+    rank_search_ : pandas.DataFrame
+        With ``n_landmarks="auto"`` on more than ``max_landmarks`` rows: per kernel setting
+        (``gamma``) and landmark count tried, the ``captured`` share of the kernel's trace
+        on the ``held_rows`` and whether it was ``chosen`` (also ``cv_results_``'s
+        ``param_n_landmarks``).
     classes_, feature_map_, groups_, merged_groups_ : as in FairKernelClassifier.
     n_features_in_, feature_names_in_ : as in FairKernelClassifier.
 
@@ -445,6 +467,10 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     kernel setting on more than 20,000 rows: before the two passes, the row blocks of a
     sample of 20,000 rows are read once, and each of the 5 widths is searched on it in
     memory with 500 landmarks, work that does not grow with n (a few seconds per width).
+    A pass costs O(n·m·(d + m)) for m landmarks and d features (the kernel against the
+    landmarks, then the moments). ``n_landmarks="auto"`` reads no more rows than one
+    landmark draw; per count m tried it costs an m×m eigendecomposition and 2,000·m kernel
+    values, whatever n, and stops at the first count that gains too little.
     The embedding family is eq. (10)–(13).
     """
 

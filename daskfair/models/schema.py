@@ -314,10 +314,11 @@ _CV = {
     # the refitted model (refit=True)
     "feature_map_": Obj("NystroemMap", share=True),
     "dual_coef_": Array("f", ("m",), finite=True), "intercept_": Real(),
-    # gammas="auto": one row per width searched on the sample
-    "width_search_": Frame("w")}
+    # gammas="auto": one row per width searched on the sample; n_landmarks="auto": one row
+    # per landmark count tried
+    "width_search_": Frame("w"), "rank_search_": Frame("r")}
 _CV_OPTIONAL = frozenset({"feature_map_", "dual_coef_", "intercept_", "feature_names_in_",
-                    "width_search_"})
+                          "width_search_", "rank_search_"})
 _CV_CLASSIFIER = {
     **_CV, **_CLASSIFIER, "thresholds_": Array("f", ("c", "t")),
     "_hist": Array("f", ("c", "cells", None), finite=True),
