@@ -139,8 +139,10 @@ def test_fkr_disparity_bound_workflow(scheduler, data_dir, tmp_path, capsys):
                            "--store", str(store), "--no-progress"], capsys)
     assert code == 0, err
     assert "FairKernelClassifierCV (<= 0.02)" in out and "chosen from" in out
+    assert "n_landmarks 200" in out  # the rank given, in the summary line
     run = open_run(store)
     sel = run.attrs["selection"]
+    assert sel["best_params"]["n_landmarks"] == 200
     assert sel["validation_disparity"] <= 0.02 and sel["disparity_bound"] == 0.02
     results = run.attrs["results"]
     assert results[0]["validation_disparity"] == sel["validation_disparity"]
