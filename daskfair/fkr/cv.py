@@ -509,7 +509,8 @@ class FairKernelRegressorCV(KernelRegressionMixin, RegressorMixin, _FairKernelCV
     strengths : sequence of float, default=None
         Reduction strengths t; None means 25 values in [0, 1.2].
     fair_feature_counts, fairness_weights, cv, refit : as in FairKernelClassifierCV.
-    approximation, n_landmarks, landmarks, rcond, random_state : as in FairKernelClassifierCV.
+    approximation, n_landmarks, max_landmarks, landmarks, rcond, random_state
+        As in FairKernelClassifierCV.
     min_group_size, small_groups : as in FairKernelClassifierCV.
 
     Attributes
