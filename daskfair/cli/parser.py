@@ -333,8 +333,8 @@ def _add_fkr(sub: Any) -> None:
     g.add_argument("--coef0", type=float, default=1.0, help="kernel constant c (default 1)")
     g.add_argument("--n-landmarks", type=_number_or_auto(int), metavar="M",
                    help="Nyström landmarks, or auto (the default: chosen from the data, the "
-                        "fewest of 250, 500, 1000, ... whose doubling adds under 1%% to the "
-                        "share of the kernel's trace they capture; 1000 for "
+                        "fewest of 250, 500, 1000, ... that capture 99%% of the kernel's "
+                        "trace on held-out rows; 1000 for "
                         "--n-fair-features); a training set of at most M rows makes every "
                         "row a landmark: the exact kernel model")
     g.add_argument("--max-landmarks", type=int, metavar="M",

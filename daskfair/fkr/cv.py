@@ -382,8 +382,8 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
         the rank from the data, for each kernel setting: with at most ``max_landmarks``
         rows every row is a landmark; else ``max_landmarks`` + 2,000 rows are drawn, 2,000
         of them held out, and m is the first of 250, 500, 1000, … (up to
-        ``max_landmarks``) whose doubling would add less than 1 % to the share of the
-        kernel's trace it captures on the held-out rows (``rank_search_``).
+        ``max_landmarks``) whose landmarks capture 99 % of the kernel's trace on the
+        held-out rows (``rank_search_``).
     max_landmarks : int, default=2000
         The ceiling of ``n_landmarks="auto"``.
     disparity_bound : float, default=0.01

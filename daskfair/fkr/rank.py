@@ -1,6 +1,6 @@
 """The Nyström rank chosen from the data (docs/design.md#fkr-rank-from-the-data): the fewest
-landmarks, doubling up to a ceiling, whose doubling would add less than 1 % to the share of
-the kernel's trace they capture on rows that are not landmarks."""
+landmarks, doubling up to a ceiling, that capture 99 % of the kernel's trace on rows that are
+not landmarks."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from ..kernels import kernel_block
 from ..nystroem import fit_nystroem, select_landmarks
 from .widths import evenly
 
-__all__ = ["HELD_ROWS", "RANK_GAIN", "RANK_START", "LandmarkChoice", "captured_share",
+__all__ = ["HELD_ROWS", "RANK_SHARE", "RANK_START", "LandmarkChoice", "captured_share",
            "choose_rank", "draw_landmarks"]
 
 #: The smallest landmark count tried; each next one doubles it, up to the ceiling.
 RANK_START = 250
-#: Doubling the landmarks must add at least this fraction to the trace they capture.
-RANK_GAIN = 0.01
+#: The share of the kernel's trace on the held-out rows the landmarks must capture.
+RANK_SHARE = 0.99
 #: Rows (at most) the captured trace is measured on: drawn with the landmarks, never one.
 HELD_ROWS = 2000
 
@@ -64,26 +64,18 @@ def choose_rank(first: Callable[[int], np.ndarray], available: int, held: np.nda
                 params: dict[str, Any], rcond: float, ceiling: int
                 ) -> tuple[np.ndarray, pd.DataFrame]:
     """The landmarks ``first(m)`` of the first count m, from :data:`RANK_START` doubling to
-    ``ceiling`` (at most ``available``), whose doubling would add less than
-    :data:`RANK_GAIN` to the share of the trace on ``held`` they capture (the ceiling when
-    the share is not a number: a kernel whose trace is not positive); with the table of
-    the counts tried."""
+    ``ceiling`` (at most ``available``), that capture :data:`RANK_SHARE` of the kernel's
+    trace on ``held`` (else the ceiling); with the table of the counts tried."""
     top, counts = min(ceiling, available), []
     while not counts or counts[-1] < top:
         counts.append(min(top, RANK_START * 2 ** len(counts)))
     rows: list[dict[str, Any]] = []
-    chosen = len(counts) - 1
-    for i, m in enumerate(counts):
+    for m in counts:
         share = captured_share(first(m), held, params, rcond)
         rows.append({"n_landmarks": m, "captured": share})
-        if np.isnan(share):
+        if share >= RANK_SHARE:
             break
-        if i and share - rows[i - 1]["captured"] < RANK_GAIN * share:
-            chosen = i - 1
-            break
-        if share * (1 + RANK_GAIN) >= 1:  # no doubling can add RANK_GAIN any more
-            chosen = i
-            break
+    chosen = len(rows) - 1
     table = pd.DataFrame(rows)
     table["held_rows"] = len(held)
     table["chosen"] = np.arange(len(table)) == chosen
