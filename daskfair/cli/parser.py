@@ -302,6 +302,25 @@ def _add_demo(sub: Any) -> None:
     demo.add_argument("--no-safairkm", action="store_true", help="skip the SAfairKM part")
 
 
+def _add_kernel_options(fkr: Any) -> None:
+    g = fkr.add_argument_group("kernel")
+    g.add_argument("--kernel", default="rbf", choices=["linear", "polynomial", "sigmoid", "rbf"],
+                   help="kernel (default rbf; the paper used polynomial on Credit and Crime)")
+    g.add_argument("--gammas", type=float, nargs="+", metavar="G",
+                   help="kernel coefficients searched by the cross-validation (two passes "
+                        "each; default: the width chosen from the data, gammas='auto')")
+    g.add_argument("--degree", type=int, default=3, help="polynomial degree (default 3)")
+    g.add_argument("--coef0", type=float, default=1.0, help="kernel constant c (default 1)")
+    g.add_argument("--n-landmarks", type=_number_or_auto(int), metavar="M",
+                   help="Nyström landmarks, or auto (the default: chosen from the data, the "
+                        "fewest of 250, 500, 1000, ... that capture 99%% of the kernel's "
+                        "trace on held-out rows; 1000 for "
+                        "--n-fair-features); a training set of at most M rows makes every "
+                        "row a landmark: the exact kernel model")
+    g.add_argument("--max-landmarks", type=int, metavar="M",
+                   help="the ceiling of the landmarks chosen from the data (default 2000)")
+
+
 def _add_fkr(sub: Any) -> None:
     fkr = _sub(sub, "fkr", "FKR-F²E and its baselines: disparity and error", _FKR_HELP)
     _add_input_options(fkr)
@@ -323,22 +342,7 @@ def _add_fkr(sub: Any) -> None:
                    choices=["demographic_parity", "equalized_odds"],
                    help="what the bound limits (classification; default demographic parity)")
     g.add_argument("--cv", type=int, default=5, help="cross-validation folds (default 5)")
-    g = fkr.add_argument_group("kernel")
-    g.add_argument("--kernel", default="rbf", choices=["linear", "polynomial", "sigmoid", "rbf"],
-                   help="kernel (default rbf; the paper used polynomial on Credit and Crime)")
-    g.add_argument("--gammas", type=float, nargs="+", metavar="G",
-                   help="kernel coefficients searched by the cross-validation (two passes "
-                        "each; default: the width chosen from the data, gammas='auto')")
-    g.add_argument("--degree", type=int, default=3, help="polynomial degree (default 3)")
-    g.add_argument("--coef0", type=float, default=1.0, help="kernel constant c (default 1)")
-    g.add_argument("--n-landmarks", type=_number_or_auto(int), metavar="M",
-                   help="Nyström landmarks, or auto (the default: chosen from the data, the "
-                        "fewest of 250, 500, 1000, ... that capture 99%% of the kernel's "
-                        "trace on held-out rows; 1000 for "
-                        "--n-fair-features); a training set of at most M rows makes every "
-                        "row a landmark: the exact kernel model")
-    g.add_argument("--max-landmarks", type=int, metavar="M",
-                   help="the ceiling of the landmarks chosen from the data (default 2000)")
+    _add_kernel_options(fkr)
     g = fkr.add_argument_group("the paper's FKR-F²E (instead of the selection)")
     g.add_argument("--n-fair-features", type=int, nargs="+", metavar="K",
                    help="fit FKR-F²E with k fair features for each K (the trade-off)")
