@@ -470,7 +470,7 @@ class FairKernelClassifierCV(CalibratedClassifierMixin, ClassifierMixin, _FairKe
     A pass costs O(n·m·(d + m)) for m landmarks and d features (the kernel against the
     landmarks, then the moments). ``n_landmarks="auto"`` reads no more rows than one
     landmark draw; per count m tried it costs an m×m eigendecomposition and 2,000·m kernel
-    values, whatever n, and stops at the first count that gains too little.
+    values, whatever n, and stops at the first count that captures 99 %.
     The embedding family is eq. (10)–(13).
     """
 
