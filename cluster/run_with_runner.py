@@ -38,6 +38,7 @@ import sys
 from collections.abc import Sequence
 
 CLIENT_RANK = 1  # SLURMRunner: rank 0 = scheduler, rank 1 = client, others = workers
+INTERRUPTED = (130, 143)  # the command line's exit codes after Ctrl-C and SIGTERM
 
 
 def _redirect_rank_output() -> None:
@@ -121,6 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               flush=True)
         rc = daskfair.cli.main([*argv, "--scheduler", str(runner.scheduler_file)])
         sys.stdout.flush()
+        if rc in INTERRUPTED:
+            # scancel and the time limit signal every task, so the scheduler rank is gone:
+            # leaving the with block would wait for it (distributed's 30 s connect timeout).
+            # The job has already given its store back; srun's --kill-on-bad-exit stops any
+            # rank the signal missed.
+            sys.stderr.flush()
+            os._exit(rc)
     return rc
 
 

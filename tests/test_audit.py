@@ -169,9 +169,9 @@ def test_bootstrap_intervals_match_fairlearns():
 
     mf = MetricFrame(metrics={"selection_rate": selection_rate,
                               "true_positive_rate": true_positive_rate},
-                     y_true=y, y_pred=p, sensitive_features=s, n_boot=2000,
+                     y_true=y, y_pred=p, sensitive_features=s, n_boot=1000,
                      ci_quantiles=[0.025, 0.975], random_state=0)
-    a = audit(y, p, sensitive_features=s, n_boot=2000, random_state=0)
+    a = audit(y, p, sensitive_features=s, n_boot=1000, random_state=0)
     cols = ["selection_rate", "true_positive_rate"]
     # the extremes' intervals are simultaneous, not percentiles (see the coverage test)
     pairs = [(a.by_group_ci, mf.by_group_ci), (a.overall_ci, mf.overall_ci)]
