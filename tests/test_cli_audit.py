@@ -78,10 +78,11 @@ def test_cli_audit_equals_the_library_and_stores_it(table, scheduler, capsys):  
 def test_cli_audit_of_a_stored_models_decisions(scheduler, tmp_path, capsys):  # noqa: F811
     df = _table(1500)
     df.to_csv(tmp_path / "train.csv", index=False)
+    # one width: the model is this test's input (the width's choice: test_fkr_widths.py)
     assert main(["fkr", "--input", str(tmp_path / "train.csv"), "--label", "risk",
                  "--sensitive", "sex", "--features", "age", "income", "purpose", "housing",
-                 "--n-landmarks", "60", "--cv", "2", "--scheduler", scheduler, "--store",
-                 str(tmp_path / "m.zarr"), "--no-progress"]) == 0
+                 "--n-landmarks", "60", "--gammas", "0.05", "--cv", "2", "--scheduler",
+                 scheduler, "--store", str(tmp_path / "m.zarr"), "--no-progress"]) == 0
     capsys.readouterr()
     code, _, err = _run(
         ["audit", "--input", str(tmp_path / "train.csv"), "--model", str(tmp_path / "m.zarr"),

@@ -516,10 +516,12 @@ def test_fkr_on_a_parquet_directory_and_a_csv_glob_of_one_table(scheduler, tmp_p
     for i, (a, b) in enumerate(((0, 500), (500, 1200))):
         df.iloc[a:b].to_csv(tmp_path / f"t-{i}.csv.gz", index=False)
     runs = {}
+    # one width: the partitions are this test's subject (the width search's own chunking
+    # test: test_fkr_widths.py)
     for name, source in (("pq", tmp_path / "pq"), ("csv", str(tmp_path / "t-*.csv.gz"))):
         code, out, err = _run(["fkr", "--input", str(source), "--label", "risk", "--sensitive",
-                               "sex", "--n-landmarks", "80", "--cv", "3", "--chunk-rows",
-                               "256", "--scheduler", scheduler, "--store",
+                               "sex", "--n-landmarks", "80", "--gammas", "0.05", "--cv", "3",
+                               "--chunk-rows", "256", "--scheduler", scheduler, "--store",
                                str(tmp_path / f"{name}.zarr"), "--no-progress"], capsys)
         assert code == 0, err
         assert "1,200 rows" in out and "train_test_split(test_size=0.25, random_state=0)" in out

@@ -27,10 +27,11 @@ def trained(scheduler, tmp_path_factory):  # noqa: F811
     root = tmp_path_factory.mktemp("trained")
     df = _table(1500).assign(id=np.arange(1500) * 7)
     df.to_csv(root / "train.csv", index=False)
+    # one width: the model is these tests' input (the width's choice: test_fkr_widths.py)
     args = ["fkr", "--input", str(root / "train.csv"), "--label", "risk", "--sensitive", "sex",
             "--features", "age", "income", "purpose", "housing", "--n-landmarks", "60",
-            "--cv", "2", "--chunk-rows", "400", "--scheduler", scheduler, "--store",
-            str(root / "m.zarr"), "--no-progress"]
+            "--gammas", "0.05", "--cv", "2", "--chunk-rows", "400", "--scheduler", scheduler,
+            "--store", str(root / "m.zarr"), "--no-progress"]
     assert main(args) == 0
     return root, df
 

@@ -23,11 +23,11 @@ SEED = int(os.environ.get("DASKFAIR_KILL_SEED", "0"))
 NOT_WRONG = {"complete", "incomplete", "corrupt", "empty"}
 
 
-# One kill point per job here; benchmarks/store_kill_points.py kills each job at hundreds of
-# points. The slower two jobs' single points run with the slow tests only.
-@pytest.mark.parametrize("job", [
-    pytest.param(job, marks=[pytest.mark.slow] if job in ("fce", "fkr") else [])
-    for job in sorted(kp.JOBS)])
+# One kill point per job here, with the slow tests: benchmarks/store_kill_points.py kills each
+# job at hundreds of points. The default run kills a job mid-run with SIGTERM and resumes it
+# (tests/test_kill_resume.py), and tests/test_hostile_stores.py damages stores byte by byte.
+@pytest.mark.slow
+@pytest.mark.parametrize("job", sorted(kp.JOBS))
 def test_killed_at_a_random_write_the_store_is_right_or_says_it_is_not(job, data_dir,
                                                                       tmp_path):
     rng = np.random.default_rng([SEED, sorted(kp.JOBS).index(job)])
