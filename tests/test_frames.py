@@ -32,9 +32,10 @@ def test_a_block_read_alone_is_the_task_of_the_whole_pass():
     # it, read the partition again.
     frame = dd.from_pandas(pd.DataFrame({"x": np.arange(40.0)}), npartitions=4)
     parts = partitions(frame)
-    a = partition_array(parts, count_rows(parts), _column, dtype=np.float64)
+    lengths = count_rows(parts)
+    a = partition_array(parts, lengths, _column, dtype=np.float64)
     assert a.numblocks == (4,)
-    other = partition_array(parts, count_rows(parts), _double, dtype=np.float64)
+    other = partition_array(parts, lengths, _double, dtype=np.float64)
     whole = _optimized(a, other)
     alone = _optimized(a[np.array([11, 13])])
     key = (a.name, 1)

@@ -25,7 +25,8 @@ NOT_WRONG = {"complete", "incomplete", "corrupt", "empty"}
 
 # One kill point per job here, with the slow tests: benchmarks/store_kill_points.py kills each
 # job at hundreds of points. The default run kills a job mid-run with SIGTERM and resumes it
-# (tests/test_kill_resume.py), and tests/test_hostile_stores.py damages stores byte by byte.
+# (tests/test_kill_resume.py), and tests/test_hostile_stores.py opens damaged and tampered
+# stores.
 @pytest.mark.slow
 @pytest.mark.parametrize("job", sorted(kp.JOBS))
 def test_killed_at_a_random_write_the_store_is_right_or_says_it_is_not(job, data_dir,
