@@ -614,6 +614,8 @@ def audit_levels(doc: dict[str, Any]) -> Extracted:
                  Measure("s", s["levels_seconds"], ".2f"),
                  Measure("floor s", s["floor_seconds"], ".2f"),
                  Measure("× floor", s["ratio_to_floor"], ".2f"),
+                 *([Measure("median round × floor", s["median_round_ratio"], ".2f")]
+                   if "median_round_ratio" in s else []),
                  Measure("plain audit × floor", s["plain_ratio_to_floor"], ".2f")])]
     for r in doc["fairlearn"]:
         measures = [Measure("fairlearn s", r["fairlearn_seconds"], ".2f"),

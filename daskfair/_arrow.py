@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._scratch import scratch
+
 __all__ = ["check_arrow"]
 
 
@@ -55,8 +57,10 @@ def _problem(arr: Any) -> str | None:
             else np.int32
         _, offsets, data = arr.buffers()
         offsets = np.frombuffer(offsets, dtype=width)[arr.offset:arr.offset + len(arr) + 1]
+        order = scratch("offsets in order", max(len(offsets) - 1, 0), np.bool_)
         if len(offsets) and (offsets[0] < 0 or offsets[-1] > (data.size if data else 0)
-                             or not (offsets[1:] >= offsets[:-1]).all()):
+                             or not np.greater_equal(offsets[1:], offsets[:-1],
+                                                     out=order).all()):
             return "its offsets decrease or leave its data buffer"
         return None
     if not (pa.types.is_primitive(t) or pa.types.is_null(t)):

@@ -86,12 +86,14 @@ def _add(a: Any, b: Any) -> Any:
     return a + b
 
 
-def _tree(parts: Sequence[Any], combine: Callable[[Any, Any], Any]) -> Any:
+def _tree(parts: Sequence[Any], combine: Callable[..., Any], fan_in: int = 2) -> Any:
+    """The parts combined in a tree, ``fan_in`` at a time: ``combine(*parts)`` takes up to
+    ``fan_in`` of them."""
     parts = list(parts)
     while len(parts) > 1:
-        nxt = [dask.delayed(combine, pure=True)(parts[i], parts[i + 1])
-               for i in range(0, len(parts) - 1, 2)]
-        if len(parts) % 2:
+        nxt = [dask.delayed(combine, pure=True)(*parts[i:i + fan_in])
+               for i in range(0, len(parts) - 1, fan_in)]
+        if len(parts) % fan_in == 1:
             nxt.append(parts[-1])
         parts = nxt
     return parts[0]

@@ -18,7 +18,7 @@ from sklearn.metrics import precision_score, roc_auc_score
 
 from daskfair.metrics import AUDIT_RATES, audit
 from daskfair.metrics._audit_blocks import SCORE_BITS, score_bins
-from daskfair.metrics._audit_stats import auc_from_histograms, holm, wilson
+from daskfair.metrics._audit_stats import _placed, auc_from_histograms, holm, wilson
 
 RATES = list(AUDIT_RATES)
 
@@ -112,6 +112,30 @@ def test_auc_bound_holds_where_scores_share_a_bin():
         err = abs(a.by_group.loc[group, "roc_auc"] - exact)
         assert err > 0.1  # the binning loses the order here ...
         assert err <= a.roc_auc_error_bound[group]  # ... and the bound says so
+
+
+@pytest.mark.parametrize("spread", [300, 2**18])  # bins looked up densely, or searched
+def test_placed_counts_the_rows_below_and_in_each_bin(spread):
+    rng = np.random.default_rng(spread)
+    bins = np.unique(rng.integers(0, spread, 400))
+    rows = rng.integers(1, 50, len(bins))
+    at = np.unique(rng.integers(0, spread, 300))
+    below, same = _placed(bins, rows, at)
+    assert below.tolist() == [int(rows[bins < b].sum()) for b in at]
+    assert same.tolist() == [int(rows[bins == b].sum()) for b in at]
+
+
+def test_roc_auc_of_unbounded_scores_equals_sklearns_within_its_bound():
+    rng = np.random.default_rng(8)
+    n = 3000
+    y = rng.integers(0, 2, n)
+    score = rng.normal(y, 40.0)  # decision values: bins of the float32 order key
+    g = rng.choice(["a", "b"], n)
+    a = audit(y, y, sensitive_features=g, y_score=score, n_boot=0)
+    for group in ("a", "b"):
+        exact = roc_auc_score(y[g == group], score[g == group])
+        assert abs(a.by_group.loc[group, "roc_auc"] - exact) <= (
+            a.roc_auc_error_bound[group] + 1e-15)
 
 
 def test_score_bins_keep_the_order():

@@ -14,10 +14,13 @@ from daskfair.metrics._audit_blocks import (
     UNIT_BINS,
     _codes,
     _histograms,
+    _merge_runs,
     audit_block,
+    merge_blocks,
     merge_sorted,
     score_bins,
 )
+from daskfair.metrics._audit_kernels import add_run, dense_cells, occupied
 
 
 def _texts(n: int, seed: int) -> list[str | None]:
@@ -186,6 +189,84 @@ def test_merged_histograms_equal_counting_every_bin(sizes):
     np.testing.assert_array_equal(bins, np.flatnonzero(every))
     np.testing.assert_array_equal(counts, every[every > 0])
     assert bins.dtype == np.int32 and counts.dtype == np.int64
+
+
+@pytest.mark.parametrize("spread", [3000, 2**18])  # added densely, or merged pairwise
+def test_several_histograms_merged_at_once_equal_counting_every_bin(spread):
+    rng = np.random.default_rng(spread)
+    parts = []
+    for size in (0, 400, 1, 900, 250, 0, 60, 1000):
+        bins = np.unique(rng.integers(0, spread, size)).astype(np.int32)
+        parts.append((bins, rng.integers(1, 2**59, len(bins)).astype(np.int64)))
+    bins, counts = _merge_runs(parts)
+    every = {}
+    for b, c in parts:
+        for k, v in zip(b.tolist(), c.tolist(), strict=True):
+            every[k] = every.get(k, 0) + v
+    assert bins.tolist() == sorted(every)
+    assert counts.tolist() == [every[k] for k in sorted(every)]  # exact beyond 2**53
+    assert bins.dtype == np.int32 and counts.dtype == np.int64
+
+
+def test_blocks_merged_eight_at_a_time_equal_the_block_of_all_rows():
+    rng = np.random.default_rng(5)
+    n = 80_000  # blocks of 10,000 rows: the dense table of bins in each
+    group = pd.Series(rng.choice(["a", "b", "c"], n), dtype=pd.StringDtype("pyarrow"))
+    y, p = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    score = rng.random(n) ** 2
+    score[rng.random(n) < 0.01] = 3.5  # a few outside [0, 1]: merged pairwise
+    whole = audit_block([group], y, p, score)
+    cut = np.sort(rng.choice(np.arange(1, n), 7, replace=False))
+    blocks = [audit_block([group.iloc[a:b]], y[a:b], p[a:b], score[a:b])
+              for a, b in zip(np.r_[0, cut], np.r_[cut, n], strict=True)]
+    merged = merge_blocks(*blocks)
+    cells = dict(zip(whole.cells.keys, whole.cells.values[0].tolist(), strict=True))
+    assert dict(zip(merged.cells.keys, merged.cells.values[0].tolist(), strict=True)) == cells
+    assert merged.histograms.keys() == whole.histograms.keys()
+    for key, (bins, counts) in whole.histograms.items():
+        np.testing.assert_array_equal(merged.histograms[key][0], bins)
+        np.testing.assert_array_equal(merged.histograms[key][1], counts)
+
+
+def test_the_merge_kernels_write_only_within_their_arrays():
+    dense = np.zeros(10, dtype=np.int64)
+    bins, counts = np.array([3, 5, 12], dtype=np.int32), np.array([1, 2, 3], dtype=np.int64)
+    assert add_run(bins, counts, 2, dense) == -1  # 12 - 2 lies past dense: nothing added
+    assert add_run(bins[:2], counts, 2, dense) == -1  # lengths differ
+    assert not dense.any()
+    assert add_run(bins[:2], counts[:2], 2, dense) == 0
+    assert dense.tolist() == [0, 1, 0, 2, 0, 0, 0, 0, 0, 0]
+    short = np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int64)
+    assert dense_cells(dense, 2, *short) == 2  # counted, written only where there is room
+    assert short[0].tolist() == [3] and short[1].tolist() == [1]
+    table = np.zeros((2, 4), dtype=np.int32)
+    table[0, 1], table[1, 3] = 7, 9
+    starts = np.zeros(3, dtype=np.int64)
+    assert occupied(table, 10, *short, starts) == 2
+    assert starts.tolist() == [0, 1, 2] and short[0].tolist() == [11]
+    assert occupied(table, 10, *short, np.zeros(2, dtype=np.int64)) == -1
+
+
+def test_blocks_read_at_once_in_several_threads_equal_blocks_read_one_by_one():
+    """Each thread reuses its own scratch memory: blocks counted side by side in threads
+    give every block's own statistics."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(9)
+    inputs = []
+    for k in range(16):
+        n = 40_000 + 1_000 * k  # the dense table of score bins: 4 n >= 3 x 2 x UNIT_BINS
+        group = pd.Series(rng.choice(["a", "bb", "ccc"], n), dtype=pd.StringDtype("pyarrow"))
+        inputs.append(([group], rng.integers(0, 2, n), rng.integers(0, 2, n), rng.random(n)))
+    alone = [audit_block(*args) for args in inputs]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda args: audit_block(*args), inputs * 3))
+    for want, got in zip(alone * 3, together, strict=True):
+        assert got.cells.keys == want.cells.keys
+        np.testing.assert_array_equal(got.cells.values[0], want.cells.values[0])
+        for key, (bins, counts) in want.histograms.items():
+            np.testing.assert_array_equal(got.histograms[key][0], bins)
+            np.testing.assert_array_equal(got.histograms[key][1], counts)
 
 
 def test_the_text_kernel_checks_every_rows_offsets():

@@ -66,6 +66,7 @@ def test_each_level_is_the_audit_of_its_rows():
                       y_score=score[rows], n_boot=300, random_state=level.random_state,
                       metrics=["f1_score"])
         pd.testing.assert_frame_equal(level.by_group, alone.by_group, check_exact=True)
+        pd.testing.assert_series_equal(level.overall, alone.overall, check_exact=True)
         for end in (0, 1):
             pd.testing.assert_frame_equal(level.by_group_ci[end], alone.by_group_ci[end],
                                           check_exact=True)

@@ -26,8 +26,8 @@ LAYERS = [
     ("runtime", {"runtime"}),
     ("data", {"tables", "store", "datasets", "metrics", "model_selection"}),
     ("base", {"_lazy", "_validation", "_groups", "_blocks", "_keyed", "_random", "_frames",
-              "_nearest", "_folders", "_files", "_arrow", "_params", "_compiled", "kernels",
-              "nystroem", "progress", "scaling"}),
+              "_nearest", "_folders", "_files", "_arrow", "_params", "_compiled", "_scratch",
+              "kernels", "nystroem", "progress", "scaling"}),
 ]
 RANK = {unit: i for i, (_, units) in enumerate(LAYERS) for unit in units}
 #: Layers whose units may import each other (the base modules are one toolbox).

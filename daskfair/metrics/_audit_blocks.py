@@ -5,6 +5,7 @@ bits."""
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from dataclasses import dataclass
@@ -15,7 +16,17 @@ import pandas as pd
 
 from .._keyed import MAX_KEYS, MISSING, Keyed, merge, too_many_keys
 from .._params import shown
-from ._audit_kernels import SLOTS, merge_runs, occupied, tally, text_codes, unit_bin_all
+from .._scratch import scratch
+from ._audit_kernels import (
+    SLOTS,
+    add_run,
+    dense_cells,
+    merge_runs,
+    occupied,
+    tally,
+    text_codes,
+    unit_bin_all,
+)
 from ._outcomes import missing_outcome, more_than_two
 
 __all__ = [
@@ -101,13 +112,18 @@ def _text_codes(column: Any, out: np.ndarray) -> list[Any] | None:
     first, last = int(offsets[0]), int(offsets[-1])
     if not 0 <= first <= last <= len(data):  # then the kernel checks every row's offsets
         raise ValueError(_malformed)
-    words = np.zeros((last - first) // 8 + 2, dtype=np.uint64)
+    words = scratch("text words", (last - first) // 8 + 2, np.uint64)
+    words[-2:] = 0  # the bytes past the last text's (never part of a key) are zeros
     words.view(np.uint8)[:last - first] = data[first:last]
     valid = _read_only(valid if arr.null_count and valid is not None else
                        np.zeros(0, dtype=np.uint8))
     firsts = np.empty(MAX_KEYS, dtype=np.int64)
-    k = text_codes(offsets, data, words, first, valid, arr.offset, out, firsts,
-                   np.zeros(SLOTS, dtype=np.uint64), np.zeros(SLOTS, dtype=np.int64))
+    slot_keys, slot_codes = scratch("text slot keys", SLOTS, np.uint64), scratch(
+        "text slot codes", SLOTS, np.int64)
+    slot_keys.fill(0)
+    slot_codes.fill(0)
+    k = text_codes(offsets, data, words, first, valid, arr.offset, out, firsts, slot_keys,
+                   slot_codes)
     if k == -2:
         raise ValueError(_malformed)
     if k < 0:
@@ -229,12 +245,18 @@ def _binary(values: Any, name: str, pos_label: Any) -> tuple[np.ndarray, frozens
         raise ValueError(more_than_two(name, seen) + " Numbers to compare as amounts: "
                          "audit(..., task='regression').")
     kind = bool if values.dtype.kind == "b" else None
-    return (values == pos_label).astype(np.int8), frozenset(
+    if values.dtype.kind in "iubf" and isinstance(pos_label, int | float | np.number):
+        # compared into this thread's scratch memory
+        hit = np.equal(values, pos_label, out=scratch(name, len(values), np.bool_)).view(np.int8)
+    else:
+        hit = (values == pos_label).astype(np.int8)
+    return hit, frozenset(
         kind(v) if kind else v.item() if isinstance(v, np.generic) else v for v in seen)
 
 
 def _check_inputs(score: np.ndarray | None, w: np.ndarray | None) -> None:
-    if score is not None and not np.isfinite(score).all():
+    if score is not None and not np.isfinite(score, out=scratch("finite", len(score),
+                                                                np.bool_)).all():
         raise ValueError("y_score holds NaN or infinite values; drop or fill those rows.")
     if w is not None:
         bad = ~np.isfinite(w) | (w < 0) | ((w != 0) & ((w < 2.0**-40) | (w >= 2.0**40)))
@@ -248,7 +270,7 @@ def coded_groups(groups: list[Any], n: int) -> tuple[np.ndarray, np.ndarray, lis
     """The group columns of ``n`` rows as codes (one row per column), the strides that make
     a row's group number ``strides @ codes[:, i]``, and every group number's key (the
     columns' raw values; none without rows)."""
-    codes = np.empty((len(groups), n), dtype=np.int32)
+    codes = scratch("group codes", (len(groups), n), np.int32)
     levels = [_codes(g, codes[j]) for j, g in enumerate(groups)]
     sizes = [len(v) for v in levels]
     n_groups = math.prod(sizes)  # Python's integers: no overflow however many columns
@@ -281,7 +303,7 @@ def audit_block(groups: list[Any], y_true: Any, y_pred: Any, score: Any = None,
     # scores in [0, 1] are counted in a dense table (int32) where it is small beside the rows
     dense = score is not None and n_groups * 2 * UNIT_BINS <= 4 * len(s) < 2**33
     rows = np.zeros(n_groups * 4, dtype=np.int64)
-    table = np.zeros((n_groups * 2, UNIT_BINS) if dense else (0, 0), dtype=np.int32)
+    table = _zeroed_table(n_groups * 2 if dense else 0)
     outside = tally(codes, strides, truth, decision, s if dense else s[:0], UNIT_BINS, rows,
                     table)
     group = strides @ codes if w is not None or outside or (
@@ -312,8 +334,15 @@ def _score_histograms(table: np.ndarray | None, outside: int, group: np.ndarray,
     if outside:  # the table holds the scores in [0, 1] only
         far = np.flatnonzero((score < 0) | (score > 1))
         out = _merge_histograms(out, _histograms(group[far], truth[far],
-                                                 score_bins(score[far]), keys))
+                                                  score_bins(score[far]), keys))
     return out
+
+
+def _zeroed_table(n_rows: int) -> np.ndarray:
+    """A zeroed ``(n_rows, UNIT_BINS)`` int32 table, from the thread's scratch memory."""
+    table = scratch("score table", (n_rows, UNIT_BINS), np.int32)
+    table.fill(0)
+    return table
 
 
 def _table_histograms(table: np.ndarray, keys: list[tuple[Any, ...]]
@@ -321,14 +350,14 @@ def _table_histograms(table: np.ndarray, keys: list[tuple[Any, ...]]
     """Per (group, label) key: the occupied bins of its row of the dense table of unit bins,
     as :func:`score_bins` numbers them, and their rows."""
     nonzero = np.count_nonzero(table)
-    owner, unit, counts = (np.empty(nonzero, dtype=np.int64) for _ in range(3))
-    occupied(table, owner, unit, counts)
-    cuts = np.searchsorted(owner, np.arange(table.shape[0] + 1))
+    bins, counts = np.empty(nonzero, dtype=np.int32), np.empty(nonzero, dtype=np.int64)
+    starts = np.empty(table.shape[0] + 1, dtype=np.int64)
+    if occupied(table, 2**15, bins, counts, starts) != nonzero:
+        raise RuntimeError("a score table's occupied cells changed while they were read.")
     out = {}
-    for k in np.flatnonzero(np.diff(cuts)):
+    for k in np.flatnonzero(np.diff(starts)):
         g, y = divmod(int(k), 2)
-        lo, hi = cuts[k], cuts[k + 1]
-        out[(*keys[g], y)] = ((unit[lo:hi] + 2**15).astype(np.int32), counts[lo:hi])
+        out[(*keys[g], y)] = (bins[starts[k]:starts[k + 1]], counts[starts[k]:starts[k + 1]])
     return out
 
 
@@ -343,22 +372,47 @@ def merge_sorted(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarr
     return bins[:m], counts[:m]
 
 
-def _merge_histograms(a: dict[Any, tuple[np.ndarray, np.ndarray]],
-                      b: dict[Any, tuple[np.ndarray, np.ndarray]]) -> dict[Any, Any]:
-    out = dict(a)
-    for key, hist in b.items():
-        out[key] = merge_sorted(out[key], hist) if key in out else hist
-    return out
+def _merge_histograms(*parts: dict[Any, tuple[np.ndarray, np.ndarray]]) -> dict[Any, Any]:
+    """Histograms keyed alike as one, key by key."""
+    runs: dict[Any, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for part in parts:
+        for key, hist in part.items():
+            runs.setdefault(key, []).append(hist)
+    return {key: hists[0] if len(hists) == 1 else _merge_runs(hists)
+            for key, hists in runs.items()}
 
 
-def merge_blocks(a: AuditBlock, b: AuditBlock) -> AuditBlock:
-    """``a + b``: cell by cell, and bin by bin."""
-    if not a.cells.keys:
-        return b
-    if not b.cells.keys:
-        return a
+def _merge_runs(hists: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Several histograms of one key as one: added in a dense accumulator of the thread's
+    scratch memory where their bins' range is narrow (as the unit bins of probabilities
+    are), else merged pairwise."""
+    hists = [h for h in hists if len(h[0])]
+    if len(hists) < 2:
+        return hists[0] if hists else (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64))
+    size = sum(len(h[0]) for h in hists)
+    lo, hi = min(int(h[0][0]) for h in hists), max(int(h[0][-1]) for h in hists)  # sorted
+    if hi - lo >= 4 * size:
+        return functools.reduce(merge_sorted, hists)
+    dense = scratch("merged bins", hi - lo + 1, np.int64)
+    dense.fill(0)
+    for bins, counts in hists:
+        if add_run(_read_only(np.asarray(bins, dtype=np.int32)),
+                   _read_only(np.asarray(counts, dtype=np.int64)), lo, dense) < 0:
+            raise ValueError("a histogram's bins are not sorted, or its lengths differ.")
+    nonzero = np.count_nonzero(dense)
+    bins, counts = np.empty(nonzero, dtype=np.int32), np.empty(nonzero, dtype=np.int64)
+    dense_cells(dense, lo, bins, counts)
+    return bins, counts
+
+
+def merge_blocks(*blocks: AuditBlock) -> AuditBlock:
+    """The sum of blocks: cell by cell, and bin by bin."""
+    full = [b for b in blocks if b.cells.keys]
+    if len(full) < 2:
+        return full[0] if full else blocks[0]
     histograms = None
-    if a.histograms is not None and b.histograms is not None:
-        histograms = _merge_histograms(a.histograms, b.histograms)
-    labels = (a.labels[0] | b.labels[0], a.labels[1] | b.labels[1])
-    return AuditBlock(merge(a.cells, b.cells), histograms, labels)
+    if all(b.histograms is not None for b in full):
+        histograms = _merge_histograms(*(b.histograms for b in full))
+    labels = (frozenset().union(*(b.labels[0] for b in full)),
+              frozenset().union(*(b.labels[1] for b in full)))
+    return AuditBlock(functools.reduce(merge, (b.cells for b in full)), histograms, labels)

@@ -11,7 +11,8 @@ import numpy as np
 from .._compiled import compiled
 from .._keyed import MAX_KEYS
 
-__all__ = ["SLOTS", "merge_runs", "occupied", "tally", "text_codes", "unit_bin", "unit_bin_all"]
+__all__ = ["SLOTS", "add_run", "dense_cells", "merge_runs", "occupied", "tally", "text_codes",
+           "unit_bin", "unit_bin_all"]
 
 #: Slots of the open-addressing table of distinct texts: a power of two, at least twice
 #: MAX_KEYS, so a probe sequence stays short.
@@ -95,16 +96,25 @@ def text_codes(offsets: np.ndarray, data: np.ndarray, words: np.ndarray, first: 
 
 
 @compiled
-def occupied(table: np.ndarray, owner: np.ndarray, unit: np.ndarray,
-             counts: np.ndarray) -> int:
-    """The nonzero cells of a 2-D table in row-major order: their row, column and value
-    into ``owner``, ``unit`` and ``counts`` (long enough); returns how many."""
+def occupied(table: np.ndarray, offset: int, bins: np.ndarray, counts: np.ndarray,
+             starts: np.ndarray) -> int:
+    """The nonzero cells of a 2-D table in row-major order: their column plus ``offset`` and
+    their value into ``bins`` and ``counts``, and where each row's cells start into
+    ``starts`` (``table.shape[0] + 1`` long, the last: their number). Returns how many
+    cells are nonzero (-1: ``starts`` of another length); cells past the length of ``bins``
+    and ``counts`` are counted, not written."""
+    if starts.shape[0] != table.shape[0] + 1:
+        return -1
     m = 0
+    room = min(bins.shape[0], counts.shape[0])
     for r in range(table.shape[0]):
+        starts[r] = m
         for b in range(table.shape[1]):
-            if table[r, b]:
-                owner[m], unit[m], counts[m] = r, b, table[r, b]
-                m += 1
+            v = table[r, b]
+            if m < room:  # written before it is known to be nonzero: no branch on v
+                bins[m], counts[m] = b + offset, v
+            m += v != 0
+    starts[table.shape[0]] = m
     return m
 
 
@@ -153,6 +163,35 @@ def tally(codes: np.ndarray, strides: np.ndarray, truth: np.ndarray, decision: n
             else:
                 outside += 1
     return outside
+
+
+@compiled
+def add_run(bins: np.ndarray, counts: np.ndarray, lo: int, dense: np.ndarray) -> int:
+    """Add a histogram (bins and their rows) into ``dense``, whose cell ``b - lo`` is bin b.
+    Returns 0, or -1 (nothing added) when a bin lies outside ``dense`` or the lengths
+    differ."""
+    if bins.shape[0] != counts.shape[0]:
+        return -1
+    for i in range(bins.shape[0]):
+        if not 0 <= bins[i] - lo < dense.shape[0]:
+            return -1
+    for i in range(bins.shape[0]):
+        dense[bins[i] - lo] += counts[i]
+    return 0
+
+
+@compiled
+def dense_cells(dense: np.ndarray, lo: int, bins: np.ndarray, counts: np.ndarray) -> int:
+    """The nonzero cells of ``dense`` as bins ``lo + cell`` and their rows, into ``bins`` and
+    ``counts``; returns how many (cells past their length are counted, not written)."""
+    m = 0
+    room = min(bins.shape[0], counts.shape[0])
+    for c in range(dense.shape[0]):
+        v = dense[c]
+        if m < room:  # written before it is known to be nonzero: no branch on v
+            bins[m], counts[m] = c + lo, v
+        m += v != 0
+    return m
 
 
 @compiled

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 __all__ = ["COUNT_METRICS", "RATES", "auc_from_histograms", "bootstrap_tables", "group_tests",
            "holm", "own_metrics", "rate_parts", "rates", "tests_table", "wilson"]
@@ -140,7 +140,7 @@ def wilson(successes: np.ndarray, n: np.ndarray, confidence: float
            ) -> tuple[np.ndarray, np.ndarray]:
     """Wilson's score interval of a proportion ``successes / n`` (NaN where n is 0); ``n``
     may be an effective number of rows (Kish's, for weights)."""
-    z = stats.norm.ppf(0.5 + confidence / 2)
+    z = special.ndtri(0.5 + confidence / 2)  # the normal quantile (norm.ppf's own)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = successes / n
         denom = 1 + z**2 / n
@@ -168,6 +168,13 @@ def _placed(bins: np.ndarray, rows: np.ndarray, at: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
     """For each of the sorted bins ``at``: the rows of the histogram ``(bins, rows)`` in lower
     bins, and in the same bin."""
+    if len(bins) == 0 or len(at) == 0:
+        return np.zeros(len(at), dtype=rows.dtype), np.zeros(len(at), dtype=rows.dtype)
+    lo, hi = min(int(bins[0]), int(at[0])), max(int(bins[-1]), int(at[-1]))
+    if hi - lo < 4 * (len(bins) + len(at)):  # a narrow range (probabilities): looked up
+        dense = np.zeros(hi - lo + 1, dtype=rows.dtype)
+        dense[bins - lo] = rows
+        return np.r_[0, np.cumsum(dense)][at - lo], dense[at - lo]
     where = np.searchsorted(bins, at)
     below = np.r_[0, np.cumsum(rows)][where]
     inside = where < len(bins)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._audit_blocks import UNIT_BINS
+from ._audit_blocks import SCORE_BITS, UNIT_BINS
 from ._audit_stats import wilson
 
 __all__ = ["BIN_COLUMNS", "Calibration", "Histograms", "calibrate", "calibration_frames",
@@ -41,13 +41,16 @@ class Histograms:
         part = self.cut(first, stop)
         if len(part.bins) == 0:
             return part.bins, part.rows, part.rows
-        # bins are below 2**SCORE_BITS: counted densely, which is cheaper than sorting
+        # bins are below 2**SCORE_BITS: counted densely over their range, which is cheaper
+        # than sorting (float64 sums of counts below 2**53 are exact)
+        lo = int(part.bins.min())
+        at, width = part.bins - lo, int(part.bins.max()) - lo + 1
         positive = part.owner % 2 == 1
-        pos = np.bincount(part.bins[positive], part.rows[positive], part.bins.max() + 1)
-        every = np.bincount(part.bins, part.rows, part.bins.max() + 1)
+        pos = np.bincount(at[positive], part.rows[positive], width)
+        every = np.bincount(at, part.rows, width)
         bins = np.flatnonzero(every)
         pos = pos[bins].astype(np.int64)
-        return bins, every[bins].astype(np.int64) - pos, pos
+        return bins + lo, every[bins].astype(np.int64) - pos, pos
 
 
 def scoring_counts(h: Histograms, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -65,7 +68,10 @@ def scoring_counts(h: Histograms, n_groups: int) -> tuple[np.ndarray, np.ndarray
     low, high = (int(np.searchsorted(cum, r, side="right")) for r in ((n - 1) // 2, n // 2))
     group = h.owner // 2
     rows = np.bincount(group, weights=h.rows, minlength=n_groups).astype(np.int64)
-    where = np.searchsorted(bins, h.bins)
+    # each entry's position among the pooled bins, which hold all of its bins
+    place = np.zeros(2**SCORE_BITS, dtype=np.int64)
+    place[bins] = np.arange(len(bins))
+    where = place[h.bins]
     above = np.bincount(group, weights=h.rows * (where >= high if low < high else where > high),
                         minlength=n_groups).astype(np.int64)
     unsure = np.zeros(n_groups, dtype=np.int64)
@@ -190,18 +196,21 @@ def calibration_frames(h: Histograms, index: pd.Index, groups: np.ndarray, n_bin
         raise ValueError("calibration needs probabilities: some scores lie outside [0, 1]; "
                          "audit with y_score=predict_proba(...)[:, 1] or scores mapped to "
                          "[0, 1].")
-    tables, errors = [], []
-    for g in groups:
-        t = calibrate(*h.pooled(g, g + 1), n_bins, strategy, confidence)
-        key = index[g] if isinstance(index[g], tuple) else (index[g],)
-        tables.append(pd.DataFrame({c: t[c] for c in BIN_COLUMNS},
-                                   index=pd.MultiIndex.from_tuples(
-                                       [(*key, int(b)) for b in t["bin"]],
-                                       names=[*index.names, "bin"])))
-        errors.append((t["ece"], t["ece_lower"], t["ece_upper"]))
+    tables = [calibrate(*h.pooled(g, g + 1), n_bins, strategy, confidence) for g in groups]
+    # one frame for every group: each group's rows point at its index entry
+    at = np.repeat(np.asarray(groups, dtype=np.int64), [len(t["bin"]) for t in tables])
+    empty = np.zeros(0)
+    columns = {c: np.concatenate([empty, *(t[c] for t in tables)]) for c in BIN_COLUMNS}
+    codes = index.codes if isinstance(index, pd.MultiIndex) else [np.arange(len(index))]
+    levels = index.levels if isinstance(index, pd.MultiIndex) else [index]
+    bins = np.concatenate([np.zeros(0, dtype=np.int64), *(t["bin"] for t in tables)])
+    by_bin = pd.DataFrame(columns, index=pd.MultiIndex(
+        levels=[*levels, np.arange(n_bins)], codes=[*(c[at] for c in codes), bins],
+        names=[*index.names, "bin"]).remove_unused_levels())
+    errors = [(t["ece"], t["ece_lower"], t["ece_upper"]) for t in tables]
     whole = calibrate(*h.pooled(0, len(index)), n_bins, strategy, confidence)
     return Calibration(
-        by_bin=pd.concat(tables),
+        by_bin=by_bin,
         ece=pd.DataFrame(errors, index=index[groups], columns=["ece", "lower", "upper"]),
         overall_by_bin=pd.DataFrame({c: whole[c] for c in BIN_COLUMNS},
                                     index=pd.Index(whole["bin"], name="bin")),
