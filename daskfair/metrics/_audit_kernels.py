@@ -95,6 +95,20 @@ def text_codes(offsets: np.ndarray, data: np.ndarray, words: np.ndarray, first: 
     return k
 
 
+@compiled(inline="always")
+def _nonzero_into(values: np.ndarray, offset: int, bins: np.ndarray, counts: np.ndarray,
+                  m: int, room: int) -> int:
+    """Append the nonzero entries of 1-D ``values`` from position ``m``: their index plus
+    ``offset`` into ``bins``, their value into ``counts``, written only below ``room``;
+    returns the new position."""
+    for c in range(values.shape[0]):
+        v = values[c]
+        if m < room:  # written before it is known to be nonzero: no branch on v
+            bins[m], counts[m] = c + offset, v
+        m += v != 0
+    return m
+
+
 @compiled
 def occupied(table: np.ndarray, offset: int, bins: np.ndarray, counts: np.ndarray,
              starts: np.ndarray) -> int:
@@ -109,11 +123,7 @@ def occupied(table: np.ndarray, offset: int, bins: np.ndarray, counts: np.ndarra
     room = min(bins.shape[0], counts.shape[0])
     for r in range(table.shape[0]):
         starts[r] = m
-        for b in range(table.shape[1]):
-            v = table[r, b]
-            if m < room:  # written before it is known to be nonzero: no branch on v
-                bins[m], counts[m] = b + offset, v
-            m += v != 0
+        m = _nonzero_into(table[r], offset, bins, counts, m, room)
     starts[table.shape[0]] = m
     return m
 
@@ -184,14 +194,7 @@ def add_run(bins: np.ndarray, counts: np.ndarray, lo: int, dense: np.ndarray) ->
 def dense_cells(dense: np.ndarray, lo: int, bins: np.ndarray, counts: np.ndarray) -> int:
     """The nonzero cells of ``dense`` as bins ``lo + cell`` and their rows, into ``bins`` and
     ``counts``; returns how many (cells past their length are counted, not written)."""
-    m = 0
-    room = min(bins.shape[0], counts.shape[0])
-    for c in range(dense.shape[0]):
-        v = dense[c]
-        if m < room:  # written before it is known to be nonzero: no branch on v
-            bins[m], counts[m] = c + lo, v
-        m += v != 0
-    return m
+    return _nonzero_into(dense, lo, bins, counts, 0, min(bins.shape[0], counts.shape[0]))
 
 
 @compiled
